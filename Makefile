@@ -1,0 +1,24 @@
+# Every target does its own set-up; see README.md.
+.PHONY: setup build test demo bench clean
+
+VENV := .venv
+BUILD := build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@$(VENV)/bin/python -m pip install -q --no-build-isolation --no-deps .
+	@test -x $(BUILD)/mssql-cdc
+
+test: build
+	@scripts/test.sh
+
+demo: build
+	@$(BUILD)/mssql-cdc demo --dir demo-output
+
+bench: build
+	@scripts/bench.sh
+
+clean:
+	rm -rf $(BUILD) demo-output

@@ -1,0 +1,27 @@
+# Arrow C++ and Parquet C++ from the pyarrow wheel installed in the Python environment.
+# Debian has no Arrow C++ package; the wheel ships headers and shared libraries, and linking
+# against them keeps the C++ engine and pyarrow on one Arrow build (zero-copy in Python).
+execute_process(
+  COMMAND ${Python_EXECUTABLE} -c "import pyarrow; print(pyarrow.get_include()); print(pyarrow.get_library_dirs()[0]); print(pyarrow.__version__)"
+  OUTPUT_VARIABLE _pyarrow_out OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE _pyarrow_rc)
+if(NOT _pyarrow_rc EQUAL 0)
+  message(FATAL_ERROR "pyarrow is not importable by ${Python_EXECUTABLE}: run scripts/setup.sh (or make build)")
+endif()
+string(REPLACE "\n" ";" _pyarrow_out "${_pyarrow_out}")
+list(GET _pyarrow_out 0 PYARROW_INCLUDE_DIR)
+list(GET _pyarrow_out 1 PYARROW_LIBRARY_DIR)
+list(GET _pyarrow_out 2 PYARROW_VERSION)
+message(STATUS "Arrow C++ from pyarrow ${PYARROW_VERSION}: ${PYARROW_LIBRARY_DIR}")
+
+foreach(_lib arrow parquet)
+  if(NOT EXISTS ${PYARROW_LIBRARY_DIR}/lib${_lib}.so)
+    message(FATAL_ERROR "${PYARROW_LIBRARY_DIR}/lib${_lib}.so is missing: run "
+      "'python -c \"import pyarrow; pyarrow.create_library_symlinks()\"' (scripts/setup.sh does)")
+  endif()
+  add_library(pyarrow::${_lib} SHARED IMPORTED)
+  set_target_properties(pyarrow::${_lib} PROPERTIES
+    IMPORTED_LOCATION ${PYARROW_LIBRARY_DIR}/lib${_lib}.so
+    INTERFACE_INCLUDE_DIRECTORIES ${PYARROW_INCLUDE_DIR})
+endforeach()
+set_target_properties(pyarrow::parquet PROPERTIES INTERFACE_LINK_LIBRARIES pyarrow::arrow)

@@ -1,0 +1,7 @@
+"""mssql_cdc: SQL Server Change Data Capture into Delta Lake, on a C++ engine."""
+
+import pyarrow  # noqa: F401  (loads the Arrow C++ libraries the extension links against)
+
+from mssql_cdc import _core
+
+__version__ = _core.__version__

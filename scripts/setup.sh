@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything the build, the tests and the demo need, on Debian 12, as root.
+# Idempotent: a second run checks and returns in seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config ccache git
+  python3 python3-venv python3-dev
+  libsqlite3-dev sqlite3
+  unixodbc unixodbc-dev tdsodbc
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libasio-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  tzdata
+  openjdk-17-jdk-headless
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON=${PYTHON:-python3}
+stamp=.venv/.requirements.sha256
+want=$(sha256sum scripts/requirements.txt | cut -d' ' -f1)
+if [[ ! -x .venv/bin/python || ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
+  echo "setup: creating .venv with scripts/requirements.txt"
+  [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r scripts/requirements.txt
+  # The wheel ships libarrow.so.<abi>; the linker wants the unversioned names too.
+  .venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
+  echo "$want" > "$stamp"
+fi

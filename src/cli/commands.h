@@ -1,0 +1,12 @@
+// Subcommands of the mssql-cdc executable; each file adds its own to the app. Commands report
+// failures by throwing mssql_cdc::Error, which main() prints as one line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace mssql_cdc::cli {
+
+void AddSimCommands(CLI::App& app);   // sim_commands.cc: `mssql-cdc sim ...`
+void AddDemoCommand(CLI::App& app);   // demo_command.cc: `mssql-cdc demo`
+
+}  // namespace mssql_cdc::cli

@@ -1,0 +1,71 @@
+// Errors of the engine. Every failure the engine reports is an Error with a stable code and
+// the class name the reference library uses, so callers (C++, the CLI, Python) can tell a
+// data-loss stop from a bad option without parsing messages. Messages say what is wrong and
+// how to fix it, and never carry a secret.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace mssql_cdc {
+
+// Stable numeric codes: only added, never renumbered (they reach logs, exit codes and Python).
+enum class ErrorCode : int {
+  kConfig = 1,          // a bad option, argument or name given by the user
+  kDataLoss = 2,        // CDC cleanup purged changes the stream has not read
+  kSchemaChanged = 3,   // the source's schema changed in a way the target cannot take
+  kPermission = 4,      // the login lacks a permission
+  kNotFound = 5,        // a named object (capture instance, table) does not exist
+  kSource = 6,          // the source failed to answer (I/O, connection, a corrupt file)
+  kUnsupportedType = 7, // a SQL Server type with no mapping
+  kInternal = 8,        // a broken invariant: a bug
+};
+
+// The reference's class name of each code ("DataLossError", "ValueError"-like "ConfigError", ...).
+std::string_view ErrorClassName(ErrorCode code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+  std::string_view class_name() const { return ErrorClassName(code_); }
+
+ private:
+  ErrorCode code_;
+};
+
+class ConfigError : public Error {
+ public:
+  explicit ConfigError(const std::string& m) : Error(ErrorCode::kConfig, m) {}
+};
+class DataLossError : public Error {
+ public:
+  explicit DataLossError(const std::string& m) : Error(ErrorCode::kDataLoss, m) {}
+};
+class SchemaChangedError : public Error {
+ public:
+  explicit SchemaChangedError(const std::string& m) : Error(ErrorCode::kSchemaChanged, m) {}
+};
+class PermissionError : public Error {
+ public:
+  explicit PermissionError(const std::string& m) : Error(ErrorCode::kPermission, m) {}
+};
+class NotFoundError : public Error {
+ public:
+  explicit NotFoundError(const std::string& m) : Error(ErrorCode::kNotFound, m) {}
+};
+class SourceError : public Error {
+ public:
+  explicit SourceError(const std::string& m) : Error(ErrorCode::kSource, m) {}
+};
+class UnsupportedTypeError : public Error {
+ public:
+  explicit UnsupportedTypeError(const std::string& m) : Error(ErrorCode::kUnsupportedType, m) {}
+};
+class InternalError : public Error {
+ public:
+  explicit InternalError(const std::string& m) : Error(ErrorCode::kInternal, m) {}
+};
+
+}  // namespace mssql_cdc

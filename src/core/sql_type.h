@@ -1,0 +1,41 @@
+// A SQL Server column type as sys.columns / sp_cdc_get_captured_columns describe it, and its
+// Arrow type under the engine's mapping (the output schema contract: reference-features 3.1).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace arrow {
+class DataType;
+}
+
+namespace mssql_cdc {
+
+struct SqlType {
+  std::string name;     // lower-case base type name: "int", "nvarchar", "decimal", ...
+  int max_length = 0;   // characters (char types) or bytes (binary types); -1 for (max)
+  int precision = 0;    // decimal/numeric precision
+  int scale = 0;        // decimal/numeric scale; fractional-second digits of time types
+
+  // Parses a declaration: "int", "NVARCHAR(50)", "nvarchar(max)", "decimal(18, 2)",
+  // "datetime2(7)", "varbinary(MAX)". Fills SQL Server's defaults (decimal(18,0),
+  // datetime2(7), char(1), ...). Throws ConfigError naming the declaration when malformed.
+  static SqlType Parse(std::string_view declaration);
+
+  // The declaration text, e.g. "nvarchar(max)", "decimal(18,2)", "datetime2(7)".
+  std::string ToString() const;
+  bool IsMax() const { return max_length == -1; }
+
+  friend bool operator==(const SqlType&, const SqlType&) = default;
+};
+
+// The Arrow type of a column of `type` in the output schema. Throws UnsupportedTypeError
+// naming `column` and the type for types with no mapping (sql_variant, geography, geometry,
+// hierarchyid, unknown names).
+std::shared_ptr<arrow::DataType> ArrowTypeFor(const SqlType& type, std::string_view column);
+
+// The Spark SQL type name of the same mapping ("INT", "DECIMAL(18,2)", "TIMESTAMP_NTZ").
+std::string SparkTypeFor(const SqlType& type, std::string_view column);
+
+}  // namespace mssql_cdc

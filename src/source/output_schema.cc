@@ -1,0 +1,51 @@
+#include "source/output_schema.h"
+
+#include <arrow/type.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/errors.h"
+
+namespace mssql_cdc {
+
+bool IsReservedColumnName(std::string_view name) {
+  static constexpr std::string_view kReserved[] = {
+      "_capture_instance", "_start_lsn", "_seqval", "_operation", "_command_id",
+      "_commit_ts",        "_batch_id",  "_snapshot", "_chunk"};
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
+}
+
+std::vector<std::shared_ptr<arrow::Field>> MetadataFields(bool include_command_id) {
+  std::vector<std::shared_ptr<arrow::Field>> fields = {
+      arrow::field(std::string(kCaptureInstanceColumn), arrow::utf8()),
+      arrow::field(std::string(kStartLsnColumn), arrow::utf8()),
+      arrow::field(std::string(kSeqvalColumn), arrow::utf8()),
+      arrow::field(std::string(kOperationColumn), arrow::int32()),
+  };
+  if (include_command_id) {
+    fields.push_back(arrow::field(std::string(kCommandIdColumn), arrow::int32()));
+  }
+  fields.push_back(
+      arrow::field(std::string(kCommitTsColumn), arrow::timestamp(arrow::TimeUnit::MICRO)));
+  return fields;
+}
+
+std::shared_ptr<arrow::Schema> OutputSchema(const std::vector<CapturedColumn>& columns,
+                                            bool include_command_id) {
+  auto fields = MetadataFields(include_command_id);
+  for (const auto& c : columns) {
+    if (IsReservedColumnName(c.name)) {
+      throw ConfigError("source column '" + c.name +
+                        "' has a name the engine reserves for its own columns: leave it out "
+                        "with the 'columns' option");
+    }
+    fields.push_back(arrow::field(c.name, ArrowTypeFor(c.type, c.name)));
+  }
+  return arrow::schema(std::move(fields));
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,35 @@
+// The output schema of change and snapshot reads (reference-features 3.1): six metadata
+// columns first, then the captured columns under the engine's type mapping. Defined once here;
+// the bronze table, the Spark source and every backend take it from this file.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+// Names of the metadata columns, in order.
+inline constexpr std::string_view kCaptureInstanceColumn = "_capture_instance";
+inline constexpr std::string_view kStartLsnColumn = "_start_lsn";
+inline constexpr std::string_view kSeqvalColumn = "_seqval";
+inline constexpr std::string_view kOperationColumn = "_operation";
+inline constexpr std::string_view kCommandIdColumn = "_command_id";
+inline constexpr std::string_view kCommitTsColumn = "_commit_ts";
+
+// True for the names no source column may have (metadata and bronze columns, any case).
+bool IsReservedColumnName(std::string_view name);
+
+// The six metadata fields (five without _command_id).
+std::vector<std::shared_ptr<arrow::Field>> MetadataFields(bool include_command_id);
+
+// Metadata fields then one nullable field per captured column, in the given order. Throws
+// UnsupportedTypeError for an unmapped type and ConfigError for a reserved column name.
+std::shared_ptr<arrow::Schema> OutputSchema(const std::vector<CapturedColumn>& columns,
+                                            bool include_command_id);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,132 @@
+// The Source interface: everything the engine reads from a SQL Server CDC database.
+//
+// A Source answers the questions the reference library asks through T-SQL (reference-design
+// 3.6): capture instances and their columns, min and max LSN, commits of
+// cdc.lsn_time_mapping, split points for commit-aligned ranges, change rows of an LSN range
+// and current rows of a source table. Backends: `sim` (the simulated database file, read
+// directly) and, later, `odbc`. Commit times come back as the source clock read them; the
+// engine converts them to UTC with a SourceClock (core/timezone.h), one rule for every
+// backend.
+//
+// A Source object is used by one thread at a time; open one per reading thread.
+#pragma once
+
+#include <arrow/record_batch.h>
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/lsn.h"
+#include "core/sql_type.h"
+#include "core/time.h"
+
+namespace mssql_cdc {
+
+class SourceClock;
+
+// One row of sys.sp_cdc_help_change_data_capture.
+struct CaptureInstanceInfo {
+  std::string name;
+  std::string source_schema;
+  std::string source_table;
+  Lsn start_lsn;                           // low end of the validity interval (min LSN)
+  LocalMicros create_date;                 // server clock
+  std::vector<std::string> index_columns;  // key columns, in index order
+};
+
+// One row of sys.sp_cdc_get_captured_columns.
+struct CapturedColumn {
+  std::string name;
+  int column_ordinal = 0;  // 1-based position among the captured columns
+  int column_id = 0;       // sys.columns.column_id in the source table
+  SqlType type;
+};
+
+// One commit-aligned tile of a range: rows with __$start_lsn <= bound; the next tile starts
+// at `next` (= increment(bound)).
+struct SplitPoint {
+  Lsn bound;
+  Lsn next;
+  std::int64_t rows = 0;
+};
+
+// One row of sys.sp_cdc_get_ddl_history.
+struct DdlEvent {
+  Lsn ddl_lsn;
+  std::string ddl_command;
+  LocalMicros ddl_time;
+};
+
+struct ChangeReadRequest {
+  std::string capture_instance;
+  Lsn from;  // inclusive
+  Lsn to;    // inclusive
+  // Captured columns to read, in this order; empty reads all of them in ordinal order.
+  // A name the instance does not capture reads as NULL (the caller decided its type).
+  std::vector<std::string> columns;
+  bool include_command_id = true;
+  std::int64_t batch_rows = 10'000;  // rows per record batch at most
+};
+
+// Current rows of a source table. Bounds follow snapshotChunks: `lo` inclusive, `hi`
+// exclusive, a scalar for a one-column key, a list for a composite one, null for an open end.
+struct SnapshotReadRequest {
+  std::string capture_instance;  // names the table and its captured columns
+  std::vector<std::string> columns;  // empty: every captured column
+  std::vector<std::string> key_columns;  // empty: the instance's index columns
+  nlohmann::json lo;  // null: from the start
+  nlohmann::json hi;  // null: to the end
+  Lsn snapshot_lsn;   // stamped as _start_lsn
+  UtcMicros snapshot_commit_ts;  // stamped as _commit_ts
+  std::int64_t batch_rows = 10'000;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+
+  // sys.sp_cdc_help_change_data_capture: all instances, or those of one table.
+  virtual std::vector<CaptureInstanceInfo> ListCaptureInstances() = 0;
+  // The instance named `name`: the exact name first, else the one name equal ignoring case.
+  // Throws NotFoundError listing the instances there are; ConfigError when two names differ
+  // only in case.
+  virtual CaptureInstanceInfo ResolveCaptureInstance(const std::string& name);
+  virtual std::vector<CapturedColumn> CapturedColumns(const std::string& capture_instance) = 0;
+  virtual std::vector<DdlEvent> DdlHistory(const std::string& capture_instance) = 0;
+
+  // SERVERPROPERTY/CURRENT_TIMEZONE_ID(): the Windows zone name of the server clock.
+  virtual std::string ServerTimeZone() = 0;
+
+  // sys.fn_cdc_get_min_lsn(ci): zero when the instance does not exist.
+  virtual Lsn MinLsn(const std::string& capture_instance) = 0;
+  // sys.fn_cdc_get_max_lsn(): nullopt when lsn_time_mapping is empty.
+  virtual std::optional<Lsn> MaxLsn() = 0;
+  // The n-th commit (lsn_time_mapping entry, idle ones included) after `after`, or the last
+  // one when fewer than n follow; nullopt when none follows. n >= 1.
+  virtual std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) = 0;
+  // tran_end_time of the entry at `lsn` (exact), or of the last entry at or before it.
+  virtual std::optional<LocalMicros> CommitTime(const Lsn& lsn) = 0;
+  virtual std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) = 0;
+  // NTILE(n) over the instance's change rows in [from, to] by __$start_lsn: per tile its
+  // largest commit LSN, the next LSN and its row count, ordered by bound. Empty when the range
+  // holds no rows.
+  virtual std::vector<SplitPoint> SplitPoints(const std::string& capture_instance,
+                                              const Lsn& from, const Lsn& to, int n) = 0;
+
+  // Change rows of [from, to] joined to their commit times, in the output schema (six
+  // metadata columns, then the captured columns), ordered by (_start_lsn, _command_id,
+  // _seqval, _operation). `clock` converts commit times to UTC.
+  virtual std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
+                                                                 const SourceClock& clock) = 0;
+  // Current rows in the output schema as operation-0 rows stamped with the snapshot LSN.
+  virtual std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(
+      const SnapshotReadRequest& request) = 0;
+};
+
+}  // namespace mssql_cdc
