@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,8 +39,12 @@ class SourceClock {
 
   UtcMicros ToUtc(LocalMicros local) const;
   LocalMicros ToLocal(UtcMicros utc) const;
-  // Offset in minutes east of UTC in force at `utc`.
+  // Offset in minutes east of UTC in force at `utc` (historic local mean time offsets that
+  // are not whole minutes are rounded to the nearest minute).
   int OffsetMinutesAt(UtcMicros utc) const;
+  // When `local` lies in the hour repeated after a fall-back, the instant of its second
+  // reading (with the offset in force after the transition); otherwise nullopt.
+  std::optional<UtcMicros> SecondReading(LocalMicros local) const;
 
   // Every Windows zone name this build knows, sorted.
   static std::vector<std::string> KnownWindowsZones();
@@ -55,6 +60,8 @@ class SourceClock {
 // twice: a commit whose local time is more than a minute before its predecessor's, inside the
 // overlap, starts the second pass, and it and the commits after it in that overlap take the
 // offset in force after the transition. So UTC commit times follow commit order.
+// It only knows what it has been fed: start it on a commit before the overlap (the reference
+// looks back 3 hours), or a commit in the repeated hour converts as its first reading.
 class CommitTimeConverter {
  public:
   explicit CommitTimeConverter(SourceClock clock);
