@@ -20,4 +20,8 @@ std::string ChangeTableStorageName(std::string_view capture_instance) {
   return "cdc." + std::string(capture_instance) + "_CT";
 }
 
+std::string ChangeTableIndexName(std::string_view capture_instance) {
+  return ChangeTableStorageName(capture_instance) + "_order";
+}
+
 }  // namespace mssql_cdc::sim

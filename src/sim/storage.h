@@ -36,10 +36,45 @@
 //   uniqueidentifier                                 TEXT, uppercase 8-4-4-4-12
 //   binary, varbinary, image, timestamp/rowversion   BLOB
 //   NULL                                             NULL
+//
+// Catalog columns (the DDL is kCatalogSchema below; names follow the SQL Server objects):
+//   sim_tables(object_id, schema_name, table_name, create_date, next_column_id)
+//       next_column_id: the column_id the next ADD COLUMN gets (ids are never reused).
+//   sim_columns(object_id, column_id, name, type, is_nullable, is_computed, key_ordinal)
+//       live columns only (a dropped column's row is deleted); type is SqlType::ToString();
+//       key_ordinal is 1.. in primary-key order, 0 for a non-key column.
+//   cdc_change_tables(object_id, capture_instance, source_object_id, source_schema,
+//       source_table, start_lsn, end_lsn, supports_net_changes, has_drop_pending, role_name,
+//       index_name, filegroup_name, create_date, partition_switch)
+//       object_id identifies the instance; start_lsn is its min LSN (fn_cdc_get_min_lsn),
+//       raised by cleanup; end_lsn is always NULL.
+//   cdc_captured_columns(object_id, column_name, column_id, column_type, column_ordinal,
+//       is_computed)
+//       object_id is the instance's; column_id is the source column's sim_columns.column_id
+//       (a column dropped from the source keeps its row here); column_ordinal is the bit of
+//       __$update_mask and the position among the change table's captured columns.
+//   cdc_index_columns(object_id, column_name, index_ordinal, column_id)
+//   cdc_lsn_time_mapping(start_lsn, tran_begin_time, tran_end_time, tran_id)
+//       one row per commit that touched a tracked table or CDC metadata (enable, DDL), plus
+//       idle entries whose tran_id is ten zero bytes; start_lsn is the primary key.
+//   cdc_ddl_history(source_object_id, object_id, required_column_update, ddl_command,
+//       ddl_lsn, ddl_time)   one row per DDL per capture instance of the table.
+//   sim_logins(login_name, password, is_db_owner)   for the TDS front end (issue 5).
+//
+// Change table columns carry SQLite affinities matching the encodings below (INTEGER, REAL,
+// TEXT, BLOB), so SQLite never converts a stored value. __$update_mask is big-endian like
+// SQL Server's: column_ordinal 1 is the lowest bit of the LAST byte; its length is
+// ceil(max column_ordinal / 8) bytes. __$seqval orders the changes of one transaction, the
+// before (3) and after (4) image of an update share it and their __$command_id;
+// __$command_id counts 1..n per transaction and capture instance. The change table's index
+// is named "cdc.<capture_instance>_CT_order".
+//
 // LSNs, seqvals, tran ids and update masks are BLOBs of their SQL Server byte lengths (10 for
 // LSNs and seqvals). Commit times (tran_begin_time, tran_end_time) are TEXT
 // "YYYY-MM-DD HH:MM:SS.fff" in the server's local clock (SQL Server's datetime), the zone
-// being sim_meta 'time_zone' (a Windows time-zone name).
+// being sim_meta 'time_zone' (a Windows time-zone name), rounded to 1/300 s as SQL Server's
+// datetime is (so milliseconds end in 0, 3 or 7). create_date and ddl_time use the same form.
+// tran_id is 10 bytes, never all zero for a real transaction.
 #pragma once
 
 #include <string>
@@ -57,11 +92,59 @@ inline constexpr std::string_view kMetaDatabaseName = "database_name";
 inline constexpr std::string_view kMetaTimeZone = "time_zone";             // Windows zone name
 inline constexpr std::string_view kMetaProductMajorVersion = "product_major_version";  // "16"
 inline constexpr std::string_view kMetaLastLsn = "last_lsn";  // hex LSN last handed out
+inline constexpr std::string_view kMetaLastTranId = "last_tran_id";  // integer, last tran_id
+inline constexpr std::string_view kMetaNextObjectId = "next_object_id";  // integer
+// The last rowversion handed out (integer); a timestamp/rowversion column stores the next
+// one, as 8 big-endian bytes, on every insert and update of its row.
+inline constexpr std::string_view kMetaLastRowversion = "last_rowversion";
+// "real" (the machine's clock) or "manual" (kMetaManualClock, set and advanced explicitly).
+inline constexpr std::string_view kMetaClockMode = "clock_mode";
+// The manual clock's UTC instant, "YYYY-MM-DD HH:MM:SS.ffffff".
+inline constexpr std::string_view kMetaManualClock = "manual_clock_utc";
+
+// Creates every catalog table (not the sim_meta rows). Data tables are created per table.
+inline constexpr std::string_view kCatalogSchema = R"sql(
+CREATE TABLE sim_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sim_tables(
+  object_id INTEGER PRIMARY KEY, schema_name TEXT NOT NULL, table_name TEXT NOT NULL,
+  create_date TEXT NOT NULL, next_column_id INTEGER NOT NULL,
+  UNIQUE(schema_name COLLATE NOCASE, table_name COLLATE NOCASE));
+CREATE TABLE sim_columns(
+  object_id INTEGER NOT NULL, column_id INTEGER NOT NULL, name TEXT NOT NULL,
+  type TEXT NOT NULL, is_nullable INTEGER NOT NULL, is_computed INTEGER NOT NULL DEFAULT 0,
+  key_ordinal INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(object_id, column_id), UNIQUE(object_id, name COLLATE NOCASE));
+CREATE TABLE cdc_change_tables(
+  object_id INTEGER PRIMARY KEY, capture_instance TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  source_object_id INTEGER NOT NULL, source_schema TEXT NOT NULL, source_table TEXT NOT NULL,
+  start_lsn BLOB NOT NULL, end_lsn BLOB, supports_net_changes INTEGER NOT NULL,
+  has_drop_pending INTEGER, role_name TEXT, index_name TEXT, filegroup_name TEXT,
+  create_date TEXT NOT NULL, partition_switch INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE cdc_captured_columns(
+  object_id INTEGER NOT NULL, column_name TEXT NOT NULL, column_id INTEGER NOT NULL,
+  column_type TEXT NOT NULL, column_ordinal INTEGER NOT NULL,
+  is_computed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(object_id, column_ordinal));
+CREATE TABLE cdc_index_columns(
+  object_id INTEGER NOT NULL, column_name TEXT NOT NULL, index_ordinal INTEGER NOT NULL,
+  column_id INTEGER NOT NULL, PRIMARY KEY(object_id, index_ordinal));
+CREATE TABLE cdc_lsn_time_mapping(
+  start_lsn BLOB PRIMARY KEY, tran_begin_time TEXT NOT NULL, tran_end_time TEXT NOT NULL,
+  tran_id BLOB NOT NULL);
+CREATE TABLE cdc_ddl_history(
+  source_object_id INTEGER NOT NULL, object_id INTEGER NOT NULL,
+  required_column_update INTEGER NOT NULL, ddl_command TEXT NOT NULL, ddl_lsn BLOB NOT NULL,
+  ddl_time TEXT NOT NULL);
+CREATE TABLE sim_logins(
+  login_name TEXT PRIMARY KEY COLLATE NOCASE, password TEXT NOT NULL,
+  is_db_owner INTEGER NOT NULL DEFAULT 0);
+)sql";
 
 // Quotes an identifier for SQLite ("a""b").
 std::string QuoteIdent(std::string_view name);
 // Storage names of data tables.
 std::string SourceTableStorageName(std::string_view schema, std::string_view table);
 std::string ChangeTableStorageName(std::string_view capture_instance);
+// "cdc.<capture_instance>_CT_order".
+std::string ChangeTableIndexName(std::string_view capture_instance);
 
 }  // namespace mssql_cdc::sim

@@ -1,0 +1,699 @@
+#include "sim/database.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "core/errors.h"
+#include "sim/lsn_sequence.h"
+#include "sim/storage.h"
+#include "sim/transaction.h"
+#include "sim/value_codec.h"
+
+namespace mssql_cdc::sim {
+namespace {
+
+constexpr std::int64_t kMaxRetentionMinutes = 52'494'800;  // sp_cdc_change_job's limit
+const std::string kZeroTranId(Lsn::kSize, '\0');
+
+std::string NotASimDatabase(const std::string& path) {
+  return path + " is not a mssql-cdc simulated database (no sim_meta format marker): create "
+                "one with `mssql-cdc sim create`";
+}
+
+Lsn LsnFromBlob(const std::string& blob) { return Lsn::FromBytes(blob.data(), blob.size()); }
+
+std::string Bracketed(const TableName& t) { return "[" + t.schema + "].[" + t.name + "]"; }
+
+std::string ColumnSql(const ColumnDef& c) {
+  return QuoteIdent(c.name) + " " + std::string(StorageAffinity(c.type)) +
+         (c.nullable ? "" : " NOT NULL");
+}
+
+// Checks a column definition a caller built: its name and whether the simulator has its type.
+void CheckColumn(const ColumnDef& c) {
+  CheckIdentifier(c.name, "column name");
+  if (c.name.rfind("__$", 0) == 0) {
+    throw ConfigError("column name " + c.name + " is reserved for change tables");
+  }
+  CheckSimulatedType(c.type, c.name);
+}
+
+// Whether `path` holds a simulated database: a SQLite file with the format marker.
+bool IsSimDatabase(const std::string& path) {
+  try {
+    SqliteDb db(path, false);
+    Statement st(db, "SELECT value FROM sim_meta WHERE key = 'format'");
+    return st.Step() && st.Text(0) == kFormatName;
+  } catch (const SourceError&) {
+    return false;
+  }
+}
+
+void RemoveDatabaseFiles(const std::string& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::filesystem::remove(path + suffix, ignored);
+  }
+}
+
+}  // namespace
+
+bool ChangeRow::IsBitSet(int column_ordinal) const {
+  if (column_ordinal < 1) return false;
+  const std::size_t byte = static_cast<std::size_t>(column_ordinal - 1) / 8;
+  if (byte >= update_mask.size()) return false;
+  const auto value = static_cast<unsigned char>(update_mask[update_mask.size() - 1 - byte]);
+  return (value >> ((column_ordinal - 1) % 8)) & 1;
+}
+
+bool LsnTimeEntry::is_idle() const {
+  return std::all_of(tran_id.begin(), tran_id.end(), [](char c) { return c == 0; });
+}
+
+SimDatabase::SimDatabase(std::unique_ptr<SqliteDb> db, SourceClock clock)
+    : db_(std::move(db)), catalog_(*db_), clock_(std::move(clock)) {}
+
+SimDatabase::~SimDatabase() = default;
+
+std::unique_ptr<SimDatabase> SimDatabase::Create(const std::string& path,
+                                                 const CreateOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0) {
+    if (IsSimDatabase(path)) {
+      throw ConfigError(path + " is already a simulated database: use it as it is, or delete "
+                               "the file to start over");
+    }
+    throw ConfigError(path + " exists and is not a simulated database: refusing to overwrite "
+                             "it; choose another path");
+  }
+  CheckIdentifier(options.database_name, "database name");
+  SourceClock clock = SourceClock::ForWindowsZone(options.time_zone);
+  try {
+    auto db = std::make_unique<SqliteDb>(path, true);
+    db->EnableWal();
+    {
+      WriteTransaction tx(*db);
+      db->Exec(kCatalogSchema);
+      Catalog catalog(*db);
+      catalog.SetMeta(kMetaFormat, kFormatName);
+      catalog.SetMeta(kMetaFormatVersion, std::to_string(kFormatVersion));
+      catalog.SetMeta(kMetaDatabaseName, options.database_name);
+      catalog.SetMeta(kMetaTimeZone, clock.name());
+      catalog.SetMeta(kMetaProductMajorVersion, "16");
+      catalog.SetMeta(kMetaLastLsn, LsnSequence::Initial().ToString());
+      catalog.SetMeta(kMetaLastTranId, "1000");
+      catalog.SetMeta(kMetaNextObjectId, "245575913");
+      catalog.SetMeta(kMetaLastRowversion, "2000");
+      catalog.SetMeta(kMetaClockMode, options.clock == ClockMode::kManual ? "manual" : "real");
+      catalog.SetMeta(kMetaManualClock, FormatDateTime(options.manual_start.value, 6));
+      tx.Commit();
+    }
+    return std::unique_ptr<SimDatabase>(new SimDatabase(std::move(db), clock));
+  } catch (...) {
+    RemoveDatabaseFiles(path);
+    throw;
+  }
+}
+
+std::unique_ptr<SimDatabase> SimDatabase::Open(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw SourceError(path + " does not exist: create a simulated database with "
+                             "`mssql-cdc sim create --db " + path + "`");
+  }
+  auto db = std::make_unique<SqliteDb>(path, false);
+  std::optional<std::string> format, version;
+  try {
+    Catalog catalog(*db);
+    format = catalog.GetMeta(kMetaFormat);
+    version = catalog.GetMeta(kMetaFormatVersion);
+  } catch (const SourceError&) {
+    throw SourceError(NotASimDatabase(path));
+  }
+  if (!format || *format != kFormatName) throw SourceError(NotASimDatabase(path));
+  int format_version = 0;
+  try {
+    format_version = version ? std::stoi(*version) : 0;
+  } catch (const std::exception&) {
+  }
+  if (format_version < 1 || format_version > kFormatVersion) {
+    throw SourceError(path + " has simulated-database format version " +
+                      version.value_or("(none)") + "; this build reads version " +
+                      std::to_string(kFormatVersion) +
+                      ": use the mssql-cdc that wrote it, or create a new database");
+  }
+  db->EnableWal();
+  Catalog catalog(*db);
+  SourceClock clock = SourceClock::ForWindowsZone(catalog.RequireMeta(kMetaTimeZone));
+  return std::unique_ptr<SimDatabase>(new SimDatabase(std::move(db), clock));
+}
+
+std::string SimDatabase::database_name() { return catalog_.RequireMeta(kMetaDatabaseName); }
+
+// ---- clock ----
+
+ClockMode SimDatabase::clock_mode() {
+  return catalog_.RequireMeta(kMetaClockMode) == "manual" ? ClockMode::kManual : ClockMode::kReal;
+}
+
+UtcMicros SimDatabase::NowUtc() {
+  if (clock_mode() == ClockMode::kReal) return mssql_cdc::NowUtc();
+  const std::string text = catalog_.RequireMeta(kMetaManualClock);
+  auto micros = ParseDateTime(text);
+  if (!micros) throw SourceError(path() + ": malformed manual clock '" + text + "'");
+  return UtcMicros{*micros};
+}
+
+void SimDatabase::SetManualClock(UtcMicros now) {
+  WriteTransaction tx(*db_);
+  catalog_.SetMeta(kMetaClockMode, "manual");
+  catalog_.SetMeta(kMetaManualClock, FormatDateTime(now.value, 6));
+  tx.Commit();
+}
+
+void SimDatabase::AdvanceClock(std::int64_t micros) {
+  if (micros < 0) throw ConfigError("the clock only moves forward; got a negative step");
+  WriteTransaction tx(*db_);
+  if (clock_mode() != ClockMode::kManual) {
+    throw ConfigError(path() + " runs on the real clock; switch to the manual clock (sim "
+                               "clock --set ...) before advancing it");
+  }
+  const UtcMicros now = NowUtc();
+  catalog_.SetMeta(kMetaManualClock, FormatDateTime(now.value + micros, 6));
+  tx.Commit();
+}
+
+void SimDatabase::UseRealClock() {
+  WriteTransaction tx(*db_);
+  catalog_.SetMeta(kMetaClockMode, "real");
+  tx.Commit();
+}
+
+std::string SimDatabase::ServerTime(UtcMicros utc) const {
+  return FormatServerDatetime(clock_.ToLocal(utc));
+}
+
+// ---- DDL ----
+
+Lsn SimDatabase::CommitMetadataChange() {
+  LsnSequence sequence = catalog_.LoadLsnSequence();
+  const Lsn lsn = sequence.SkipThenNext(2);
+  catalog_.StoreLsnSequence(sequence);
+  const std::string now = ServerTime(NowUtc());
+  catalog_.AddLsnTimeEntry(lsn, now, now, catalog_.AllocateTranId());
+  return lsn;
+}
+
+void SimDatabase::CreateTable(const TableDef& table) {
+  CheckIdentifier(table.name.schema, "schema name");
+  CheckIdentifier(table.name.name, "table name");
+  if (SameName(table.name.schema, "cdc")) {
+    throw ConfigError("the cdc schema is reserved for change data capture; put " +
+                      table.name.name + " in another schema, e.g. dbo");
+  }
+  if (table.columns.empty()) throw ConfigError("table " + table.name.ToString() + " has no columns");
+  if (table.columns.size() > 1024) {
+    throw ConfigError("table " + table.name.ToString() + " has more than 1024 columns");
+  }
+  std::vector<ColumnDef> columns = table.columns;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    CheckColumn(columns[i]);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (SameName(columns[i].name, columns[j].name)) {
+        throw ConfigError("table " + table.name.ToString() + ": column " + columns[i].name +
+                          " is declared twice");
+      }
+    }
+  }
+  if (table.primary_key.empty()) {
+    throw ConfigError("table " + table.name.ToString() +
+                      " needs a primary key (--key COLUMN): the simulator updates and deletes "
+                      "rows by key");
+  }
+  std::vector<int> key_ordinal(columns.size(), 0);
+  for (std::size_t k = 0; k < table.primary_key.size(); ++k) {
+    const std::string& key = table.primary_key[k];
+    auto it = std::find_if(columns.begin(), columns.end(),
+                           [&](const ColumnDef& c) { return SameName(c.name, key); });
+    if (it == columns.end()) {
+      throw ConfigError("table " + table.name.ToString() + ": key column " + key +
+                        " is not one of its columns");
+    }
+    const std::size_t index = static_cast<std::size_t>(it - columns.begin());
+    if (key_ordinal[index] != 0) {
+      throw ConfigError("table " + table.name.ToString() + ": key column " + key +
+                        " is named twice");
+    }
+    if (IsLob(it->type) || IsRowversion(it->type)) {
+      throw ConfigError("table " + table.name.ToString() + ": column " + it->name + " of type " +
+                        it->type.ToString() + " cannot be part of a primary key");
+    }
+    key_ordinal[index] = static_cast<int>(k + 1);
+    it->nullable = false;  // a primary key makes its columns NOT NULL
+  }
+
+  WriteTransaction tx(*db_);
+  if (catalog_.FindTable(table.name)) {
+    throw ConfigError("there is already a table named " + table.name.ToString() + " in " +
+                      path());
+  }
+  const std::int64_t object_id = catalog_.NextObjectId();
+  Statement add_table(*db_, "INSERT INTO sim_tables(object_id, schema_name, table_name, "
+                            "create_date, next_column_id) VALUES(?, ?, ?, ?, ?)");
+  add_table.BindInt(1, object_id)
+      .BindText(2, table.name.schema)
+      .BindText(3, table.name.name)
+      .BindText(4, ServerTime(NowUtc()))
+      .BindInt(5, static_cast<std::int64_t>(columns.size()) + 1)
+      .Run();
+  std::string sql = "CREATE TABLE " +
+                    QuoteIdent(SourceTableStorageName(table.name.schema, table.name.name)) + "(";
+  Statement add_column(*db_, "INSERT INTO sim_columns(object_id, column_id, name, type, "
+                             "is_nullable, is_computed, key_ordinal) VALUES(?, ?, ?, ?, ?, 0, ?)");
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    add_column.Reset();
+    add_column.BindInt(1, object_id)
+        .BindInt(2, static_cast<std::int64_t>(i + 1))
+        .BindText(3, columns[i].name)
+        .BindText(4, columns[i].type.ToString())
+        .BindInt(5, columns[i].nullable ? 1 : 0)
+        .BindInt(6, key_ordinal[i])
+        .Run();
+    sql += ColumnSql(columns[i]) + ", ";
+  }
+  sql += "PRIMARY KEY(";
+  for (std::size_t k = 0; k < table.primary_key.size(); ++k) {
+    auto it = std::find_if(columns.begin(), columns.end(), [&](const ColumnDef& c) {
+      return SameName(c.name, table.primary_key[k]);
+    });
+    sql += (k ? ", " : "") + QuoteIdent(it->name);
+  }
+  sql += "))";
+  db_->Exec(sql);
+  tx.Commit();
+}
+
+void SimDatabase::CreateChangeTable(const CaptureInstance& instance) {
+  const std::string name = ChangeTableStorageName(instance.name);
+  std::string sql = "CREATE TABLE " + QuoteIdent(name) +
+                    "(\"__$start_lsn\" BLOB NOT NULL, \"__$end_lsn\" BLOB, "
+                    "\"__$seqval\" BLOB NOT NULL, \"__$operation\" INTEGER NOT NULL, "
+                    "\"__$update_mask\" BLOB";
+  for (const auto& c : instance.columns) {
+    sql += ", " + QuoteIdent(c.name) + " " + std::string(StorageAffinity(c.type));
+  }
+  sql += ", \"__$command_id\" INTEGER NOT NULL)";
+  db_->Exec(sql);
+  db_->Exec("CREATE INDEX " + QuoteIdent(ChangeTableIndexName(instance.name)) + " ON " +
+            QuoteIdent(name) +
+            "(\"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\")");
+}
+
+std::string SimDatabase::EnableCdc(const TableName& table, const EnableCdcOptions& options) {
+  const std::string name =
+      options.capture_instance.empty() ? table.DefaultCaptureInstance() : options.capture_instance;
+  CheckIdentifier(name, "capture instance name", 100);
+  if (!options.role_name.empty()) CheckIdentifier(options.role_name, "role name");
+
+  WriteTransaction tx(*db_);
+  const TableInfo info = catalog_.LoadTable(table);
+  const auto existing = catalog_.InstancesOf(info.object_id);
+  if (existing.size() >= 2) {
+    throw ConfigError("two capture instances already exist for source table " +
+                      info.name.ToString() + " (" + existing[0].name + ", " + existing[1].name +
+                      "); a table can have at most two capture instances: disable the one no "
+                      "longer needed and retry (SQL Server error 22962)");
+  }
+  if (auto other = catalog_.FindInstance(name)) {
+    throw ConfigError("could not create capture instance " + name +
+                      " because a capture instance of that name already exists (on " +
+                      other->table.ToString() +
+                      "): give another name with --capture-instance (SQL Server error 22926)");
+  }
+  CaptureInstance instance;
+  instance.name = name;
+  instance.table = info.name;
+  instance.source_object_id = info.object_id;
+  std::vector<const ColumnInfo*> captured;
+  if (options.captured_columns.empty()) {
+    for (const auto& c : info.columns) captured.push_back(&c);
+  } else {
+    for (const auto& requested : options.captured_columns) {
+      const ColumnInfo* c = info.Find(requested);
+      if (!c) {
+        throw ConfigError("captured column " + requested + " is not a column of " +
+                          info.name.ToString());
+      }
+      if (std::find(captured.begin(), captured.end(), c) != captured.end()) {
+        throw ConfigError("captured column " + requested + " is listed twice");
+      }
+      captured.push_back(c);
+    }
+    for (const auto& key : info.key) {
+      if (std::none_of(captured.begin(), captured.end(),
+                       [&](const ColumnInfo* c) { return SameName(c->name, key); })) {
+        throw ConfigError("the captured column list must include the primary key column " + key +
+                          " of " + info.name.ToString());
+      }
+    }
+    // Ordinals follow the source table's column order, as SQL Server's do.
+    std::sort(captured.begin(), captured.end(),
+              [](const ColumnInfo* a, const ColumnInfo* b) { return a->column_id < b->column_id; });
+  }
+  for (std::size_t i = 0; i < captured.size(); ++i) {
+    // A rowversion is captured as binary(8) (cdc.<capture_instance>_CT's type exceptions).
+    SqlType type = IsRowversion(captured[i]->type) ? SqlType::Parse("binary(8)") : captured[i]->type;
+    instance.columns.push_back(
+        CapturedColumnInfo{captured[i]->name, captured[i]->column_id, type, static_cast<int>(i + 1)});
+  }
+  instance.index_columns = info.key;
+  instance.start_lsn = CommitMetadataChange();
+  instance.object_id = catalog_.NextObjectId();
+  instance.create_date = ServerTime(NowUtc());
+
+  Statement add(*db_,
+                "INSERT INTO cdc_change_tables(object_id, capture_instance, source_object_id, "
+                "source_schema, source_table, start_lsn, end_lsn, supports_net_changes, "
+                "has_drop_pending, role_name, index_name, filegroup_name, create_date, "
+                "partition_switch) VALUES(?, ?, ?, ?, ?, ?, NULL, 1, 0, ?, ?, NULL, ?, 0)");
+  add.BindInt(1, instance.object_id)
+      .BindText(2, instance.name)
+      .BindInt(3, info.object_id)
+      .BindText(4, info.name.schema)
+      .BindText(5, info.name.name)
+      .BindBlob(6, instance.start_lsn.data(), Lsn::kSize);
+  if (options.role_name.empty()) {
+    add.BindNull(7);
+  } else {
+    add.BindText(7, options.role_name);
+  }
+  add.BindText(8, "PK_" + info.name.name).BindText(9, instance.create_date).Run();
+  Statement add_column(*db_, "INSERT INTO cdc_captured_columns(object_id, column_name, "
+                             "column_id, column_type, column_ordinal, is_computed) "
+                             "VALUES(?, ?, ?, ?, ?, 0)");
+  for (const auto& c : instance.columns) {
+    add_column.Reset();
+    add_column.BindInt(1, instance.object_id)
+        .BindText(2, c.name)
+        .BindInt(3, c.column_id)
+        .BindText(4, c.type.ToString())
+        .BindInt(5, c.ordinal)
+        .Run();
+  }
+  Statement add_index(*db_, "INSERT INTO cdc_index_columns(object_id, column_name, "
+                            "index_ordinal, column_id) VALUES(?, ?, ?, ?)");
+  for (std::size_t k = 0; k < info.key.size(); ++k) {
+    add_index.Reset();
+    add_index.BindInt(1, instance.object_id)
+        .BindText(2, info.key[k])
+        .BindInt(3, static_cast<std::int64_t>(k + 1))
+        .BindInt(4, info.Find(info.key[k])->column_id)
+        .Run();
+  }
+  CreateChangeTable(instance);
+  tx.Commit();
+  return instance.name;
+}
+
+void SimDatabase::DisableCdc(std::string_view capture_instance) {
+  WriteTransaction tx(*db_);
+  const CaptureInstance instance = catalog_.LoadInstance(capture_instance);
+  db_->Exec("DROP TABLE " + QuoteIdent(ChangeTableStorageName(instance.name)));
+  for (const char* table : {"cdc_change_tables", "cdc_captured_columns", "cdc_index_columns"}) {
+    Statement st(*db_, "DELETE FROM " + std::string(table) + " WHERE object_id = ?");
+    st.BindInt(1, instance.object_id).Run();
+  }
+  Statement history(*db_, "DELETE FROM cdc_ddl_history WHERE object_id = ?");
+  history.BindInt(1, instance.object_id).Run();
+  tx.Commit();
+}
+
+void SimDatabase::AddColumn(const TableName& table, const ColumnDef& column) {
+  CheckColumn(column);
+  WriteTransaction tx(*db_);
+  const TableInfo info = catalog_.LoadTable(table);
+  if (info.Find(column.name)) {
+    throw ConfigError("table " + info.name.ToString() + " already has a column named " +
+                      column.name);
+  }
+  if (!column.nullable && RowCount(info.name) > 0) {
+    throw ConfigError("cannot add NOT NULL column " + column.name + " to " +
+                      info.name.ToString() +
+                      ", which has rows (SQL Server needs a DEFAULT then, which the simulator "
+                      "does not model): add it as NULL");
+  }
+  Statement next(*db_, "SELECT next_column_id FROM sim_tables WHERE object_id = ?");
+  next.BindInt(1, info.object_id);
+  next.Step();
+  const std::int64_t column_id = next.Int(0);
+  Statement add(*db_, "INSERT INTO sim_columns(object_id, column_id, name, type, is_nullable, "
+                      "is_computed, key_ordinal) VALUES(?, ?, ?, ?, ?, 0, 0)");
+  add.BindInt(1, info.object_id)
+      .BindInt(2, column_id)
+      .BindText(3, column.name)
+      .BindText(4, column.type.ToString())
+      .BindInt(5, column.nullable ? 1 : 0)
+      .Run();
+  Statement bump(*db_, "UPDATE sim_tables SET next_column_id = ? WHERE object_id = ?");
+  bump.BindInt(1, column_id + 1).BindInt(2, info.object_id).Run();
+  // SQLite cannot add a NOT NULL column without a default; the catalog carries nullability.
+  ColumnDef stored = column;
+  stored.nullable = true;
+  db_->Exec("ALTER TABLE " + QuoteIdent(SourceTableStorageName(info.name.schema, info.name.name)) +
+            " ADD COLUMN " + ColumnSql(stored));
+  const std::string ddl = "ALTER TABLE " + Bracketed(info.name) + " ADD [" + column.name + "] " +
+                          column.type.ToString() + (column.nullable ? " NULL" : " NOT NULL");
+  const auto instances = catalog_.InstancesOf(info.object_id);
+  if (!instances.empty()) {
+    const Lsn lsn = CommitMetadataChange();
+    Statement history(*db_, "INSERT INTO cdc_ddl_history(source_object_id, object_id, "
+                            "required_column_update, ddl_command, ddl_lsn, ddl_time) "
+                            "VALUES(?, ?, 0, ?, ?, ?)");
+    for (const auto& instance : instances) {
+      history.Reset();
+      history.BindInt(1, info.object_id)
+          .BindInt(2, instance.object_id)
+          .BindText(3, ddl)
+          .BindBlob(4, lsn.data(), Lsn::kSize)
+          .BindText(5, ServerTime(NowUtc()))
+          .Run();
+    }
+  }
+  tx.Commit();
+}
+
+void SimDatabase::DropColumn(const TableName& table, std::string_view column) {
+  WriteTransaction tx(*db_);
+  const TableInfo info = catalog_.LoadTable(table);
+  const ColumnInfo* c = info.Find(column);
+  if (!c) {
+    throw ConfigError("table " + info.name.ToString() + " has no column named " +
+                      std::string(column));
+  }
+  if (c->key_ordinal > 0) {
+    throw ConfigError("cannot drop column " + c->name + " of " + info.name.ToString() +
+                      ": it is part of the primary key");
+  }
+  const std::string name = c->name;
+  Statement remove(*db_, "DELETE FROM sim_columns WHERE object_id = ? AND column_id = ?");
+  remove.BindInt(1, info.object_id).BindInt(2, c->column_id).Run();
+  db_->Exec("ALTER TABLE " + QuoteIdent(SourceTableStorageName(info.name.schema, info.name.name)) +
+            " DROP COLUMN " + QuoteIdent(name));
+  const auto instances = catalog_.InstancesOf(info.object_id);
+  if (!instances.empty()) {
+    const Lsn lsn = CommitMetadataChange();
+    const std::string ddl = "ALTER TABLE " + Bracketed(info.name) + " DROP COLUMN [" + name + "]";
+    Statement history(*db_, "INSERT INTO cdc_ddl_history(source_object_id, object_id, "
+                            "required_column_update, ddl_command, ddl_lsn, ddl_time) "
+                            "VALUES(?, ?, 0, ?, ?, ?)");
+    for (const auto& instance : instances) {
+      history.Reset();
+      history.BindInt(1, info.object_id)
+          .BindInt(2, instance.object_id)
+          .BindText(3, ddl)
+          .BindBlob(4, lsn.data(), Lsn::kSize)
+          .BindText(5, ServerTime(NowUtc()))
+          .Run();
+    }
+  }
+  tx.Commit();
+}
+
+// ---- DML and the capture process ----
+
+std::unique_ptr<Transaction> SimDatabase::Begin() {
+  return std::make_unique<Transaction>(*this, NowUtc());
+}
+
+Lsn SimDatabase::WriteIdleEntry() {
+  WriteTransaction tx(*db_);
+  LsnSequence sequence = catalog_.LoadLsnSequence();
+  const Lsn lsn = sequence.NextBlock();
+  catalog_.StoreLsnSequence(sequence);
+  const std::string now = ServerTime(NowUtc());
+  catalog_.AddLsnTimeEntry(lsn, now, now, kZeroTranId);
+  tx.Commit();
+  return lsn;
+}
+
+CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {
+  if (retention_minutes < 0 || retention_minutes > kMaxRetentionMinutes) {
+    throw ConfigError("retention of " + std::to_string(retention_minutes) +
+                      " minutes is out of range: give 0 to " +
+                      std::to_string(kMaxRetentionMinutes) + " minutes");
+  }
+  CleanupResult result;
+  WriteTransaction tx(*db_);
+  Statement max(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping "
+                      "ORDER BY start_lsn DESC LIMIT 1");
+  if (!max.Step()) return result;
+  const LocalMicros max_time = ParseServerDatetime(max.Text(0));
+  // Entries carry whole milliseconds, so comparing with the threshold rounded up to the next
+  // millisecond is exact.
+  std::int64_t threshold = max_time.value - retention_minutes * kMicrosPerMinute;
+  threshold = (threshold + 999) / 1000 * 1000;
+  Statement first(*db_, "SELECT start_lsn FROM cdc_lsn_time_mapping WHERE tran_end_time >= ? "
+                        "ORDER BY start_lsn LIMIT 1");
+  first.BindText(1, FormatDateTime(threshold, 3));
+  if (!first.Step()) return result;
+  const Lsn low_water = LsnFromBlob(first.Blob(0));
+  result.low_water_mark = low_water;
+  for (const auto& instance : catalog_.ListInstances()) {
+    const Lsn start = std::max(instance.start_lsn, low_water);
+    if (start != instance.start_lsn) {
+      Statement raise(*db_, "UPDATE cdc_change_tables SET start_lsn = ? WHERE object_id = ?");
+      raise.BindBlob(1, start.data(), Lsn::kSize).BindInt(2, instance.object_id).Run();
+    }
+    Statement purge(*db_, "DELETE FROM " + QuoteIdent(ChangeTableStorageName(instance.name)) +
+                              " WHERE \"__$start_lsn\" < ?");
+    purge.BindBlob(1, start.data(), Lsn::kSize).Run();
+    result.change_rows_deleted += db_->Changes();
+  }
+  Statement purge(*db_, "DELETE FROM cdc_lsn_time_mapping WHERE start_lsn < ?");
+  purge.BindBlob(1, low_water.data(), Lsn::kSize).Run();
+  result.lsn_time_entries_deleted = db_->Changes();
+  tx.Commit();
+  return result;
+}
+
+// ---- reads ----
+
+std::vector<TableName> SimDatabase::Tables() { return catalog_.ListTables(); }
+
+TableInfo SimDatabase::Table(const TableName& table) { return catalog_.LoadTable(table); }
+
+std::vector<CaptureInstance> SimDatabase::CaptureInstances() { return catalog_.ListInstances(); }
+
+CaptureInstance SimDatabase::Instance(std::string_view capture_instance) {
+  return catalog_.LoadInstance(capture_instance);
+}
+
+std::optional<Lsn> SimDatabase::MaxLsn() {
+  Statement st(*db_, "SELECT max(start_lsn) FROM cdc_lsn_time_mapping");
+  if (!st.Step() || st.IsNull(0)) return std::nullopt;
+  return LsnFromBlob(st.Blob(0));
+}
+
+Lsn SimDatabase::MinLsn(std::string_view capture_instance) {
+  auto instance = catalog_.FindInstance(capture_instance);
+  return instance ? instance->start_lsn : Lsn();
+}
+
+std::vector<ChangeRow> SimDatabase::ChangeRows(std::string_view capture_instance) {
+  ReadTransaction snapshot(*db_);
+  const CaptureInstance instance = catalog_.LoadInstance(capture_instance);
+  std::string sql = "SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", "
+                    "\"__$update_mask\", \"__$command_id\"";
+  for (const auto& c : instance.columns) sql += ", " + QuoteIdent(c.name);
+  sql += " FROM " + QuoteIdent(ChangeTableStorageName(instance.name)) +
+         " ORDER BY \"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\"";
+  Statement st(*db_, sql);
+  std::vector<ChangeRow> rows;
+  while (st.Step()) {
+    ChangeRow row;
+    row.start_lsn = LsnFromBlob(st.Blob(0));
+    row.seqval = LsnFromBlob(st.Blob(1));
+    row.operation = static_cast<int>(st.Int(2));
+    row.update_mask = st.Blob(3);
+    row.command_id = static_cast<int>(st.Int(4));
+    for (std::size_t i = 0; i < instance.columns.size(); ++i) {
+      row.values.push_back(st.Get(static_cast<int>(i) + 5));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::int64_t SimDatabase::ChangeRowCount(std::string_view capture_instance) {
+  const CaptureInstance instance = catalog_.LoadInstance(capture_instance);
+  Statement st(*db_, "SELECT count(*) FROM " + QuoteIdent(ChangeTableStorageName(instance.name)));
+  st.Step();
+  return st.Int(0);
+}
+
+std::map<int, std::int64_t> SimDatabase::OperationCounts(std::string_view capture_instance) {
+  const CaptureInstance instance = catalog_.LoadInstance(capture_instance);
+  Statement st(*db_, "SELECT \"__$operation\", count(*) FROM " +
+                         QuoteIdent(ChangeTableStorageName(instance.name)) +
+                         " GROUP BY \"__$operation\"");
+  std::map<int, std::int64_t> out;
+  while (st.Step()) out[static_cast<int>(st.Int(0))] = st.Int(1);
+  return out;
+}
+
+std::vector<LsnTimeEntry> SimDatabase::LsnTimeMapping() {
+  Statement st(*db_, "SELECT start_lsn, tran_begin_time, tran_end_time, tran_id "
+                     "FROM cdc_lsn_time_mapping ORDER BY start_lsn");
+  std::vector<LsnTimeEntry> out;
+  while (st.Step()) {
+    out.push_back(LsnTimeEntry{LsnFromBlob(st.Blob(0)), st.Text(1), st.Text(2), st.Blob(3)});
+  }
+  return out;
+}
+
+std::vector<DdlHistoryEntry> SimDatabase::DdlHistory(std::string_view capture_instance) {
+  const CaptureInstance instance = catalog_.LoadInstance(capture_instance);
+  Statement st(*db_, "SELECT ddl_command, ddl_lsn, ddl_time FROM cdc_ddl_history "
+                     "WHERE object_id = ? ORDER BY ddl_lsn");
+  st.BindInt(1, instance.object_id);
+  std::vector<DdlHistoryEntry> out;
+  while (st.Step()) {
+    out.push_back(DdlHistoryEntry{instance.name, st.Text(0), LsnFromBlob(st.Blob(1)), st.Text(2)});
+  }
+  return out;
+}
+
+std::vector<Row> SimDatabase::Rows(const TableName& table) {
+  ReadTransaction snapshot(*db_);
+  const TableInfo info = catalog_.LoadTable(table);
+  std::string sql = "SELECT ";
+  for (std::size_t i = 0; i < info.columns.size(); ++i) {
+    sql += (i ? ", " : "") + QuoteIdent(info.columns[i].name);
+  }
+  sql += " FROM " + QuoteIdent(SourceTableStorageName(info.name.schema, info.name.name)) +
+         " ORDER BY ";
+  for (std::size_t k = 0; k < info.key.size(); ++k) {
+    sql += (k ? ", " : "") + QuoteIdent(info.key[k]);
+  }
+  Statement st(*db_, sql);
+  std::vector<Row> rows;
+  while (st.Step()) {
+    Row row;
+    for (std::size_t i = 0; i < info.columns.size(); ++i) {
+      row[info.columns[i].name] = st.Get(static_cast<int>(i));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::int64_t SimDatabase::RowCount(const TableName& table) {
+  const TableInfo info = catalog_.LoadTable(table);
+  Statement st(*db_, "SELECT count(*) FROM " +
+                         QuoteIdent(SourceTableStorageName(info.name.schema, info.name.name)));
+  st.Step();
+  return st.Int(0);
+}
+
+}  // namespace mssql_cdc::sim

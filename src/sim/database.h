@@ -1,0 +1,183 @@
+// A simulated SQL Server database with Change Data Capture, kept in one SQLite file (layout:
+// sim/storage.h). It behaves as SQL Server's CDC does (spec part A): every committed
+// transaction that touches a tracked table gets one commit LSN larger than any before, and
+// each of its row changes a change row per capture instance, ordered by __$seqval and
+// __$command_id, updates as a before (3) and after (4) image; cdc.lsn_time_mapping records
+// each commit with its local begin and end time; idle entries move the max LSN without
+// changes; cleanup by retention raises each instance's min LSN and deletes what lies below.
+// At most two capture instances per table; a capture instance keeps the columns it was
+// enabled with.
+//
+// The file is in WAL mode, so readers in other processes see each commit whole while a
+// writer runs. A SimDatabase is one connection: use it from one thread at a time.
+//
+// Time comes from the machine (real clock) or from a manual clock kept in the file, which
+// only moves when set or advanced, for deterministic runs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lsn.h"
+#include "core/time.h"
+#include "core/timezone.h"
+#include "sim/catalog.h"
+#include "sim/schema.h"
+#include "sim/sqlite.h"
+#include "sim/value.h"
+
+namespace mssql_cdc::sim {
+
+class Transaction;
+
+enum class ClockMode { kReal, kManual };
+
+struct CreateOptions {
+  std::string database_name = "sim";
+  std::string time_zone = "UTC";        // a Windows time-zone name
+  ClockMode clock = ClockMode::kReal;
+  UtcMicros manual_start;               // the manual clock's first reading
+};
+
+// Options of sys.sp_cdc_enable_table.
+struct EnableCdcOptions {
+  std::string capture_instance;               // empty: <schema>_<table>
+  std::vector<std::string> captured_columns;  // empty: every column
+  std::string role_name;                      // empty: no gating role
+};
+
+// One row of a change table.
+struct ChangeRow {
+  Lsn start_lsn;
+  Seqval seqval;
+  int operation = 0;         // 1 delete, 2 insert, 3 update before, 4 update after
+  std::string update_mask;   // big-endian bytes, ordinal 1 = lowest bit of the last byte
+  int command_id = 0;
+  std::vector<Value> values;  // the captured columns in ordinal order, as stored
+
+  // Whether the mask has the bit of `column_ordinal` (sys.fn_cdc_is_bit_set).
+  bool IsBitSet(int column_ordinal) const;
+};
+
+// One row of cdc.lsn_time_mapping.
+struct LsnTimeEntry {
+  Lsn start_lsn;
+  std::string tran_begin_time;  // server local time "YYYY-MM-DD HH:MM:SS.fff"
+  std::string tran_end_time;
+  std::string tran_id;          // 10 bytes; all zero for an idle entry
+  bool is_idle() const;
+};
+
+struct DdlHistoryEntry {
+  std::string capture_instance;
+  std::string ddl_command;
+  Lsn ddl_lsn;
+  std::string ddl_time;
+};
+
+struct CleanupResult {
+  std::optional<Lsn> low_water_mark;  // nullopt when lsn_time_mapping was empty
+  std::int64_t change_rows_deleted = 0;
+  std::int64_t lsn_time_entries_deleted = 0;
+};
+
+class SimDatabase {
+ public:
+  // Creates a new file. Throws ConfigError when `path` exists (a simulated database or any
+  // other file: nothing is overwritten) or a setting is invalid.
+  static std::unique_ptr<SimDatabase> Create(const std::string& path,
+                                             const CreateOptions& options = {});
+  // Opens an existing file. Throws SourceError when it is missing, is not a simulated
+  // database, or was written by a newer format version.
+  static std::unique_ptr<SimDatabase> Open(const std::string& path);
+
+  ~SimDatabase();
+
+  const std::string& path() const { return db_->path(); }
+  std::string database_name();
+  const SourceClock& clock() const { return clock_; }
+  std::string time_zone() const { return clock_.name(); }
+
+  // ---- the clock ----
+  ClockMode clock_mode();
+  // The current instant: the machine's, or the manual clock's.
+  UtcMicros NowUtc();
+  // Switches to the manual clock at `now`.
+  void SetManualClock(UtcMicros now);
+  // Moves the manual clock forward. Throws ConfigError under the real clock or for a
+  // negative step.
+  void AdvanceClock(std::int64_t micros);
+  void UseRealClock();
+
+  // ---- DDL ----
+  // CREATE TABLE with a primary key. Throws ConfigError for bad names, types or keys; nothing
+  // is created then.
+  void CreateTable(const TableDef& table);
+  // sys.sp_cdc_enable_table. Returns the capture instance's name. Its start_lsn is the commit
+  // LSN of the enabling transaction, which gets an lsn_time_mapping entry.
+  std::string EnableCdc(const TableName& table, const EnableCdcOptions& options = {});
+  // sys.sp_cdc_disable_table for one capture instance: drops it and its change table.
+  void DisableCdc(std::string_view capture_instance);
+  // ALTER TABLE ADD. Existing capture instances do not capture the column; the DDL is
+  // recorded in cdc.ddl_history of each. A NOT NULL column needs an empty table.
+  void AddColumn(const TableName& table, const ColumnDef& column);
+  // ALTER TABLE DROP COLUMN (not of a key column). Capture instances keep the column; their
+  // later rows hold NULL for it.
+  void DropColumn(const TableName& table, std::string_view column);
+
+  // ---- DML ----
+  // A transaction whose begin time is now. Statements run at Commit (see Transaction).
+  std::unique_ptr<Transaction> Begin();
+
+  // ---- the capture process ----
+  // An idle entry: a new LSN in lsn_time_mapping with tran_id zero and no change rows.
+  Lsn WriteIdleEntry();
+  // sys.sp_cdc_cleanup_change_table for every instance with a retention in minutes
+  // (0 to 52494800): the low-water mark is the first lsn_time_mapping entry whose
+  // tran_end_time is at or after (commit time of the max LSN - retention).
+  CleanupResult Cleanup(std::int64_t retention_minutes);
+
+  // ---- reads ----
+  std::vector<TableName> Tables();
+  TableInfo Table(const TableName& table);
+  std::vector<CaptureInstance> CaptureInstances();
+  CaptureInstance Instance(std::string_view capture_instance);
+  // sys.fn_cdc_get_max_lsn(): nullopt while lsn_time_mapping is empty.
+  std::optional<Lsn> MaxLsn();
+  // sys.fn_cdc_get_min_lsn(ci): zero when the instance does not exist.
+  Lsn MinLsn(std::string_view capture_instance);
+  // Every change row of the instance, ordered by (__$start_lsn, __$command_id, __$seqval,
+  // __$operation).
+  std::vector<ChangeRow> ChangeRows(std::string_view capture_instance);
+  std::int64_t ChangeRowCount(std::string_view capture_instance);
+  // Change rows per __$operation (1 to 4).
+  std::map<int, std::int64_t> OperationCounts(std::string_view capture_instance);
+  std::vector<LsnTimeEntry> LsnTimeMapping();
+  std::vector<DdlHistoryEntry> DdlHistory(std::string_view capture_instance);
+  // Current rows of a source table, by primary key, with every live column.
+  std::vector<Row> Rows(const TableName& table);
+  std::int64_t RowCount(const TableName& table);
+
+  // For Transaction and the workload generator.
+  SqliteDb& sqlite() { return *db_; }
+  Catalog& catalog() { return catalog_; }
+  // The server's local time of `utc`, as lsn_time_mapping records it.
+  std::string ServerTime(UtcMicros utc) const;
+
+ private:
+  SimDatabase(std::unique_ptr<SqliteDb> db, SourceClock clock);
+  // Allocates a commit LSN and a tran id for a metadata transaction and records it in
+  // lsn_time_mapping. Runs inside the caller's write transaction.
+  Lsn CommitMetadataChange();
+  void CreateChangeTable(const CaptureInstance& instance);
+
+  std::unique_ptr<SqliteDb> db_;
+  Catalog catalog_;
+  SourceClock clock_;
+};
+
+}  // namespace mssql_cdc::sim
