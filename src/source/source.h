@@ -67,11 +67,13 @@ struct ChangeReadRequest {
   std::string capture_instance;
   Lsn from;  // inclusive
   Lsn to;    // inclusive
-  // Captured columns to read, in this order; empty reads all of them in ordinal order.
-  // A name the instance does not capture reads as NULL (the caller decided its type).
+  // Captured columns to read, in this order, matched like SQL Server names (exact, else
+  // ignoring case); empty reads all of them in ordinal order. A name the instance does not
+  // capture throws ConfigError naming it and the columns the instance does capture: a column
+  // that exists in another instance of the table is the caller's to fill with NULLs.
   std::vector<std::string> columns;
-  bool include_command_id = true;
-  std::int64_t batch_rows = 10'000;  // rows per record batch at most
+  bool include_command_id = true;  // false leaves the column out; the order still uses it
+  std::int64_t batch_rows = 10'000;  // rows per record batch at most, >= 1
 };
 
 // Current rows of a source table. Bounds follow snapshotChunks: `lo` inclusive, `hi`
@@ -121,12 +123,22 @@ class Source {
 
   // Change rows of [from, to] joined to their commit times, in the output schema (six
   // metadata columns, then the captured columns), ordered by (_start_lsn, _command_id,
-  // _seqval, _operation). `clock` converts commit times to UTC.
+  // _seqval, _operation). `clock` converts commit times to UTC. Request errors (unknown
+  // instance or column, bad batch_rows) throw here; failures while reading come back from
+  // ReadNext as a Status carrying the Error (source/error_status.h: ThrowIfError).
+  // The reader keeps what it needs of the Source alive; it may outlive the Source.
   virtual std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
                                                                  const SourceClock& clock) = 0;
-  // Current rows in the output schema as operation-0 rows stamped with the snapshot LSN.
+  // Current rows in the output schema as operation-0 rows stamped with the snapshot LSN, in
+  // key order, `lo <= key < hi`. A captured column dropped from the table reads NULL. Errors
+  // as for ReadChanges; bounds that do not fit the key throw ConfigError.
   virtual std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(
       const SnapshotReadRequest& request) = 0;
+
+ protected:
+  // How a user lists the capture instances there are, for the NotFoundError of
+  // ResolveCaptureInstance.
+  virtual std::string HowToListCaptureInstances() const;
 };
 
 }  // namespace mssql_cdc

@@ -1,0 +1,70 @@
+#include "source/error_status.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "core/errors.h"
+
+namespace mssql_cdc {
+namespace {
+
+constexpr const char kDetailType[] = "mssql_cdc::Error";
+
+class ErrorDetail : public arrow::StatusDetail {
+ public:
+  ErrorDetail(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  const char* type_id() const override { return kDetailType; }
+  std::string ToString() const override { return std::string(ErrorClassName(code_)); }
+  ErrorCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  ErrorCode code_;
+  std::string message_;
+};
+
+arrow::Status StatusOf(ErrorCode code, const std::string& message) {
+  return arrow::Status(arrow::StatusCode::IOError, message,
+                       std::make_shared<ErrorDetail>(code, message));
+}
+
+[[noreturn]] void Throw(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kConfig: throw ConfigError(message);
+    case ErrorCode::kDataLoss: throw DataLossError(message);
+    case ErrorCode::kSchemaChanged: throw SchemaChangedError(message);
+    case ErrorCode::kPermission: throw PermissionError(message);
+    case ErrorCode::kNotFound: throw NotFoundError(message);
+    case ErrorCode::kSource: throw SourceError(message);
+    case ErrorCode::kUnsupportedType: throw UnsupportedTypeError(message);
+    case ErrorCode::kInternal: throw InternalError(message);
+  }
+  throw Error(code, message);
+}
+
+}  // namespace
+
+arrow::Status CurrentExceptionToStatus() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return StatusOf(e.code(), e.what());
+  } catch (const std::exception& e) {
+    return StatusOf(ErrorCode::kInternal, std::string("unexpected failure: ") + e.what());
+  } catch (...) {
+    return StatusOf(ErrorCode::kInternal, "unexpected failure of an unknown kind");
+  }
+}
+
+void ThrowIfError(const arrow::Status& status) {
+  if (status.ok()) return;
+  const auto& detail = status.detail();
+  if (detail != nullptr && std::string(detail->type_id()) == kDetailType) {
+    const auto& error = static_cast<const ErrorDetail&>(*detail);
+    Throw(error.code(), error.message());
+  }
+  throw SourceError(status.ToString());
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,45 @@
+// Reads the current rows of a sim database's source table in key order, over a key range, as
+// operation-0 record batches of the output schema. SimSource resolves the table, columns and
+// keys; this only reads, under one SQLite read snapshot of its own connection.
+#pragma once
+
+#include <arrow/record_batch.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/lsn.h"
+#include "core/time.h"
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+struct SimKeyColumn {
+  std::string name;  // as the source table spells it
+  SqlType type;
+};
+
+struct SimSnapshotQuery {
+  std::string path;              // the sim database file
+  std::string capture_instance;  // stamped as _capture_instance
+  std::string table;             // storage name of the source table
+  std::vector<CapturedColumn> columns;  // output columns, in order
+  // Per output column, its current name in the table; nullopt for a dropped column.
+  std::vector<std::optional<std::string>> table_columns;
+  std::vector<SimKeyColumn> key;  // order and range key, at least one column
+  nlohmann::json lo;  // inclusive; null: open
+  nlohmann::json hi;  // exclusive; null: open
+  Lsn snapshot_lsn;
+  UtcMicros snapshot_commit_ts;
+  std::int64_t batch_rows = 10'000;
+};
+
+// Throws ConfigError when a bound does not fit the key (a list for a one-column key, a scalar
+// or a list of the wrong length for a composite one, a null or nested part), or batch_rows < 1.
+std::unique_ptr<arrow::RecordBatchReader> MakeSimSnapshotReader(const SimSnapshotQuery& query);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,394 @@
+#include "source/sim_source.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "core/errors.h"
+#include "sim/storage.h"
+#include "source/sim_change_reader.h"
+#include "source/sim_snapshot_reader.h"
+#include "source/sqlite_connection.h"
+
+namespace mssql_cdc {
+namespace {
+
+bool EqualIgnoringCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+// Index of the name equal to `wanted`, else the one equal ignoring case; -1 when none, -2
+// when several differ only in case.
+template <typename Names>
+int FindName(const Names& names, std::string_view wanted) {
+  int found = -1;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == wanted) return static_cast<int>(i);
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (EqualIgnoringCase(names[i], wanted)) found = found == -1 ? static_cast<int>(i) : -2;
+  }
+  return found;
+}
+
+std::string CreateHint(const std::string& path) {
+  return "create one with `mssql-cdc sim create --db " + path + "`";
+}
+
+class SimSource final : public Source {
+ public:
+  SimSource(std::string path, std::shared_ptr<SqliteConnection> db)
+      : path_(std::move(path)), db_(std::move(db)) {}
+
+  std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
+    SqliteStatement q(db_,
+                      "SELECT ct.object_id, ct.capture_instance, ct.source_schema, "
+                      "ct.source_table, ct.start_lsn, ct.create_date, ic.column_name "
+                      "FROM cdc_change_tables ct "
+                      "LEFT JOIN cdc_index_columns ic ON ic.object_id = ct.object_id "
+                      "ORDER BY ct.source_schema, ct.source_table, ct.create_date, ct.start_lsn, "
+                      "ct.capture_instance, ic.index_ordinal");
+    std::vector<CaptureInstanceInfo> out;
+    std::int64_t current = 0;
+    while (q.Step()) {
+      const std::int64_t object_id = q.Int64(0);
+      if (out.empty() || object_id != current) {
+        current = object_id;
+        CaptureInstanceInfo info;
+        info.name = q.String(1);
+        info.source_schema = q.String(2);
+        info.source_table = q.String(3);
+        info.start_lsn = q.LsnAt(4, "cdc_change_tables.start_lsn");
+        info.create_date = LocalTime(q.Text(5), "cdc_change_tables.create_date");
+        out.push_back(std::move(info));
+      }
+      if (!q.IsNull(6)) out.back().index_columns.push_back(q.String(6));
+    }
+    return out;
+  }
+
+  std::vector<CapturedColumn> CapturedColumns(const std::string& capture_instance) override {
+    return ColumnsOf(Resolve(capture_instance));
+  }
+
+  std::vector<DdlEvent> DdlHistory(const std::string& capture_instance) override {
+    const Instance instance = Resolve(capture_instance);
+    SqliteStatement q(db_,
+                      "SELECT ddl_lsn, ddl_command, ddl_time FROM cdc_ddl_history "
+                      "WHERE object_id = ?1 ORDER BY ddl_lsn");
+    q.BindInt64(1, instance.object_id);
+    std::vector<DdlEvent> out;
+    while (q.Step()) {
+      out.push_back(DdlEvent{q.LsnAt(0, "cdc_ddl_history.ddl_lsn"), q.String(1),
+                             LocalTime(q.Text(2), "cdc_ddl_history.ddl_time")});
+    }
+    return out;
+  }
+
+  std::string ServerTimeZone() override {
+    SqliteStatement q(db_, "SELECT value FROM sim_meta WHERE key = ?1");
+    q.BindText(1, sim::kMetaTimeZone);
+    if (!q.Step()) {
+      throw SourceError("sim database '" + path_ + "' has no time zone (sim_meta '" +
+                        std::string(sim::kMetaTimeZone) + "'): " + CreateHint(path_));
+    }
+    return q.String(0);
+  }
+
+  Lsn MinLsn(const std::string& capture_instance) override {
+    // capture_instance is COLLATE NOCASE and unique, as names are in SQL Server's default
+    // collation; an unknown instance gives zero, like sys.fn_cdc_get_min_lsn.
+    SqliteStatement q(db_, "SELECT start_lsn FROM cdc_change_tables WHERE capture_instance = ?1");
+    q.BindText(1, capture_instance);
+    if (!q.Step() || q.IsNull(0)) return Lsn();
+    return q.LsnAt(0, "cdc_change_tables.start_lsn");
+  }
+
+  std::optional<Lsn> MaxLsn() override {
+    SqliteStatement q(db_, "SELECT MAX(start_lsn) FROM cdc_lsn_time_mapping");
+    if (!q.Step() || q.IsNull(0)) return std::nullopt;
+    return q.LsnAt(0, "cdc_lsn_time_mapping.start_lsn");
+  }
+
+  std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) override {
+    if (n < 1) throw ConfigError("the commit count must be at least 1, got " + std::to_string(n));
+    SqliteStatement q(db_,
+                      "SELECT MAX(start_lsn) FROM (SELECT start_lsn FROM cdc_lsn_time_mapping "
+                      "WHERE start_lsn > ?1 ORDER BY start_lsn LIMIT ?2)");
+    q.BindLsn(1, after);
+    q.BindInt64(2, n);
+    if (!q.Step() || q.IsNull(0)) return std::nullopt;
+    return q.LsnAt(0, "cdc_lsn_time_mapping.start_lsn");
+  }
+
+  std::optional<LocalMicros> CommitTime(const Lsn& lsn) override {
+    SqliteStatement q(db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn = ?1");
+    q.BindLsn(1, lsn);
+    if (!q.Step()) return std::nullopt;
+    return LocalTime(q.Text(0), "cdc_lsn_time_mapping.tran_end_time");
+  }
+
+  std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
+    SqliteStatement q(db_,
+                      "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn <= ?1 "
+                      "ORDER BY start_lsn DESC LIMIT 1");
+    q.BindLsn(1, lsn);
+    if (!q.Step()) return std::nullopt;
+    return LocalTime(q.Text(0), "cdc_lsn_time_mapping.tran_end_time");
+  }
+
+  std::vector<SplitPoint> SplitPoints(const std::string& capture_instance, const Lsn& from,
+                                      const Lsn& to, int n) override {
+    if (n < 1) throw ConfigError("the split count must be at least 1, got " + std::to_string(n));
+    const Instance instance = Resolve(capture_instance);
+    // NTILE then GROUP BY, as the reference's T-SQL does: a commit whose rows straddle two
+    // tiles is reported in both, and the planner merges such tiles.
+    SqliteStatement q(
+        db_, "SELECT MAX(s) AS b, COUNT(*) FROM (SELECT \"__$start_lsn\" AS s, NTILE(" +
+                 std::to_string(n) + ") OVER (ORDER BY \"__$start_lsn\") AS g FROM " +
+                 sim::QuoteIdent(sim::ChangeTableStorageName(instance.info.name)) +
+                 " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2) GROUP BY g ORDER BY b");
+    q.BindLsn(1, from);
+    q.BindLsn(2, to);
+    std::vector<SplitPoint> out;
+    while (q.Step()) {
+      const Lsn bound = q.LsnAt(0, "__$start_lsn");
+      out.push_back(SplitPoint{bound, bound.Increment(), q.Int64(1)});
+    }
+    return out;
+  }
+
+  std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
+                                                         const SourceClock& clock) override {
+    const Instance instance = Resolve(request.capture_instance);
+    SimChangeQuery query;
+    query.path = path_;
+    query.capture_instance = instance.info.name;
+    query.columns = Select(ColumnsOf(instance), request.columns, instance.info.name);
+    query.from = request.from;
+    query.to = request.to;
+    query.include_command_id = request.include_command_id;
+    query.batch_rows = request.batch_rows;
+    return MakeSimChangeReader(query, clock);
+  }
+
+  std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(
+      const SnapshotReadRequest& request) override {
+    const Instance instance = Resolve(request.capture_instance);
+    SimSnapshotQuery query;
+    query.path = path_;
+    query.capture_instance = request.capture_instance;  // the name as configured
+    query.columns = Select(ColumnsOf(instance), request.columns, instance.info.name);
+    query.lo = request.lo;
+    query.hi = request.hi;
+    query.snapshot_lsn = request.snapshot_lsn;
+    query.snapshot_commit_ts = request.snapshot_commit_ts;
+    query.batch_rows = request.batch_rows;
+
+    const Table table = TableOf(instance);
+    query.table = sim::SourceTableStorageName(table.schema, table.name);
+    for (const auto& column : query.columns) {
+      // Matched by column_id: a column dropped from the table reads NULL, a renamed one
+      // reads under its new name.
+      const auto live = std::find_if(table.columns.begin(), table.columns.end(),
+                                     [&](const TableColumn& c) { return c.column_id == column.column_id; });
+      query.table_columns.push_back(live == table.columns.end()
+                                        ? std::nullopt
+                                        : std::optional<std::string>(live->name));
+    }
+    std::vector<std::string> names;
+    for (const auto& column : table.columns) names.push_back(column.name);
+    const std::vector<std::string>& key =
+        request.key_columns.empty() ? instance.info.index_columns : request.key_columns;
+    if (key.empty()) {
+      throw ConfigError("capture instance '" + instance.info.name +
+                        "' has no index columns: give the key columns of the snapshot");
+    }
+    for (const auto& wanted : key) {
+      const int i = FindName(names, wanted);
+      if (i < 0) {
+        throw ConfigError("key column '" + wanted + "' is not a column of table " + table.schema +
+                          "." + table.name + "; it has: " + Joined(names));
+      }
+      query.key.push_back(SimKeyColumn{table.columns[i].name, table.columns[i].type});
+    }
+    return MakeSimSnapshotReader(query);
+  }
+
+ protected:
+  std::string HowToListCaptureInstances() const override {
+    return "list them with `mssql-cdc sim info --db " + path_ + "`";
+  }
+
+ private:
+  struct Instance {
+    CaptureInstanceInfo info;
+    std::int64_t object_id = 0;
+    std::int64_t source_object_id = 0;
+  };
+  struct TableColumn {
+    int column_id = 0;
+    std::string name;
+    SqlType type;
+  };
+  struct Table {
+    std::string schema;
+    std::string name;
+    std::vector<TableColumn> columns;  // live columns, by column_id
+  };
+
+  Instance Resolve(const std::string& name) {
+    Instance instance;
+    instance.info = ResolveCaptureInstance(name);
+    SqliteStatement q(db_,
+                      "SELECT object_id, source_object_id FROM cdc_change_tables "
+                      "WHERE capture_instance = ?1");
+    q.BindText(1, instance.info.name);
+    if (!q.Step()) {
+      throw NotFoundError("capture instance '" + instance.info.name +
+                          "' was disabled while it was being read; " + HowToListCaptureInstances());
+    }
+    instance.object_id = q.Int64(0);
+    instance.source_object_id = q.Int64(1);
+    return instance;
+  }
+
+  std::vector<CapturedColumn> ColumnsOf(const Instance& instance) {
+    SqliteStatement q(db_,
+                      "SELECT column_name, column_ordinal, column_id, column_type "
+                      "FROM cdc_captured_columns WHERE object_id = ?1 ORDER BY column_ordinal");
+    q.BindInt64(1, instance.object_id);
+    std::vector<CapturedColumn> out;
+    while (q.Step()) {
+      CapturedColumn column;
+      column.name = q.String(0);
+      column.column_ordinal = static_cast<int>(q.Int64(1));
+      column.column_id = static_cast<int>(q.Int64(2));
+      column.type = StoredType(q.Text(3), "column '" + column.name + "' of capture instance '" +
+                                               instance.info.name + "'");
+      out.push_back(std::move(column));
+    }
+    return out;
+  }
+
+  Table TableOf(const Instance& instance) {
+    Table table;
+    SqliteStatement t(db_, "SELECT schema_name, table_name FROM sim_tables WHERE object_id = ?1");
+    t.BindInt64(1, instance.source_object_id);
+    if (!t.Step()) {
+      throw NotFoundError("the source table " + instance.info.source_schema + "." +
+                          instance.info.source_table + " of capture instance '" +
+                          instance.info.name + "' no longer exists");
+    }
+    table.schema = t.String(0);
+    table.name = t.String(1);
+    SqliteStatement c(db_,
+                      "SELECT column_id, name, type FROM sim_columns WHERE object_id = ?1 "
+                      "ORDER BY column_id");
+    c.BindInt64(1, instance.source_object_id);
+    while (c.Step()) {
+      TableColumn column;
+      column.column_id = static_cast<int>(c.Int64(0));
+      column.name = c.String(1);
+      column.type = StoredType(c.Text(2), "column '" + column.name + "' of table " +
+                                              table.schema + "." + table.name);
+      table.columns.push_back(std::move(column));
+    }
+    return table;
+  }
+
+  // The requested captured columns in request order; all of them when none is named.
+  static std::vector<CapturedColumn> Select(const std::vector<CapturedColumn>& captured,
+                                            const std::vector<std::string>& requested,
+                                            const std::string& instance) {
+    if (requested.empty()) return captured;
+    std::vector<std::string> names;
+    for (const auto& column : captured) names.push_back(column.name);
+    std::vector<CapturedColumn> out;
+    std::vector<bool> taken(captured.size(), false);
+    for (const auto& wanted : requested) {
+      const int i = FindName(names, wanted);
+      if (i < 0) {
+        throw ConfigError("column '" + wanted + "' is not captured by capture instance '" +
+                          instance + "'; it captures: " + Joined(names));
+      }
+      if (taken[i]) {
+        throw ConfigError("column '" + wanted + "' is asked for twice in the columns to read");
+      }
+      taken[i] = true;
+      out.push_back(captured[i]);
+    }
+    return out;
+  }
+
+  LocalMicros LocalTime(std::string_view text, const char* what) const {
+    const auto micros = ParseDateTime(text);
+    if (!micros) {
+      throw SourceError(std::string(what) + " '" + std::string(text) + "' in sim database '" +
+                        path_ + "' is not a time 'YYYY-MM-DD HH:MM:SS.fff'");
+    }
+    return LocalMicros{*micros};
+  }
+
+  SqlType StoredType(std::string_view text, const std::string& what) const {
+    try {
+      return SqlType::Parse(text);
+    } catch (const ConfigError& e) {
+      throw SourceError(what + " in sim database '" + path_ + "' has a malformed type: " +
+                        e.what());
+    }
+  }
+
+  std::string path_;
+  std::shared_ptr<SqliteConnection> db_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> OpenSimSource(const std::string& path) {
+  std::shared_ptr<SqliteConnection> db;
+  try {
+    db = SqliteConnection::OpenReadOnly(path);
+  } catch (const SourceError& e) {
+    throw SourceError(std::string(e.what()) + ": " + CreateHint(path));
+  }
+  std::map<std::string, std::string, std::less<>> meta;
+  try {
+    SqliteStatement q(db, "SELECT key, value FROM sim_meta WHERE key IN (?1, ?2)");
+    q.BindText(1, sim::kMetaFormat);
+    q.BindText(2, sim::kMetaFormatVersion);
+    while (q.Step()) meta[q.String(0)] = q.String(1);
+  } catch (const SourceError& e) {
+    throw SourceError("'" + path + "' is not a mssql-cdc sim database (" + e.what() + "): " +
+                      CreateHint(path) + ", or give the path of one");
+  }
+  const auto format = meta.find(sim::kMetaFormat);
+  if (format == meta.end() || format->second != sim::kFormatName) {
+    throw SourceError("'" + path + "' is not a mssql-cdc sim database (its sim_meta has no '" +
+                      std::string(sim::kMetaFormat) + "' = '" + std::string(sim::kFormatName) +
+                      "'): " + CreateHint(path) + ", or give the path of one");
+  }
+  const auto version = meta.find(sim::kMetaFormatVersion);
+  const std::string found = version == meta.end() ? "none" : version->second;
+  if (found != std::to_string(sim::kFormatVersion)) {
+    throw SourceError("sim database '" + path + "' has format version " + found +
+                      ", and this build reads version " + std::to_string(sim::kFormatVersion) +
+                      ": recreate it with `mssql-cdc sim create --db " + path +
+                      "` (after moving the old file away)");
+  }
+  return std::make_unique<SimSource>(path, std::move(db));
+}
+
+}  // namespace mssql_cdc
