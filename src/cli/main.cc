@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   } catch (const mssql_cdc::Error& e) {
     std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "mssql-cdc: " << e.what() << "\n";
+    return 2;
   }
   return 0;
 }

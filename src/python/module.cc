@@ -1,11 +1,37 @@
-// The extension module mssql_cdc._core: the C++ engine as Python sees it.
+// The extension module mssql_cdc._core: the C++ engine as Python sees it. Python adapts the
+// engine to Spark and nothing more, so these bindings expose engine calls as they are.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
+#include "core/errors.h"
 #include "core/lsn.h"
+#include "core/offset.h"
+#include "core/sql_type.h"
+#include "python/errors.h"
 
 namespace nb = nanobind;
 
+namespace mssql_cdc::python {
+void BindSource(nb::module_& m);  // source_bindings.cc
+}
+
 NB_MODULE(_core, m) {
+  using namespace mssql_cdc;
   m.attr("__version__") = "0.1.0";
+  python::RegisterErrorTranslator();
+
+  m.def("lsn_normalize", [](const std::string& text) { return Lsn::ParseLenient(text).ToString(); },
+        "An LSN as 0x + 20 uppercase hex; accepts 1-20 hex digits with or without 0x.");
+  m.def("lsn_increment", [](const std::string& text) { return Lsn::Parse(text).Increment().ToString(); },
+        "sys.fn_cdc_increment_lsn");
+  m.def("lsn_decrement", [](const std::string& text) { return Lsn::Parse(text).Decrement().ToString(); },
+        "sys.fn_cdc_decrement_lsn");
+  m.def("offset_normalize", [](const std::string& json) { return Offset::FromJson(json).ToJson(); },
+        "Parses an offset JSON and writes it back in the contract's form.");
+  m.def("spark_type", [](const std::string& declaration) {
+    return SparkTypeFor(SqlType::Parse(declaration), "column");
+  }, "The Spark SQL type of a SQL Server type declaration under the engine's mapping.");
+  python::BindSource(m);
 }

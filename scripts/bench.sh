@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the benchmarks against the tree `make build` left and appends their figures, with the
+# command, the machine and the commit, to bench/RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p bench/out
+out=bench/out/latest.md
+{
+  echo
+  echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+  echo
+  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
+  echo
+  echo "Command: \`make bench\` (\`build/bench/source_bench --rows ${BENCH_ROWS:-1000000} --dir bench/out\`)"
+  echo
+  build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --dir bench/out
+} | tee "$out"
+cat "$out" >> bench/RESULTS.md
+echo "bench: figures appended to bench/RESULTS.md"
