@@ -1,0 +1,20 @@
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def cli():
+    binary = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
+
+    def run(*args, check=True):
+        result = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, timeout=300)
+        if check and result.returncode != 0:
+            raise AssertionError(f"mssql-cdc {' '.join(map(str, args))} failed:\n{result.stderr}")
+        return result
+
+    return run
