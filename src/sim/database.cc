@@ -42,11 +42,30 @@ void CheckColumn(const ColumnDef& c) {
 // Whether `path` holds a simulated database: a SQLite file with the format marker.
 bool IsSimDatabase(const std::string& path) {
   try {
-    SqliteDb db(path, false);
+    SqliteDb db(path, SqliteDb::Mode::kReadWrite);
     Statement st(db, "SELECT value FROM sim_meta WHERE key = 'format'");
     return st.Step() && st.Text(0) == kFormatName;
   } catch (const SourceError&) {
     return false;
+  }
+}
+
+// Records `ddl`, run on the table `table_object_id` at `lsn` and `time`, in cdc_ddl_history
+// once for each of the table's capture instances, as SQL Server does.
+void RecordDdl(SqliteDb& db, std::int64_t table_object_id,
+               const std::vector<CaptureInstance>& instances, const std::string& ddl,
+               const Lsn& lsn, const std::string& time) {
+  Statement history(db, "INSERT INTO cdc_ddl_history(source_object_id, object_id, "
+                        "required_column_update, ddl_command, ddl_lsn, ddl_time) "
+                        "VALUES(?, ?, 0, ?, ?, ?)");
+  for (const auto& instance : instances) {
+    history.Reset();
+    history.BindInt(1, table_object_id)
+        .BindInt(2, instance.object_id)
+        .BindText(3, ddl)
+        .BindLsn(4, lsn)
+        .BindText(5, time)
+        .Run();
   }
 }
 
@@ -90,7 +109,7 @@ std::unique_ptr<SimDatabase> SimDatabase::Create(const std::string& path,
   CheckIdentifier(options.database_name, "database name");
   SourceClock clock = SourceClock::ForWindowsZone(options.time_zone);
   try {
-    auto db = std::make_unique<SqliteDb>(path, true);
+    auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
     db->EnableWal();
     {
       WriteTransaction tx(*db);
@@ -122,7 +141,12 @@ std::unique_ptr<SimDatabase> SimDatabase::Open(const std::string& path) {
     throw SourceError(path + " does not exist: create a simulated database with "
                              "`mssql-cdc sim create --db " + path + "`");
   }
-  auto db = std::make_unique<SqliteDb>(path, false);
+  std::unique_ptr<SqliteDb> db;
+  try {
+    db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kReadWrite);
+  } catch (const SourceError& e) {
+    throw SourceError(std::string(e.what()) + " (create one with `mssql-cdc sim create`)");
+  }
   std::optional<std::string> format, version;
   try {
     Catalog catalog(*db);
@@ -467,18 +491,7 @@ void SimDatabase::AddColumn(const TableName& table, const ColumnDef& column) {
   const auto instances = catalog_.InstancesOf(info.object_id);
   if (!instances.empty()) {
     const Lsn lsn = CommitMetadataChange();
-    Statement history(*db_, "INSERT INTO cdc_ddl_history(source_object_id, object_id, "
-                            "required_column_update, ddl_command, ddl_lsn, ddl_time) "
-                            "VALUES(?, ?, 0, ?, ?, ?)");
-    for (const auto& instance : instances) {
-      history.Reset();
-      history.BindInt(1, info.object_id)
-          .BindInt(2, instance.object_id)
-          .BindText(3, ddl)
-          .BindBlob(4, lsn.data(), Lsn::kSize)
-          .BindText(5, ServerTime(NowUtc()))
-          .Run();
-    }
+    RecordDdl(*db_, info.object_id, instances, ddl, lsn, ServerTime(NowUtc()));
   }
   tx.Commit();
 }
@@ -504,18 +517,7 @@ void SimDatabase::DropColumn(const TableName& table, std::string_view column) {
   if (!instances.empty()) {
     const Lsn lsn = CommitMetadataChange();
     const std::string ddl = "ALTER TABLE " + Bracketed(info.name) + " DROP COLUMN [" + name + "]";
-    Statement history(*db_, "INSERT INTO cdc_ddl_history(source_object_id, object_id, "
-                            "required_column_update, ddl_command, ddl_lsn, ddl_time) "
-                            "VALUES(?, ?, 0, ?, ?, ?)");
-    for (const auto& instance : instances) {
-      history.Reset();
-      history.BindInt(1, info.object_id)
-          .BindInt(2, instance.object_id)
-          .BindText(3, ddl)
-          .BindBlob(4, lsn.data(), Lsn::kSize)
-          .BindText(5, ServerTime(NowUtc()))
-          .Run();
-    }
+    RecordDdl(*db_, info.object_id, instances, ddl, lsn, ServerTime(NowUtc()));
   }
   tx.Commit();
 }

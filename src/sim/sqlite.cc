@@ -2,28 +2,75 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "core/errors.h"
 
 namespace mssql_cdc::sim {
 namespace {
 
-// Long enough for a bulk transaction of another process to finish.
-constexpr int kBusyTimeoutMs = 60'000;
+// A writer waits long enough for a bulk transaction of another process to finish; a reader
+// long enough to ride out a simulator's write transaction or checkpoint.
+constexpr int kWriterBusyTimeoutMs = 60'000;
+constexpr int kReaderBusyTimeoutMs = 10'000;
+// Reads the file through a memory map instead of copying every page with read(2): change
+// reads scan large tables once. Address space only; the OS pages it in as read.
+constexpr const char* kMmapPragma = "PRAGMA mmap_size = 1073741824";
+// How much of a statement's SQL an error message quotes.
+constexpr std::size_t kQuotedSql = 120;
+
+std::string Quoted(std::string_view sql) {
+  return "'" + std::string(sql.substr(0, kQuotedSql)) + "'";
+}
+
+int OpenFlags(SqliteDb::Mode mode) {
+  switch (mode) {
+    case SqliteDb::Mode::kCreate:
+      return SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    case SqliteDb::Mode::kReadWrite:
+      return SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    case SqliteDb::Mode::kReadOnly:
+      break;
+  }
+  return SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+}
 
 }  // namespace
 
-SqliteDb::SqliteDb(const std::string& path, bool create) : path_(path) {
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) |
-                    SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
+  if (mode != Mode::kCreate) {
+    // Checked here, not left to SQLite, so the message can say what is wrong; SQLite would not
+    // create the file either, as it is opened without SQLITE_OPEN_CREATE.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) {
+      throw SourceError("sim database '" + path + "' does not exist");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+      throw SourceError("sim database '" + path + "' is not a file");
+    }
+  }
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, OpenFlags(mode), nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw SourceError("cannot open simulated database " + path + ": " + message +
-                      (create ? "" : " (create one with `mssql-cdc sim create`)"));
+    throw SourceError("cannot open sim database '" + path + "': " + message);
   }
   sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  if (mode == Mode::kReadOnly) {
+    sqlite3_busy_timeout(db_, kReaderBusyTimeoutMs);
+    // A failure here only costs speed, and it cannot be a missing or foreign file (those are
+    // found by the first query), so it is not an error.
+    sqlite3_exec(db_, kMmapPragma, nullptr, nullptr, nullptr);
+  } else {
+    sqlite3_busy_timeout(db_, kWriterBusyTimeoutMs);
+  }
+}
+
+std::shared_ptr<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
+  return std::make_shared<SqliteDb>(path, Mode::kReadOnly);
 }
 
 void SqliteDb::EnableWal() {
@@ -36,61 +83,75 @@ void SqliteDb::EnableWal() {
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
 void SqliteDb::Exec(std::string_view sql) {
-  std::string text(sql);
-  char* error = nullptr;
-  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error ? error : sqlite3_errmsg(db_);
-    sqlite3_free(error);
-    throw SourceError("simulated database " + path_ + ": " + message);
+  const std::string text(sql);
+  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Fail("cannot run " + Quoted(sql));
   }
 }
 
 std::int64_t SqliteDb::Changes() const { return sqlite3_changes64(db_); }
 
 void SqliteDb::Fail(std::string_view what) const {
-  throw SourceError("simulated database " + path_ + ": " + std::string(what) + ": " +
+  throw SourceError(std::string(what) + " in sim database '" + path_ + "': " +
                     sqlite3_errmsg(db_));
 }
 
-Statement::Statement(SqliteDb& db, std::string_view sql) : db_(db) {
+Statement::Statement(SqliteDb& db, std::string_view sql) : db_(&db) {
   if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_,
                          nullptr) != SQLITE_OK) {
-    db.Fail("cannot prepare `" + std::string(sql.substr(0, 200)) + "`");
+    db.Fail("cannot prepare " + Quoted(sql));
   }
+}
+
+Statement::Statement(std::shared_ptr<SqliteDb> db, std::string_view sql) : Statement(*db, sql) {
+  owner_ = std::move(db);
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
+namespace {
+
+void CheckBind(int rc, const SqliteDb& db, int index) {
+  if (rc != SQLITE_OK) db.Fail("cannot bind parameter " + std::to_string(index));
+}
+
+}  // namespace
+
 Statement& Statement::Bind(int index, const Value& value) {
   if (value.is_null()) return BindNull(index);
   if (value.is_int()) return BindInt(index, value.as_int());
-  if (value.is_double()) {
-    sqlite3_bind_double(stmt_, index, value.as_double());
-    return *this;
-  }
+  if (value.is_double()) return BindDouble(index, value.as_double());
   if (value.is_string()) return BindText(index, value.as_string());
   return BindBlob(index, value.as_bytes().data.data(), value.as_bytes().data.size());
 }
 
 Statement& Statement::BindInt(int index, std::int64_t value) {
-  sqlite3_bind_int64(stmt_, index, value);
+  CheckBind(sqlite3_bind_int64(stmt_, index, value), *db_, index);
+  return *this;
+}
+
+Statement& Statement::BindDouble(int index, double value) {
+  CheckBind(sqlite3_bind_double(stmt_, index, value), *db_, index);
   return *this;
 }
 
 Statement& Statement::BindText(int index, std::string_view value) {
-  sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  CheckBind(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                                SQLITE_UTF8),
+            *db_, index);
   return *this;
 }
 
 Statement& Statement::BindBlob(int index, const void* data, std::size_t size) {
-  // A zero-length blob must stay a blob, not become NULL.
+  // A null pointer would bind NULL: a zero-length blob must stay a blob.
   static const char kEmpty = 0;
-  sqlite3_bind_blob64(stmt_, index, size ? data : &kEmpty, size, SQLITE_TRANSIENT);
+  CheckBind(sqlite3_bind_blob64(stmt_, index, size ? data : &kEmpty, size, SQLITE_TRANSIENT),
+            *db_, index);
   return *this;
 }
 
 Statement& Statement::BindNull(int index) {
-  sqlite3_bind_null(stmt_, index);
+  CheckBind(sqlite3_bind_null(stmt_, index), *db_, index);
   return *this;
 }
 
@@ -98,7 +159,7 @@ bool Statement::Step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  db_.Fail("statement failed");
+  db_->Fail("cannot run " + Quoted(sqlite3_sql(stmt_)));
 }
 
 void Statement::Run() {
@@ -121,11 +182,11 @@ std::int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt
 
 double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
 
-std::string Statement::Text(int column) const {
-  const auto* text = sqlite3_column_text(stmt_, column);
-  if (!text) return {};
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+std::string_view Statement::TextView(int column) const {
+  // The pointer first, then the length: SQLite's documented order for a stable answer.
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  if (text == nullptr) return {};
+  return std::string_view(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
 std::string Statement::Blob(int column) const {
@@ -133,6 +194,16 @@ std::string Statement::Blob(int column) const {
   if (!data) return {};
   return std::string(static_cast<const char*>(data),
                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+Lsn Statement::LsnAt(int column, std::string_view what) const {
+  const void* blob = sqlite3_column_blob(stmt_, column);
+  const int size = sqlite3_column_bytes(stmt_, column);
+  if (sqlite3_column_type(stmt_, column) != SQLITE_BLOB || size != static_cast<int>(Lsn::kSize)) {
+    throw SourceError(std::string(what) + " in sim database '" + db_->path() +
+                      "' is not a 10-byte binary value");
+  }
+  return Lsn::FromBytes(blob, Lsn::kSize);
 }
 
 Value Statement::Get(int column) const {

@@ -1,14 +1,16 @@
 #include "source/sim_change_reader.h"
 
+#include <sqlite3.h>
+
 #include <cstring>
 
 #include "core/errors.h"
 #include "core/timezone.h"
+#include "sim/sqlite.h"
 #include "sim/storage.h"
 #include "source/error_status.h"
 #include "source/output_batch_builder.h"
 #include "source/output_schema.h"
-#include "source/sqlite_connection.h"
 
 namespace mssql_cdc {
 namespace {
@@ -46,11 +48,11 @@ class SimChangeReader final : public arrow::RecordBatchReader {
         include_command_id_(query.include_command_id),
         from_(query.from),
         table_(sim::ChangeTableStorageName(query.capture_instance)) {
-    db_ = SqliteConnection::OpenReadOnly(query.path);
-    changes_ = std::make_unique<SqliteStatement>(db_, ChangeQuerySql(query));
+    db_ = sim::SqliteDb::OpenReadOnly(query.path);
+    changes_ = std::make_unique<sim::Statement>(db_, ChangeQuerySql(query));
     changes_->BindLsn(1, query.from);
     changes_->BindLsn(2, query.to);
-    commits_ = std::make_unique<SqliteStatement>(
+    commits_ = std::make_unique<sim::Statement>(
         db_,
         "SELECT start_lsn, tran_end_time FROM cdc_lsn_time_mapping"
         " WHERE start_lsn BETWEEN ?1 AND ?2 ORDER BY start_lsn");
@@ -61,14 +63,7 @@ class SimChangeReader final : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::Schema> schema() const override { return batch_.schema(); }
 
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
-    try {
-      *batch = Next();
-      return arrow::Status::OK();
-    } catch (...) {
-      Release();
-      *batch = nullptr;
-      return CurrentExceptionToStatus();
-    }
+    return ReadNextOrStatus(batch, [this] { return Next(); }, [this] { Release(); });
   }
 
  private:
@@ -130,9 +125,9 @@ class SimChangeReader final : public arrow::RecordBatchReader {
   // look-back does. Runs on the reader's connection, inside its read snapshot.
   void PrimeConverter(LocalMicros first) {
     if (!clock_.SecondReading(first)) return;
-    SqliteStatement back(db_,
-                         "SELECT start_lsn, tran_end_time FROM cdc_lsn_time_mapping "
-                         "WHERE start_lsn < ?1 ORDER BY start_lsn DESC");
+    sim::Statement back(*db_,
+                        "SELECT start_lsn, tran_end_time FROM cdc_lsn_time_mapping "
+                        "WHERE start_lsn < ?1 ORDER BY start_lsn DESC");
     back.BindLsn(1, from_);
     std::vector<LocalMicros> earlier;
     while (back.Step()) {
@@ -143,8 +138,8 @@ class SimChangeReader final : public arrow::RecordBatchReader {
   }
 
   // tran_end_time (column 1) of a cdc_lsn_time_mapping row whose start_lsn is column 0.
-  static LocalMicros CommitLocalTime(const SqliteStatement& entry) {
-    const std::string_view text = entry.Text(1);
+  static LocalMicros CommitLocalTime(const sim::Statement& entry) {
+    const std::string_view text = entry.TextView(1);
     const auto local = ParseDateTime(text);
     if (!local) {
       throw SourceError("cdc_lsn_time_mapping.tran_end_time '" + std::string(text) + "' at " +
@@ -180,9 +175,9 @@ class SimChangeReader final : public arrow::RecordBatchReader {
   bool include_command_id_;
   Lsn from_;
   std::string table_;
-  std::shared_ptr<SqliteConnection> db_;
-  std::unique_ptr<SqliteStatement> changes_;
-  std::unique_ptr<SqliteStatement> commits_;
+  std::shared_ptr<sim::SqliteDb> db_;
+  std::unique_ptr<sim::Statement> changes_;
+  std::unique_ptr<sim::Statement> commits_;
 
   bool has_row_lsn_ = false;
   std::uint8_t row_lsn_[Lsn::kSize] = {};

@@ -1,13 +1,15 @@
 #include "source/sim_snapshot_reader.h"
 
+#include <sqlite3.h>
+
 #include <limits>
 
 #include "core/errors.h"
+#include "sim/sqlite.h"
 #include "sim/storage.h"
 #include "source/error_status.h"
 #include "source/output_batch_builder.h"
 #include "source/output_schema.h"
-#include "source/sqlite_connection.h"
 
 namespace mssql_cdc {
 namespace {
@@ -45,7 +47,7 @@ std::vector<nlohmann::json> BoundParts(const nlohmann::json& bound, std::size_t 
   return std::vector<nlohmann::json>(bound.begin(), bound.end());
 }
 
-void BindKeyPart(SqliteStatement& statement, int index, const nlohmann::json& part,
+void BindKeyPart(sim::Statement& statement, int index, const nlohmann::json& part,
                  const SimKeyColumn& key, const char* which) {
   auto bad = [&](const std::string& why) {
     throw ConfigError(std::string("snapshot bound ") + which + " for key column '" + key.name +
@@ -70,17 +72,17 @@ void BindKeyPart(SqliteStatement& statement, int index, const nlohmann::json& pa
   }
   switch (part.type()) {
     case nlohmann::json::value_t::boolean:
-      statement.BindInt64(index, part.get<bool>() ? 1 : 0);
+      statement.BindInt(index, part.get<bool>() ? 1 : 0);
       break;
     case nlohmann::json::value_t::number_integer:
-      statement.BindInt64(index, part.get<std::int64_t>());
+      statement.BindInt(index, part.get<std::int64_t>());
       break;
     case nlohmann::json::value_t::number_unsigned:
       if (part.get<std::uint64_t>() >
           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
         bad("is out of range");
       }
-      statement.BindInt64(index, part.get<std::int64_t>());
+      statement.BindInt(index, part.get<std::int64_t>());
       break;
     case nlohmann::json::value_t::number_float:
       statement.BindDouble(index, part.get<double>());
@@ -157,8 +159,7 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
       sql += sim::QuoteIdent(query.key[i].name);
     }
 
-    auto db = SqliteConnection::OpenReadOnly(query.path);
-    rows_ = std::make_unique<SqliteStatement>(db, sql);
+    rows_ = std::make_unique<sim::Statement>(sim::SqliteDb::OpenReadOnly(query.path), sql);
     for (std::size_t i = 0; i < lo.size(); ++i) {
       BindKeyPart(*rows_, static_cast<int>(i) + 1, lo[i], query.key[i], "lo");
     }
@@ -170,14 +171,7 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::Schema> schema() const override { return batch_.schema(); }
 
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
-    try {
-      *batch = Next();
-      return arrow::Status::OK();
-    } catch (...) {
-      rows_.reset();
-      *batch = nullptr;
-      return CurrentExceptionToStatus();
-    }
+    return ReadNextOrStatus(batch, [this] { return Next(); }, [this] { rows_.reset(); });
   }
 
  private:
@@ -202,7 +196,7 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
   OutputBatchBuilder batch_;
   Lsn snapshot_lsn_;
   std::int64_t commit_ts_;
-  std::unique_ptr<SqliteStatement> rows_;
+  std::unique_ptr<sim::Statement> rows_;  // owns the connection
 };
 
 }  // namespace

@@ -1,47 +1,18 @@
 #include "source/sim_source.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
+#include <type_traits>
 
 #include "core/errors.h"
+#include "sim/sqlite.h"
 #include "sim/storage.h"
+#include "source/name_match.h"
 #include "source/sim_change_reader.h"
 #include "source/sim_snapshot_reader.h"
-#include "source/sqlite_connection.h"
 
 namespace mssql_cdc {
 namespace {
-
-bool EqualIgnoringCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
-
-std::string Joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  return out.empty() ? "(none)" : out;
-}
-
-// Index of the name equal to `wanted`, else the one equal ignoring case; -1 when none, -2
-// when several differ only in case.
-template <typename Names>
-int FindName(const Names& names, std::string_view wanted) {
-  int found = -1;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == wanted) return static_cast<int>(i);
-  }
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (EqualIgnoringCase(names[i], wanted)) found = found == -1 ? static_cast<int>(i) : -2;
-  }
-  return found;
-}
 
 std::string CreateHint(const std::string& path) {
   return "create one with `mssql-cdc sim create --db " + path + "`";
@@ -49,32 +20,32 @@ std::string CreateHint(const std::string& path) {
 
 class SimSource final : public Source {
  public:
-  SimSource(std::string path, std::shared_ptr<SqliteConnection> db)
+  SimSource(std::string path, std::shared_ptr<sim::SqliteDb> db)
       : path_(std::move(path)), db_(std::move(db)) {}
 
   std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
-    SqliteStatement q(db_,
-                      "SELECT ct.object_id, ct.capture_instance, ct.source_schema, "
-                      "ct.source_table, ct.start_lsn, ct.create_date, ic.column_name "
-                      "FROM cdc_change_tables ct "
-                      "LEFT JOIN cdc_index_columns ic ON ic.object_id = ct.object_id "
-                      "ORDER BY ct.source_schema, ct.source_table, ct.create_date, ct.start_lsn, "
-                      "ct.capture_instance, ic.index_ordinal");
+    sim::Statement q(*db_,
+                     "SELECT ct.object_id, ct.capture_instance, ct.source_schema, "
+                     "ct.source_table, ct.start_lsn, ct.create_date, ic.column_name "
+                     "FROM cdc_change_tables ct "
+                     "LEFT JOIN cdc_index_columns ic ON ic.object_id = ct.object_id "
+                     "ORDER BY ct.source_schema, ct.source_table, ct.create_date, ct.start_lsn, "
+                     "ct.capture_instance, ic.index_ordinal");
     std::vector<CaptureInstanceInfo> out;
     std::int64_t current = 0;
     while (q.Step()) {
-      const std::int64_t object_id = q.Int64(0);
+      const std::int64_t object_id = q.Int(0);
       if (out.empty() || object_id != current) {
         current = object_id;
         CaptureInstanceInfo info;
-        info.name = q.String(1);
-        info.source_schema = q.String(2);
-        info.source_table = q.String(3);
+        info.name = q.Text(1);
+        info.source_schema = q.Text(2);
+        info.source_table = q.Text(3);
         info.start_lsn = q.LsnAt(4, "cdc_change_tables.start_lsn");
-        info.create_date = LocalTime(q.Text(5), "cdc_change_tables.create_date");
+        info.create_date = LocalTime(q.TextView(5), "cdc_change_tables.create_date");
         out.push_back(std::move(info));
       }
-      if (!q.IsNull(6)) out.back().index_columns.push_back(q.String(6));
+      if (!q.IsNull(6)) out.back().index_columns.push_back(q.Text(6));
     }
     return out;
   }
@@ -85,68 +56,64 @@ class SimSource final : public Source {
 
   std::vector<DdlEvent> DdlHistory(const std::string& capture_instance) override {
     const Instance instance = Resolve(capture_instance);
-    SqliteStatement q(db_,
-                      "SELECT ddl_lsn, ddl_command, ddl_time FROM cdc_ddl_history "
-                      "WHERE object_id = ?1 ORDER BY ddl_lsn");
-    q.BindInt64(1, instance.object_id);
-    std::vector<DdlEvent> out;
-    while (q.Step()) {
-      out.push_back(DdlEvent{q.LsnAt(0, "cdc_ddl_history.ddl_lsn"), q.String(1),
-                             LocalTime(q.Text(2), "cdc_ddl_history.ddl_time")});
-    }
-    return out;
+    return RowsOf("SELECT ddl_lsn, ddl_command, ddl_time FROM cdc_ddl_history "
+                  "WHERE object_id = ?1 ORDER BY ddl_lsn",
+                  instance.object_id, [&](const sim::Statement& q) {
+                    return DdlEvent{q.LsnAt(0, "cdc_ddl_history.ddl_lsn"), q.Text(1),
+                                    LocalTime(q.TextView(2), "cdc_ddl_history.ddl_time")};
+                  });
   }
 
   std::string ServerTimeZone() override {
-    SqliteStatement q(db_, "SELECT value FROM sim_meta WHERE key = ?1");
+    sim::Statement q(*db_, "SELECT value FROM sim_meta WHERE key = ?1");
     q.BindText(1, sim::kMetaTimeZone);
     if (!q.Step()) {
       throw SourceError("sim database '" + path_ + "' has no time zone (sim_meta '" +
                         std::string(sim::kMetaTimeZone) + "'): " + CreateHint(path_));
     }
-    return q.String(0);
+    return q.Text(0);
   }
 
   Lsn MinLsn(const std::string& capture_instance) override {
     // capture_instance is COLLATE NOCASE and unique, as names are in SQL Server's default
     // collation; an unknown instance gives zero, like sys.fn_cdc_get_min_lsn.
-    SqliteStatement q(db_, "SELECT start_lsn FROM cdc_change_tables WHERE capture_instance = ?1");
+    sim::Statement q(*db_, "SELECT start_lsn FROM cdc_change_tables WHERE capture_instance = ?1");
     q.BindText(1, capture_instance);
     if (!q.Step() || q.IsNull(0)) return Lsn();
     return q.LsnAt(0, "cdc_change_tables.start_lsn");
   }
 
   std::optional<Lsn> MaxLsn() override {
-    SqliteStatement q(db_, "SELECT MAX(start_lsn) FROM cdc_lsn_time_mapping");
+    sim::Statement q(*db_, "SELECT MAX(start_lsn) FROM cdc_lsn_time_mapping");
     if (!q.Step() || q.IsNull(0)) return std::nullopt;
     return q.LsnAt(0, "cdc_lsn_time_mapping.start_lsn");
   }
 
   std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) override {
     if (n < 1) throw ConfigError("the commit count must be at least 1, got " + std::to_string(n));
-    SqliteStatement q(db_,
-                      "SELECT MAX(start_lsn) FROM (SELECT start_lsn FROM cdc_lsn_time_mapping "
-                      "WHERE start_lsn > ?1 ORDER BY start_lsn LIMIT ?2)");
+    sim::Statement q(*db_,
+                     "SELECT MAX(start_lsn) FROM (SELECT start_lsn FROM cdc_lsn_time_mapping "
+                     "WHERE start_lsn > ?1 ORDER BY start_lsn LIMIT ?2)");
     q.BindLsn(1, after);
-    q.BindInt64(2, n);
+    q.BindInt(2, n);
     if (!q.Step() || q.IsNull(0)) return std::nullopt;
     return q.LsnAt(0, "cdc_lsn_time_mapping.start_lsn");
   }
 
   std::optional<LocalMicros> CommitTime(const Lsn& lsn) override {
-    SqliteStatement q(db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn = ?1");
+    sim::Statement q(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn = ?1");
     q.BindLsn(1, lsn);
     if (!q.Step()) return std::nullopt;
-    return LocalTime(q.Text(0), "cdc_lsn_time_mapping.tran_end_time");
+    return LocalTime(q.TextView(0), "cdc_lsn_time_mapping.tran_end_time");
   }
 
   std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
-    SqliteStatement q(db_,
-                      "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn <= ?1 "
-                      "ORDER BY start_lsn DESC LIMIT 1");
+    sim::Statement q(*db_,
+                     "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn <= ?1 "
+                     "ORDER BY start_lsn DESC LIMIT 1");
     q.BindLsn(1, lsn);
     if (!q.Step()) return std::nullopt;
-    return LocalTime(q.Text(0), "cdc_lsn_time_mapping.tran_end_time");
+    return LocalTime(q.TextView(0), "cdc_lsn_time_mapping.tran_end_time");
   }
 
   std::vector<SplitPoint> SplitPoints(const std::string& capture_instance, const Lsn& from,
@@ -155,17 +122,17 @@ class SimSource final : public Source {
     const Instance instance = Resolve(capture_instance);
     // NTILE then GROUP BY, as the reference's T-SQL does: a commit whose rows straddle two
     // tiles is reported in both, and the planner merges such tiles.
-    SqliteStatement q(
-        db_, "SELECT MAX(s) AS b, COUNT(*) FROM (SELECT \"__$start_lsn\" AS s, NTILE(" +
-                 std::to_string(n) + ") OVER (ORDER BY \"__$start_lsn\") AS g FROM " +
-                 sim::QuoteIdent(sim::ChangeTableStorageName(instance.info.name)) +
-                 " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2) GROUP BY g ORDER BY b");
+    sim::Statement q(
+        *db_, "SELECT MAX(s) AS b, COUNT(*) FROM (SELECT \"__$start_lsn\" AS s, NTILE(" +
+                  std::to_string(n) + ") OVER (ORDER BY \"__$start_lsn\") AS g FROM " +
+                  sim::QuoteIdent(sim::ChangeTableStorageName(instance.info.name)) +
+                  " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2) GROUP BY g ORDER BY b");
     q.BindLsn(1, from);
     q.BindLsn(2, to);
     std::vector<SplitPoint> out;
     while (q.Step()) {
       const Lsn bound = q.LsnAt(0, "__$start_lsn");
-      out.push_back(SplitPoint{bound, bound.Increment(), q.Int64(1)});
+      out.push_back(SplitPoint{bound, bound.Increment(), q.Int(1)});
     }
     return out;
   }
@@ -220,7 +187,7 @@ class SimSource final : public Source {
       const int i = FindName(names, wanted);
       if (i < 0) {
         throw ConfigError("key column '" + wanted + "' is not a column of table " + table.schema +
-                          "." + table.name + "; it has: " + Joined(names));
+                          "." + table.name + "; it has: " + JoinNames(names));
       }
       query.key.push_back(SimKeyColumn{table.columns[i].name, table.columns[i].type});
     }
@@ -249,63 +216,69 @@ class SimSource final : public Source {
     std::vector<TableColumn> columns;  // live columns, by column_id
   };
 
+  // The rows of `sql`, whose ?1 is `object_id`, each made by `make_row(statement)`.
+  template <typename MakeRow,
+            typename Row = std::invoke_result_t<MakeRow&, const sim::Statement&>>
+  std::vector<Row> RowsOf(std::string_view sql, std::int64_t object_id, MakeRow make_row) {
+    sim::Statement q(*db_, sql);
+    q.BindInt(1, object_id);
+    std::vector<Row> out;
+    while (q.Step()) out.push_back(make_row(q));
+    return out;
+  }
+
   Instance Resolve(const std::string& name) {
     Instance instance;
     instance.info = ResolveCaptureInstance(name);
-    SqliteStatement q(db_,
-                      "SELECT object_id, source_object_id FROM cdc_change_tables "
-                      "WHERE capture_instance = ?1");
+    sim::Statement q(*db_,
+                     "SELECT object_id, source_object_id FROM cdc_change_tables "
+                     "WHERE capture_instance = ?1");
     q.BindText(1, instance.info.name);
     if (!q.Step()) {
       throw NotFoundError("capture instance '" + instance.info.name +
                           "' was disabled while it was being read; " + HowToListCaptureInstances());
     }
-    instance.object_id = q.Int64(0);
-    instance.source_object_id = q.Int64(1);
+    instance.object_id = q.Int(0);
+    instance.source_object_id = q.Int(1);
     return instance;
   }
 
   std::vector<CapturedColumn> ColumnsOf(const Instance& instance) {
-    SqliteStatement q(db_,
-                      "SELECT column_name, column_ordinal, column_id, column_type "
-                      "FROM cdc_captured_columns WHERE object_id = ?1 ORDER BY column_ordinal");
-    q.BindInt64(1, instance.object_id);
-    std::vector<CapturedColumn> out;
-    while (q.Step()) {
-      CapturedColumn column;
-      column.name = q.String(0);
-      column.column_ordinal = static_cast<int>(q.Int64(1));
-      column.column_id = static_cast<int>(q.Int64(2));
-      column.type = StoredType(q.Text(3), "column '" + column.name + "' of capture instance '" +
-                                               instance.info.name + "'");
-      out.push_back(std::move(column));
-    }
-    return out;
+    return RowsOf("SELECT column_name, column_ordinal, column_id, column_type "
+                  "FROM cdc_captured_columns WHERE object_id = ?1 ORDER BY column_ordinal",
+                  instance.object_id, [&](const sim::Statement& q) {
+                    CapturedColumn column;
+                    column.name = q.Text(0);
+                    column.column_ordinal = static_cast<int>(q.Int(1));
+                    column.column_id = static_cast<int>(q.Int(2));
+                    column.type = StoredType(q.TextView(3), "column '" + column.name +
+                                                                "' of capture instance '" +
+                                                                instance.info.name + "'");
+                    return column;
+                  });
   }
 
   Table TableOf(const Instance& instance) {
     Table table;
-    SqliteStatement t(db_, "SELECT schema_name, table_name FROM sim_tables WHERE object_id = ?1");
-    t.BindInt64(1, instance.source_object_id);
+    sim::Statement t(*db_, "SELECT schema_name, table_name FROM sim_tables WHERE object_id = ?1");
+    t.BindInt(1, instance.source_object_id);
     if (!t.Step()) {
       throw NotFoundError("the source table " + instance.info.source_schema + "." +
                           instance.info.source_table + " of capture instance '" +
                           instance.info.name + "' no longer exists");
     }
-    table.schema = t.String(0);
-    table.name = t.String(1);
-    SqliteStatement c(db_,
-                      "SELECT column_id, name, type FROM sim_columns WHERE object_id = ?1 "
-                      "ORDER BY column_id");
-    c.BindInt64(1, instance.source_object_id);
-    while (c.Step()) {
-      TableColumn column;
-      column.column_id = static_cast<int>(c.Int64(0));
-      column.name = c.String(1);
-      column.type = StoredType(c.Text(2), "column '" + column.name + "' of table " +
-                                              table.schema + "." + table.name);
-      table.columns.push_back(std::move(column));
-    }
+    table.schema = t.Text(0);
+    table.name = t.Text(1);
+    table.columns = RowsOf(
+        "SELECT column_id, name, type FROM sim_columns WHERE object_id = ?1 ORDER BY column_id",
+        instance.source_object_id, [&](const sim::Statement& c) {
+          TableColumn column;
+          column.column_id = static_cast<int>(c.Int(0));
+          column.name = c.Text(1);
+          column.type = StoredType(c.TextView(2), "column '" + column.name + "' of table " +
+                                                      table.schema + "." + table.name);
+          return column;
+        });
     return table;
   }
 
@@ -322,7 +295,7 @@ class SimSource final : public Source {
       const int i = FindName(names, wanted);
       if (i < 0) {
         throw ConfigError("column '" + wanted + "' is not captured by capture instance '" +
-                          instance + "'; it captures: " + Joined(names));
+                          instance + "'; it captures: " + JoinNames(names));
       }
       if (taken[i]) {
         throw ConfigError("column '" + wanted + "' is asked for twice in the columns to read");
@@ -352,24 +325,24 @@ class SimSource final : public Source {
   }
 
   std::string path_;
-  std::shared_ptr<SqliteConnection> db_;
+  std::shared_ptr<sim::SqliteDb> db_;
 };
 
 }  // namespace
 
 std::unique_ptr<Source> OpenSimSource(const std::string& path) {
-  std::shared_ptr<SqliteConnection> db;
+  std::shared_ptr<sim::SqliteDb> db;
   try {
-    db = SqliteConnection::OpenReadOnly(path);
+    db = sim::SqliteDb::OpenReadOnly(path);
   } catch (const SourceError& e) {
     throw SourceError(std::string(e.what()) + ": " + CreateHint(path));
   }
   std::map<std::string, std::string, std::less<>> meta;
   try {
-    SqliteStatement q(db, "SELECT key, value FROM sim_meta WHERE key IN (?1, ?2)");
+    sim::Statement q(*db, "SELECT key, value FROM sim_meta WHERE key IN (?1, ?2)");
     q.BindText(1, sim::kMetaFormat);
     q.BindText(2, sim::kMetaFormatVersion);
-    while (q.Step()) meta[q.String(0)] = q.String(1);
+    while (q.Step()) meta[q.Text(0)] = q.Text(1);
   } catch (const SourceError& e) {
     throw SourceError("'" + path + "' is not a mssql-cdc sim database (" + e.what() + "): " +
                       CreateHint(path) + ", or give the path of one");

@@ -68,33 +68,51 @@ class ColumnContext {
   SqlType type_;
 };
 
-// Fixed-width values: Arrow builder of a primitive type plus a function turning the current
-// SQLite value into the builder's value type. Appends are unchecked; Reserve made the room.
-template <typename Builder, typename Decode>
-class FixedWidthDecoder final : public ColumnDecoder {
+// What every decoder does around its values: an Arrow builder that Reserve sizes and Finish
+// empties, and NULLs appended unchecked (Reserve made the room). `Derived` appends the values
+// that are not NULL with AppendValue, called without a virtual dispatch.
+template <typename Derived, typename Builder>
+class BuilderDecoder : public ColumnDecoder {
  public:
-  FixedWidthDecoder(std::shared_ptr<arrow::DataType> type, ColumnContext context, Decode decode)
-      : builder_(std::move(type), arrow::default_memory_pool()),
-        context_(std::move(context)),
-        decode_(std::move(decode)) {}
-
-  void Reserve(std::int64_t rows) override { CheckArrow(builder_.Reserve(rows), context_.label()); }
-  void Append(sqlite3_value* value) override {
+  void Reserve(std::int64_t rows) final { CheckArrow(builder_.Reserve(rows), context_.label()); }
+  void Append(sqlite3_value* value) final {
     if (sqlite3_value_type(value) == SQLITE_NULL) {
       builder_.UnsafeAppendNull();
     } else {
-      builder_.UnsafeAppend(decode_(context_, value));
+      static_cast<Derived*>(this)->AppendValue(value);
     }
   }
-  std::shared_ptr<arrow::Array> Finish() override {
+  std::shared_ptr<arrow::Array> Finish() final {
     std::shared_ptr<arrow::Array> out;
     CheckArrow(builder_.Finish(&out), context_.label());
     return out;
   }
 
- private:
+ protected:
+  template <typename... BuilderArgs>
+  explicit BuilderDecoder(ColumnContext context, BuilderArgs&&... builder_args)
+      : builder_(std::forward<BuilderArgs>(builder_args)...), context_(std::move(context)) {}
+
   Builder builder_;
   ColumnContext context_;
+};
+
+// Fixed-width values: Arrow builder of a primitive type plus a function turning the current
+// SQLite value into the builder's value type. Appends are unchecked; Reserve made the room.
+template <typename Builder, typename Decode>
+class FixedWidthDecoder final
+    : public BuilderDecoder<FixedWidthDecoder<Builder, Decode>, Builder> {
+ public:
+  FixedWidthDecoder(std::shared_ptr<arrow::DataType> type, ColumnContext context, Decode decode)
+      : FixedWidthDecoder::BuilderDecoder(std::move(context), std::move(type),
+                                          arrow::default_memory_pool()),
+        decode_(std::move(decode)) {}
+
+  void AppendValue(sqlite3_value* value) {
+    this->builder_.UnsafeAppend(decode_(this->context_, value));
+  }
+
+ private:
   Decode decode_;
 };
 
@@ -107,34 +125,23 @@ std::unique_ptr<ColumnDecoder> MakeFixed(std::shared_ptr<arrow::DataType> type,
 
 // Variable-length values copied as stored: TEXT into a string array, BLOB into a binary one.
 template <typename Builder>
-class BytesDecoder final : public ColumnDecoder {
+class BytesDecoder final : public BuilderDecoder<BytesDecoder<Builder>, Builder> {
  public:
   BytesDecoder(ColumnContext context, int storage_class)
-      : context_(std::move(context)), storage_class_(storage_class) {}
+      : BytesDecoder::BuilderDecoder(std::move(context)), storage_class_(storage_class) {}
 
-  void Reserve(std::int64_t rows) override { CheckArrow(builder_.Reserve(rows), context_.label()); }
-  void Append(sqlite3_value* value) override {
-    if (sqlite3_value_type(value) == SQLITE_NULL) {
-      builder_.UnsafeAppendNull();
-      return;
-    }
-    context_.ExpectStorage(value, storage_class_);
+  void AppendValue(sqlite3_value* value) {
+    this->context_.ExpectStorage(value, storage_class_);
     // The pointer first, then the length: SQLite's documented order for a stable answer.
     const void* data = storage_class_ == SQLITE_TEXT
                            ? static_cast<const void*>(sqlite3_value_text(value))
                            : sqlite3_value_blob(value);
     const int size = sqlite3_value_bytes(value);
-    CheckArrow(builder_.Append(static_cast<const std::uint8_t*>(data), size), context_.label());
-  }
-  std::shared_ptr<arrow::Array> Finish() override {
-    std::shared_ptr<arrow::Array> out;
-    CheckArrow(builder_.Finish(&out), context_.label());
-    return out;
+    CheckArrow(this->builder_.Append(static_cast<const std::uint8_t*>(data), size),
+               this->context_.label());
   }
 
  private:
-  Builder builder_;
-  ColumnContext context_;
   int storage_class_;
 };
 
@@ -153,6 +160,16 @@ double RealOf(const ColumnContext& context, sqlite3_value* value) {
 std::string_view StoredText(const ColumnContext& context, sqlite3_value* value) {
   context.ExpectStorage(value, SQLITE_TEXT);
   return TextOf(value);
+}
+
+// The stored text of `value` read by `parse` (text -> optional); throws naming the column
+// when it does not parse.
+template <typename Parse>
+auto ParsedText(const ColumnContext& context, sqlite3_value* value, Parse parse) {
+  const std::string_view text = StoredText(context, value);
+  const auto parsed = parse(text);
+  if (!parsed) context.BadText(text);
+  return *parsed;
 }
 
 }  // namespace
@@ -243,36 +260,27 @@ std::unique_ptr<ColumnDecoder> MakeColumnDecoder(const SqlType& type, std::strin
           arrow_type, std::move(context),
           [precision = decimal.precision(), scale = decimal.scale()](
               const ColumnContext& c, sqlite3_value* v) {
-            const std::string_view text = StoredText(c, v);
-            const auto parts = ParseStoredDecimal(text, precision, scale);
-            if (!parts) c.BadText(text);
-            return arrow::Decimal128(parts->high, parts->low);
+            const Int128Parts parts = ParsedText(c, v, [&](std::string_view text) {
+              return ParseStoredDecimal(text, precision, scale);
+            });
+            return arrow::Decimal128(parts.high, parts.low);
           });
     }
     case arrow::Type::DATE32:
       return MakeFixed<arrow::Date32Builder>(
           arrow_type, std::move(context), [](const ColumnContext& c, sqlite3_value* v) {
-            const std::string_view text = StoredText(c, v);
-            const auto days = ParseStoredDate(text);
-            if (!days) c.BadText(text);
-            return *days;
+            return ParsedText(c, v, ParseStoredDate);
           });
     case arrow::Type::TIMESTAMP:
       if (type.name == "datetimeoffset") {
         return MakeFixed<arrow::TimestampBuilder>(
             arrow_type, std::move(context), [](const ColumnContext& c, sqlite3_value* v) {
-              const std::string_view text = StoredText(c, v);
-              const auto micros = ParseStoredDateTimeOffset(text);
-              if (!micros) c.BadText(text);
-              return *micros;
+              return ParsedText(c, v, ParseStoredDateTimeOffset);
             });
       }
       return MakeFixed<arrow::TimestampBuilder>(
           arrow_type, std::move(context), [](const ColumnContext& c, sqlite3_value* v) {
-            const std::string_view text = StoredText(c, v);
-            const auto micros = ParseDateTime(text);
-            if (!micros) c.BadText(text);
-            return *micros;
+            return ParsedText(c, v, ParseDateTime);
           });
     case arrow::Type::STRING:
       return std::make_unique<BytesDecoder<arrow::StringBuilder>>(std::move(context), SQLITE_TEXT);

@@ -14,12 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::Ints;
-using testing::L;
-using testing::ReadAll;
-using testing::SimFixture;
-using testing::Strings;
-using testing::TempDir;
+using namespace testing;  // mssql_cdc::testing: sim_fixture.h, read_helpers.h
 
 std::string Hex(std::uint64_t v) { return L(v).ToString(); }
 

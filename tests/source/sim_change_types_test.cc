@@ -13,12 +13,7 @@
 namespace mssql_cdc {
 namespace {
 
-using testing::Blob;
-using testing::L;
-using testing::ReadAll;
-using testing::SimFixture;
-using testing::Stored;
-using testing::TempDir;
+using namespace testing;  // mssql_cdc::testing: sim_fixture.h, read_helpers.h
 
 struct TypeCase {
   std::string column;

@@ -13,12 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::Ints;
-using testing::L;
-using testing::ReadAll;
-using testing::SimFixture;
-using testing::Strings;
-using testing::TempDir;
+using namespace testing;  // mssql_cdc::testing: sim_fixture.h, read_helpers.h
 using json = nlohmann::json;
 
 // sales.items keyed by (order_id, line), declared line first so that key order differs from

@@ -14,9 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::L;
-using testing::SimFixture;
-using testing::TempDir;
+using namespace testing;  // mssql_cdc::testing: sim_fixture.h, read_helpers.h
 
 LocalMicros Local(const std::string& text) { return LocalMicros{*ParseDateTime(text)}; }
 
