@@ -58,3 +58,9 @@ class InternalError(MssqlCdcError, RuntimeError):
     """A broken invariant inside the engine: please report it."""
 
     code = 8
+
+
+class ConcurrentModificationError(MssqlCdcError, RuntimeError):
+    """Another writer committed a conflicting change to the Delta table first; re-run."""
+
+    code = 9

@@ -12,8 +12,24 @@ std::string_view ErrorClassName(ErrorCode code) {
     case ErrorCode::kSource: return "SourceError";
     case ErrorCode::kUnsupportedType: return "UnsupportedTypeError";
     case ErrorCode::kInternal: return "InternalError";
+    case ErrorCode::kConcurrentModification: return "ConcurrentModificationError";
   }
   return "Error";
+}
+
+void ThrowError(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kConfig: throw ConfigError(message);
+    case ErrorCode::kDataLoss: throw DataLossError(message);
+    case ErrorCode::kSchemaChanged: throw SchemaChangedError(message);
+    case ErrorCode::kPermission: throw PermissionError(message);
+    case ErrorCode::kNotFound: throw NotFoundError(message);
+    case ErrorCode::kSource: throw SourceError(message);
+    case ErrorCode::kUnsupportedType: throw UnsupportedTypeError(message);
+    case ErrorCode::kInternal: throw InternalError(message);
+    case ErrorCode::kConcurrentModification: throw ConcurrentModificationError(message);
+  }
+  throw Error(code, message);
 }
 
 }  // namespace mssql_cdc

@@ -20,10 +20,15 @@ enum class ErrorCode : int {
   kSource = 6,          // the source failed to answer (I/O, connection, a corrupt file)
   kUnsupportedType = 7, // a SQL Server type with no mapping
   kInternal = 8,        // a broken invariant: a bug
+  kConcurrentModification = 9,  // another writer committed a conflicting change first
 };
 
 // The reference's class name of each code ("DataLossError", "ValueError"-like "ConfigError", ...).
 std::string_view ErrorClassName(ErrorCode code);
+
+// Throws the Error class of `code` with `message`: how an error that crossed a boundary as a
+// code (an arrow::Status, another process) becomes its own class again.
+[[noreturn]] void ThrowError(ErrorCode code, const std::string& message);
 
 class Error : public std::runtime_error {
  public:
@@ -66,6 +71,13 @@ class UnsupportedTypeError : public Error {
 class InternalError : public Error {
  public:
   explicit InternalError(const std::string& m) : Error(ErrorCode::kInternal, m) {}
+};
+// A commit lost the race to another writer whose change it cannot be retried on top of
+// (a schema or protocol change, a removed file the commit read). Re-run the operation.
+class ConcurrentModificationError : public Error {
+ public:
+  explicit ConcurrentModificationError(const std::string& m)
+      : Error(ErrorCode::kConcurrentModification, m) {}
 };
 
 }  // namespace mssql_cdc

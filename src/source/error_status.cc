@@ -29,20 +29,6 @@ arrow::Status StatusOf(ErrorCode code, const std::string& message) {
                        std::make_shared<ErrorDetail>(code, message));
 }
 
-[[noreturn]] void Throw(ErrorCode code, const std::string& message) {
-  switch (code) {
-    case ErrorCode::kConfig: throw ConfigError(message);
-    case ErrorCode::kDataLoss: throw DataLossError(message);
-    case ErrorCode::kSchemaChanged: throw SchemaChangedError(message);
-    case ErrorCode::kPermission: throw PermissionError(message);
-    case ErrorCode::kNotFound: throw NotFoundError(message);
-    case ErrorCode::kSource: throw SourceError(message);
-    case ErrorCode::kUnsupportedType: throw UnsupportedTypeError(message);
-    case ErrorCode::kInternal: throw InternalError(message);
-  }
-  throw Error(code, message);
-}
-
 }  // namespace
 
 arrow::Status CurrentExceptionToStatus() {
@@ -62,7 +48,7 @@ void ThrowIfError(const arrow::Status& status) {
   const auto& detail = status.detail();
   if (detail != nullptr && std::string(detail->type_id()) == kDetailType) {
     const auto& error = static_cast<const ErrorDetail&>(*detail);
-    Throw(error.code(), error.message());
+    ThrowError(error.code(), error.message());
   }
   throw SourceError(status.ToString());
 }

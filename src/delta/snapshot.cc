@@ -1,0 +1,82 @@
+#include "delta/snapshot.h"
+
+#include <arrow/type.h>
+
+#include <set>
+
+#include "core/errors.h"
+#include "delta/checkpoint.h"
+#include "delta/filesystem.h"
+#include "delta/log_files.h"
+#include "delta/protocol.h"
+#include "delta/schema.h"
+
+namespace mssql_cdc::delta {
+
+std::shared_ptr<arrow::Schema> Snapshot::schema() const {
+  return FromDeltaSchemaString(metadata.schema_string, "metaData.schemaString");
+}
+
+Snapshot ReadSnapshot(FileSystem& fs, const std::string& table_root,
+                      std::optional<std::int64_t> version) {
+  std::string log = LogDirectory(table_root);
+  std::set<std::int64_t> commits;
+  std::set<std::int64_t> checkpoints;
+  for (const auto& entry : fs.List(log)) {
+    if (entry.is_directory) continue;
+    if (auto v = CommitVersionOf(entry.name)) commits.insert(*v);
+    if (auto v = CheckpointVersionOf(entry.name)) checkpoints.insert(*v);
+  }
+  if (commits.empty() && checkpoints.empty()) {
+    throw SourceError(table_root + " is not a Delta table: " + log +
+                      " holds no commit files (<version>.json)");
+  }
+  std::int64_t newest = std::max(commits.empty() ? -1 : *commits.rbegin(),
+                                 checkpoints.empty() ? -1 : *checkpoints.rbegin());
+  std::int64_t target = version.value_or(newest);
+  if (target < 0 || target > newest) {
+    throw SourceError(table_root + " has no version " + std::to_string(target) +
+                      "; its newest is " + std::to_string(newest));
+  }
+
+  // Start from the newest checkpoint at or before the target. _last_checkpoint must name a
+  // checkpoint that exists and matches; a newer one it does not name yet (a writer that
+  // stopped between the two files) is used as well, as a complete file.
+  auto last = ReadLastCheckpoint(fs, table_root);
+  std::int64_t start = -1;
+  if (last && last->version <= target) {
+    if (!checkpoints.count(last->version)) {
+      throw SourceError(CheckpointPath(table_root, last->version) +
+                        " is missing but " + LastCheckpointPath(table_root) + " names it");
+    }
+    start = last->version;
+  }
+  auto newer = checkpoints.upper_bound(target);
+  if (newer != checkpoints.begin()) start = std::max(start, *std::prev(newer));
+
+  Snapshot snapshot;
+  if (start >= 0) {
+    const LastCheckpoint* expected = last && last->version == start ? &*last : nullptr;
+    ApplyActions(snapshot, ReadCheckpoint(fs, table_root, start, expected), start);
+    snapshot.last_checkpoint_version = start;
+  }
+  for (std::int64_t v = start + 1; v <= target; ++v) {
+    std::optional<std::vector<Action>> actions;
+    if (commits.count(v)) actions = ReadCommit(fs, table_root, v);
+    if (!actions) {
+      throw SourceError(CommitPath(table_root, v) + " is missing: the log of " + table_root +
+                        " has a gap before version " + std::to_string(target));
+    }
+    ApplyActions(snapshot, *actions, v);
+  }
+  if (snapshot.metadata.id.empty() || snapshot.metadata.schema_string.empty()) {
+    throw SourceError(log + " holds no metaData action up to version " +
+                      std::to_string(target) + ": the log is incomplete");
+  }
+  CheckCanRead(snapshot.protocol, table_root);
+  // A schema this engine cannot read fails here, naming the log, not at first use.
+  FromDeltaSchemaString(snapshot.metadata.schema_string, log + " metaData");
+  return snapshot;
+}
+
+}  // namespace mssql_cdc::delta

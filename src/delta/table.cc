@@ -1,0 +1,619 @@
+#include "delta/table.h"
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <unordered_set>
+
+#include "core/errors.h"
+#include "delta/checkpoint.h"
+#include "delta/data_files.h"
+#include "delta/filesystem.h"
+#include "delta/log_files.h"
+#include "delta/protocol.h"
+#include "delta/schema.h"
+
+
+namespace mssql_cdc::delta {
+namespace {
+
+constexpr char kEngineInfo[] = "mssql-cdc/" MSSQL_CDC_VERSION;
+constexpr int kMaxCommitAttempts = 1000;
+constexpr std::int64_t kDefaultCheckpointInterval = 10;
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string NewUuid() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uint64_t high = rng(), low = rng();
+  high = (high & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;  // version 4
+  low = (low & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;   // RFC 4122 variant
+  char text[40];
+  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx",
+                static_cast<unsigned>(high >> 32), static_cast<unsigned>((high >> 16) & 0xFFFF),
+                static_cast<unsigned>(high & 0xFFFF), static_cast<unsigned>(low >> 48),
+                static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFULL));
+  return text;
+}
+
+std::string Lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+int FieldIndexIgnoringCase(const arrow::Schema& schema, const std::string& name) {
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (Lower(schema.field(i)->name()) == Lower(name)) return i;
+  }
+  throw InternalError("column '" + name + "' is missing from " + schema.ToString());
+}
+
+bool PropertyIsTrue(const StringMap& configuration, const std::string& key) {
+  auto it = configuration.find(key);
+  return it != configuration.end() && Lower(it->second) == "true";
+}
+
+// Data file paths in add actions are relative URIs; the files live at the decoded path.
+std::string DataFilePath(const std::string& root, const std::string& uri_path) {
+  std::string decoded;
+  for (std::size_t i = 0; i < uri_path.size(); ++i) {
+    if (uri_path[i] == '%' && i + 2 < uri_path.size()) {
+      decoded += static_cast<char>(std::stoi(uri_path.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      decoded += uri_path[i];
+    }
+  }
+  return root + "/" + decoded;
+}
+
+// Best effort: files no commit names are invisible to readers; removing them saves space.
+void DeleteUncommitted(FileSystem& fs, const std::string& root, const std::vector<AddFile>& adds) {
+  for (const auto& add : adds) {
+    try {
+      fs.Delete(DataFilePath(root, add.path));
+    } catch (const std::exception& e) {
+      spdlog::warn("could not delete uncommitted data file {}: {}", add.path, e.what());
+    }
+  }
+}
+
+void CheckArrow(const arrow::Status& status, const std::string& what) {
+  if (!status.ok()) throw InternalError(what + ": " + status.ToString());
+}
+
+// The batch with the table's columns, in the table's order and types: a column the batch
+// lacks is all NULL, a narrower type is cast up.
+std::shared_ptr<arrow::RecordBatch> AlignBatch(const arrow::RecordBatch& batch,
+                                               const std::shared_ptr<arrow::Schema>& schema,
+                                               const std::string& table) {
+  std::unordered_map<std::string, int> by_name;
+  for (int i = 0; i < batch.num_columns(); ++i) by_name[Lower(batch.schema()->field(i)->name())] = i;
+  arrow::ArrayVector columns;
+  for (const auto& field : schema->fields()) {
+    std::shared_ptr<arrow::Array> column;
+    auto found = by_name.find(Lower(field->name()));
+    if (found == by_name.end()) {
+      auto nulls = arrow::MakeArrayOfNull(field->type(), batch.num_rows());
+      CheckArrow(nulls.status(), "making NULL column " + field->name());
+      column = *nulls;
+    } else {
+      column = batch.column(found->second);
+      if (!column->type()->Equals(*field->type())) {
+        auto options = arrow::compute::CastOptions::Safe(field->type());
+        options.allow_time_truncate = true;  // Delta keeps microseconds
+        auto cast = arrow::compute::Cast(*column, field->type(), options);
+        if (!cast.ok()) {
+          throw SchemaChangedError("column '" + field->name() + "' of the incoming data (" +
+                                   column->type()->ToString() + ") cannot be cast to " +
+                                   field->type()->ToString() + " for " + table + ": " +
+                                   cast.status().message());
+        }
+        column = *cast;
+      }
+    }
+    if (!field->nullable() && column->null_count() > 0) {
+      throw ConfigError("column '" + field->name() + "' of " + table +
+                        " is NOT NULL, but the incoming data has " +
+                        std::to_string(column->null_count()) + " NULL values" +
+                        (found == by_name.end() ? " (the column is missing)" : ""));
+    }
+    columns.push_back(std::move(column));
+  }
+  return arrow::RecordBatch::Make(schema, batch.num_rows(), std::move(columns));
+}
+
+// What a write changes besides data: the merged schema, and the metaData and protocol
+// actions to commit when they differ from the snapshot's.
+struct TableChange {
+  std::shared_ptr<arrow::Schema> schema;
+  std::optional<Metadata> metadata;
+  std::optional<Protocol> protocol;
+};
+
+TableChange PlanTableChange(const Snapshot& snapshot, const arrow::Schema* incoming,
+                            bool merge_schema, const std::string& table) {
+  TableChange change;
+  change.schema = snapshot.schema();
+  if (incoming == nullptr) return change;
+  SchemaMergeRules rules;
+  rules.add_columns = merge_schema;
+  rules.type_widening_enabled =
+      PropertyIsTrue(snapshot.metadata.configuration, "delta.enableTypeWidening");
+  rules.table = table;
+  auto merged = MergeSchemas(*change.schema, *incoming, rules);
+  change.schema = merged.schema;
+  if (merged.changed) {
+    Metadata metadata = snapshot.metadata;
+    metadata.schema_string = ToDeltaSchemaString(*merged.schema);
+    change.metadata = std::move(metadata);
+  }
+  Protocol protocol =
+      RequiredProtocol(snapshot.protocol, *merged.schema, snapshot.metadata.configuration);
+  if (!(protocol == snapshot.protocol)) change.protocol = protocol;
+  return change;
+}
+
+// What a commit that lost the race learns from one winning commit.
+enum class RaceOutcome {
+  kRetry,       // nothing in the way: commit again at the next version
+  kTxnHeld,     // the winner committed our (app_id, version) or later: ours is redundant
+  kRecompute,   // the winner changed files a read-modify-write commit read
+  kConflict,    // the winner changed the schema or protocol: fail
+};
+
+RaceOutcome JudgeWinner(const std::vector<Action>& winner, const std::optional<Txn>& ours,
+                        bool blind_append) {
+  RaceOutcome outcome = RaceOutcome::kRetry;
+  for (const auto& action : winner) {
+    if (std::holds_alternative<Metadata>(action) || std::holds_alternative<Protocol>(action)) {
+      return RaceOutcome::kConflict;
+    }
+    if (const auto* txn = std::get_if<Txn>(&action)) {
+      if (ours && txn->app_id == ours->app_id && txn->version >= ours->version) {
+        outcome = RaceOutcome::kTxnHeld;
+      }
+    }
+    if (!blind_append && outcome == RaceOutcome::kRetry &&
+        (std::holds_alternative<AddFile>(action) || std::holds_alternative<RemoveFile>(action))) {
+      outcome = RaceOutcome::kRecompute;
+    }
+  }
+  return outcome;
+}
+
+CommitInfo MakeCommitInfo(const std::string& operation, nlohmann::json parameters,
+                          std::int64_t read_version, bool blind_append,
+                          const std::vector<AddFile>& adds, std::int64_t rows,
+                          const AppendOptions& options) {
+  CommitInfo info;
+  info.timestamp = NowMs();
+  info.operation = operation;
+  info.operation_parameters = std::move(parameters);
+  if (read_version >= 0) info.read_version = read_version;
+  info.is_blind_append = blind_append;
+  std::int64_t bytes = 0;
+  for (const auto& add : adds) bytes += add.size;
+  // Spark writes operation metrics as strings.
+  info.operation_metrics = {{"numFiles", std::to_string(adds.size())},
+                            {"numOutputRows", std::to_string(rows)},
+                            {"numOutputBytes", std::to_string(bytes)}};
+  info.user_metadata = options.user_metadata;
+  info.engine_info = kEngineInfo;
+  return info;
+}
+
+void CheckUserMetadata(const AppendOptions& options) {
+  if (options.user_metadata &&
+      nlohmann::json::parse(*options.user_metadata, nullptr, false).is_discarded()) {
+    throw ConfigError("userMetadata must be JSON text; got: " + *options.user_metadata);
+  }
+  if (options.txn && options.txn->app_id.empty()) {
+    throw ConfigError("a txn needs a non-empty app id");
+  }
+}
+
+std::shared_ptr<arrow::Schema> CommonSchema(
+    const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches) {
+  std::shared_ptr<arrow::Schema> schema;
+  for (const auto& batch : batches) {
+    if (!batch) throw ConfigError("a batch to append is null");
+    if (!schema) {
+      schema = batch->schema();
+    } else if (!schema->Equals(*batch->schema(), /*check_metadata=*/false)) {
+      throw ConfigError("the batches to append have different schemas: " + schema->ToString() +
+                        " and " + batch->schema()->ToString());
+    }
+  }
+  return schema;
+}
+
+}  // namespace
+
+DeltaTable::DeltaTable(std::shared_ptr<FileSystem> fs, std::string uri, Snapshot snapshot)
+    : fs_(std::move(fs)), uri_(std::move(uri)), snapshot_(std::move(snapshot)) {
+  root_ = ResolveTableUri(uri_).second;
+}
+
+bool DeltaTable::Exists(const std::string& uri) {
+  auto [fs, root] = ResolveTableUri(uri);
+  for (const auto& entry : fs->List(LogDirectory(root))) {
+    if (CommitVersionOf(entry.name) || CheckpointVersionOf(entry.name)) return true;
+  }
+  return false;
+}
+
+DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& options) {
+  if (!options.schema || options.schema->num_fields() == 0) {
+    throw ConfigError("creating Delta table " + uri + " needs a schema with columns");
+  }
+  auto [fs, root] = ResolveTableUri(uri);
+  CheckTableProperties(options.properties);
+  std::unordered_set<std::string> names;
+  for (const auto& field : options.schema->fields()) {
+    if (!names.insert(Lower(field->name())).second) {
+      throw ConfigError("column name '" + field->name() + "' appears twice (Delta column names "
+                        "are unique regardless of case)");
+    }
+  }
+  std::string schema_string = ToDeltaSchemaString(*options.schema);
+  auto schema = FromDeltaSchemaString(schema_string, "the new schema");
+
+  auto open_existing = [&]() {
+    DeltaTable table = Open(uri);
+    auto existing = table.snapshot().schema();
+    if (!SameColumns(*existing, *schema)) {
+      throw SchemaChangedError("Delta table " + root + " already exists with schema " +
+                               existing->ToString() + "; it cannot be created with schema " +
+                               schema->ToString());
+    }
+    return table;
+  };
+  if (Exists(uri)) return open_existing();
+
+  Metadata metadata;
+  metadata.id = NewUuid();
+  metadata.name = options.name;
+  metadata.description = options.description;
+  metadata.schema_string = schema_string;
+  metadata.configuration = options.properties;
+  metadata.created_time = NowMs();
+  Protocol protocol = RequiredProtocol(std::nullopt, *schema, options.properties);
+
+  nlohmann::json properties = nlohmann::json::object();
+  for (const auto& [key, value] : options.properties) properties[key] = value;
+  nlohmann::json parameters = {{"isManaged", "false"},
+                               {"description", options.description
+                                                   ? nlohmann::json(*options.description)
+                                                   : nlohmann::json(nullptr)},
+                               {"partitionBy", "[]"},
+                               {"properties", properties.dump()}};
+  CommitInfo info = MakeCommitInfo("CREATE TABLE", parameters, -1, true, {}, 0, AppendOptions{});
+  std::vector<Action> actions = {info, protocol, metadata};
+
+  fs->CreateDirectories(LogDirectory(root));
+  if (!fs->WriteIfAbsent(CommitPath(root, 0), EncodeCommit(actions))) {
+    return open_existing();  // another writer created it first
+  }
+  Snapshot snapshot;
+  ApplyActions(snapshot, actions, 0);
+  return DeltaTable(fs, uri, std::move(snapshot));
+}
+
+DeltaTable DeltaTable::Open(const std::string& uri) {
+  auto [fs, root] = ResolveTableUri(uri);
+  Snapshot snapshot = ReadSnapshot(*fs, root);
+  return DeltaTable(fs, uri, std::move(snapshot));
+}
+
+const std::string& DeltaTable::uri() const { return uri_; }
+
+const Snapshot& DeltaTable::snapshot() const { return snapshot_; }
+
+const Snapshot& DeltaTable::Refresh() {
+  snapshot_ = ReadSnapshot(*fs_, root_);
+  return snapshot_;
+}
+
+void DeltaTable::CatchUp() {
+  for (;;) {
+    auto actions = ReadCommit(*fs_, root_, snapshot_.version + 1);
+    if (!actions) return;
+    ApplyActions(snapshot_, *actions, snapshot_.version + 1);
+  }
+}
+
+void DeltaTable::CheckpointIfDue() {
+  std::int64_t interval = kDefaultCheckpointInterval;
+  if (auto it = snapshot_.metadata.configuration.find("delta.checkpointInterval");
+      it != snapshot_.metadata.configuration.end()) {
+    try {
+      interval = std::max<std::int64_t>(1, std::stoll(it->second));
+    } catch (const std::exception&) {
+      // A malformed value written by another engine: keep the default.
+    }
+  }
+  if (snapshot_.version <= 0 || snapshot_.version % interval != 0) return;
+  try {
+    WriteCheckpoint(*fs_, root_, snapshot_);
+    snapshot_.last_checkpoint_version = snapshot_.version;
+  } catch (const std::exception& e) {
+    // The commit stands; readers replay JSON commits without the checkpoint.
+    spdlog::warn("Delta table {}: checkpoint of version {} failed: {}", root_, snapshot_.version,
+                 e.what());
+  }
+}
+
+namespace {
+
+// The table version holding `txn`: the oldest commit of the newest run of commits whose txn
+// for the app id is at or past txn.version. Commits no longer on disk end the search.
+std::int64_t VersionHoldingTxn(FileSystem& fs, const std::string& root, std::int64_t newest,
+                               const Txn& txn) {
+  std::int64_t holding = newest;
+  for (std::int64_t v = newest; v >= 0; --v) {
+    auto actions = ReadCommit(fs, root, v);
+    if (!actions) break;
+    for (const auto& action : *actions) {
+      const auto* t = std::get_if<Txn>(&action);
+      if (t == nullptr || t->app_id != txn.app_id) continue;
+      if (t->version < txn.version) return holding;
+      holding = v;
+    }
+  }
+  return holding;
+}
+
+}  // namespace
+
+CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+                                const AppendOptions& options) {
+  CheckUserMetadata(options);
+  auto incoming = CommonSchema(batches);
+  CatchUp();
+  CheckCanWrite(snapshot_.protocol, root_);
+  if (!snapshot_.metadata.partition_columns.empty()) {
+    throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
+  }
+
+  CommitResult result;
+  if (options.txn) {
+    auto held = snapshot_.app_versions.find(options.txn->app_id);
+    if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
+      result.version = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
+      return result;
+    }
+  }
+  std::int64_t rows = 0;
+  for (const auto& batch : batches) rows += batch->num_rows();
+  if (rows == 0 && !options.txn) {
+    result.version = snapshot_.version;
+    return result;
+  }
+
+  TableChange change = PlanTableChange(snapshot_, incoming.get(), options.merge_schema, root_);
+  std::vector<std::shared_ptr<arrow::RecordBatch>> aligned;
+  for (const auto& batch : batches) {
+    if (batch->num_rows() > 0) aligned.push_back(AlignBatch(*batch, change.schema, root_));
+  }
+  std::vector<AddFile> adds;
+  if (rows > 0) adds = WriteDataFiles(*fs_, root_, change.schema, aligned, options.write);
+
+  try {
+    std::int64_t read_version = snapshot_.version;
+    bool blind = !change.metadata && !change.protocol;
+    CommitInfo info =
+        MakeCommitInfo(options.operation, {{"mode", "Append"}, {"partitionBy", "[]"}},
+                       read_version, blind, adds, rows, options);
+    std::vector<Action> actions = {info};
+    if (change.protocol) actions.push_back(*change.protocol);
+    if (change.metadata) actions.push_back(*change.metadata);
+    if (options.txn) {
+      Txn txn = *options.txn;
+      txn.last_updated = info.timestamp;
+      actions.push_back(txn);
+    }
+    for (const auto& add : adds) actions.push_back(add);
+    std::string contents = EncodeCommit(actions);
+
+    for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
+      std::int64_t version = snapshot_.version + 1;
+      if (fs_->WriteIfAbsent(CommitPath(root_, version), contents)) {
+        ApplyActions(snapshot_, actions, version);
+        CheckpointIfDue();
+        result.version = version;
+        result.written = true;
+        result.files = static_cast<std::int64_t>(adds.size());
+        result.rows = rows;
+        for (const auto& add : adds) result.bytes += add.size;
+        result.attempts = attempt;
+        return result;
+      }
+      // Lost the race for `version`: learn what the winners did before trying the next one.
+      for (;;) {
+        std::int64_t next = snapshot_.version + 1;
+        auto winner = ReadCommit(*fs_, root_, next);
+        if (!winner) break;
+        switch (JudgeWinner(*winner, options.txn, /*blind_append=*/true)) {
+          case RaceOutcome::kConflict:
+            throw ConcurrentModificationError(
+                "Delta table " + root_ + ": version " + std::to_string(next) +
+                ", committed concurrently, changed the table's schema, properties or protocol "
+                "after this append read version " + std::to_string(read_version) +
+                "; nothing was committed, run the append again");
+          case RaceOutcome::kTxnHeld:
+            DeleteUncommitted(*fs_, root_, adds);
+            ApplyActions(snapshot_, *winner, next);
+            result.version = next;
+            result.attempts = attempt;
+            return result;
+          case RaceOutcome::kRetry:
+          case RaceOutcome::kRecompute:
+            break;
+        }
+        ApplyActions(snapshot_, *winner, next);
+      }
+    }
+    throw ConcurrentModificationError("Delta table " + root_ + ": gave up after " +
+                                      std::to_string(kMaxCommitAttempts) +
+                                      " lost commit races; nothing was committed");
+  } catch (...) {
+    DeleteUncommitted(*fs_, root_, adds);
+    throw;
+  }
+}
+
+CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
+                                     const std::shared_ptr<arrow::Table>& rows,
+                                     const AppendOptions& options) {
+  CheckUserMetadata(options);
+  if (!rows) throw ConfigError("UpsertByKey needs rows");
+  int key_index = rows->schema()->GetFieldIndex(key_column);
+  if (key_index < 0) {
+    throw ConfigError("the rows to upsert into " + root_ + " lack the key column '" +
+                      key_column + "'");
+  }
+  auto combined_rows = rows->CombineChunks();
+  CheckArrow(combined_rows.status(), "combining upsert rows");
+  auto unique_keys = arrow::compute::Unique((*combined_rows)->column(key_index));
+  CheckArrow(unique_keys.status(), "finding upsert keys");
+  if ((*unique_keys)->length() != rows->num_rows()) {
+    throw ConfigError("the rows to upsert into " + root_ + " repeat a value of key column '" +
+                      key_column + "'; give each key once");
+  }
+  std::string operation = options.operation == "WRITE" ? "MERGE" : options.operation;
+
+  CommitResult result;
+  for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
+    CatchUp();
+    CheckCanWrite(snapshot_.protocol, root_);
+    if (!snapshot_.metadata.partition_columns.empty()) {
+      throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
+    }
+    if (PropertyIsTrue(snapshot_.metadata.configuration, "delta.appendOnly")) {
+      throw ConfigError("Delta table " + root_ + " is append-only (delta.appendOnly=true); "
+                        "an upsert would remove files");
+    }
+    if (options.txn) {
+      auto held = snapshot_.app_versions.find(options.txn->app_id);
+      if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
+        result.version = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
+        result.attempts = attempt;
+        return result;
+      }
+    }
+
+    TableChange change =
+        PlanTableChange(snapshot_, rows->schema().get(), options.merge_schema, root_);
+    // The table's spelling of the key column (names match regardless of case).
+    std::string key_name = change.schema->field(FieldIndexIgnoringCase(*change.schema, key_column))->name();
+
+    // The new contents: current rows whose key is not upserted, then the upserted rows.
+    std::vector<AddFile> current_files;
+    for (const auto& [path, add] : snapshot_.files) current_files.push_back(add);
+    auto current = ReadDataFiles(*fs_, root_, current_files, change.schema, {});
+    auto upserted = AlignBatch(**(*combined_rows)->CombineChunksToBatch(), change.schema, root_);
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    if (current->num_rows() > 0) {
+      auto current_keys = current->GetColumnByName(key_name);
+      arrow::compute::SetLookupOptions lookup(upserted->GetColumnByName(key_name));
+      auto replaced = arrow::compute::IsIn(current_keys, lookup);
+      CheckArrow(replaced.status(), "matching upsert keys");
+      auto kept_mask = arrow::compute::Invert(*replaced);
+      CheckArrow(kept_mask.status(), "matching upsert keys");
+      auto kept = arrow::compute::Filter(current, *kept_mask);
+      CheckArrow(kept.status(), "keeping rows");
+      auto kept_batch = kept->table()->CombineChunksToBatch();
+      CheckArrow(kept_batch.status(), "keeping rows");
+      if ((*kept_batch)->num_rows() > 0) batches.push_back(*kept_batch);
+    }
+    if (upserted->num_rows() > 0) batches.push_back(upserted);
+    std::int64_t total_rows = 0;
+    for (const auto& batch : batches) total_rows += batch->num_rows();
+
+    std::vector<AddFile> adds;
+    if (total_rows > 0) adds = WriteDataFiles(*fs_, root_, change.schema, batches, options.write);
+    try {
+      std::int64_t now = NowMs();
+      CommitInfo info = MakeCommitInfo(
+          operation, {{"predicate", "[\"" + key_name + " matches upserted keys\"]"}},
+          snapshot_.version, /*blind_append=*/false, adds, total_rows, options);
+      info.operation_metrics["numRemovedFiles"] = std::to_string(current_files.size());
+      std::vector<Action> actions = {info};
+      if (change.protocol) actions.push_back(*change.protocol);
+      if (change.metadata) actions.push_back(*change.metadata);
+      if (options.txn) {
+        Txn txn = *options.txn;
+        txn.last_updated = now;
+        actions.push_back(txn);
+      }
+      for (const auto& old : current_files) {
+        RemoveFile remove;
+        remove.path = old.path;
+        remove.deletion_timestamp = now;
+        remove.partition_values = old.partition_values;
+        remove.size = old.size;
+        actions.push_back(remove);
+      }
+      for (const auto& add : adds) actions.push_back(add);
+
+      std::int64_t version = snapshot_.version + 1;
+      if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
+        ApplyActions(snapshot_, actions, version);
+        CheckpointIfDue();
+        result.version = version;
+        result.written = true;
+        result.files = static_cast<std::int64_t>(adds.size());
+        result.rows = total_rows;
+        for (const auto& add : adds) result.bytes += add.size;
+        result.attempts = attempt;
+        return result;
+      }
+      // Lost the race: every winner changed the files this upsert read, so it is recomputed
+      // on the new snapshot unless a winner makes that impossible or unnecessary.
+      DeleteUncommitted(*fs_, root_, adds);
+      adds.clear();
+      for (;;) {
+        std::int64_t next = snapshot_.version + 1;
+        auto winner = ReadCommit(*fs_, root_, next);
+        if (!winner) break;
+        auto outcome = JudgeWinner(*winner, options.txn, /*blind_append=*/false);
+        if (outcome == RaceOutcome::kConflict) {
+          throw ConcurrentModificationError(
+              "Delta table " + root_ + ": version " + std::to_string(next) +
+              ", committed concurrently, changed the table's schema, properties or protocol "
+              "while this upsert was computed; nothing was committed, run it again");
+        }
+        ApplyActions(snapshot_, *winner, next);
+        if (outcome == RaceOutcome::kTxnHeld) {
+          result.version = next;
+          result.attempts = attempt;
+          return result;
+        }
+      }
+    } catch (...) {
+      DeleteUncommitted(*fs_, root_, adds);
+      throw;
+    }
+  }
+  throw ConcurrentModificationError("Delta table " + root_ + ": upsert gave up after " +
+                                    std::to_string(kMaxCommitAttempts) +
+                                    " lost commit races; nothing was committed");
+}
+
+std::shared_ptr<arrow::Table> DeltaTable::Read(const std::vector<FilterTerm>& filter) const {
+  std::vector<AddFile> files;
+  files.reserve(snapshot_.files.size());
+  for (const auto& [path, add] : snapshot_.files) files.push_back(add);
+  return ReadDataFiles(*fs_, root_, files, snapshot_.schema(), filter);
+}
+
+}  // namespace mssql_cdc::delta
