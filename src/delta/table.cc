@@ -474,6 +474,13 @@ CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordB
 CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
                                      const std::shared_ptr<arrow::Table>& rows,
                                      const AppendOptions& options) {
+  return UpsertByKey(key_column, rows, options, UpsertCondition{});
+}
+
+CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
+                                     const std::shared_ptr<arrow::Table>& rows,
+                                     const AppendOptions& options,
+                                     const UpsertCondition& should_write) {
   CheckUserMetadata(options);
   if (!rows) throw ConfigError("UpsertByKey needs rows");
   int key_index = rows->schema()->GetFieldIndex(key_column);
@@ -522,11 +529,17 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
     auto current = ReadDataFiles(*fs_, root_, current_files, change.schema, {});
     auto upserted = AlignBatch(**(*combined_rows)->CombineChunksToBatch(), change.schema, root_);
     std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    std::shared_ptr<arrow::Table> current_with_keys = current->Slice(0, 0);
     if (current->num_rows() > 0) {
       auto current_keys = current->GetColumnByName(key_name);
       arrow::compute::SetLookupOptions lookup(upserted->GetColumnByName(key_name));
       auto replaced = arrow::compute::IsIn(current_keys, lookup);
       CheckArrow(replaced.status(), "matching upsert keys");
+      if (should_write) {
+        auto matching = arrow::compute::Filter(current, *replaced);
+        CheckArrow(matching.status(), "finding the current rows of the upserted keys");
+        current_with_keys = matching->table();
+      }
       auto kept_mask = arrow::compute::Invert(*replaced);
       CheckArrow(kept_mask.status(), "matching upsert keys");
       auto kept = arrow::compute::Filter(current, *kept_mask);
@@ -534,6 +547,13 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
       auto kept_batch = kept->table()->CombineChunksToBatch();
       CheckArrow(kept_batch.status(), "keeping rows");
       if ((*kept_batch)->num_rows() > 0) batches.push_back(*kept_batch);
+    }
+    // Decided on this attempt's snapshot, so a condition that held on a snapshot a concurrent
+    // writer has since replaced is checked again after the lost race.
+    if (should_write && !should_write(current_with_keys)) {
+      result.version = snapshot_.version;
+      result.attempts = attempt;
+      return result;
     }
     if (upserted->num_rows() > 0) batches.push_back(upserted);
     std::int64_t total_rows = 0;

@@ -19,6 +19,7 @@
 #include <arrow/type_fwd.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,15 @@ class DeltaTable {
   CommitResult UpsertByKey(const std::string& key_column,
                            const std::shared_ptr<arrow::Table>& rows,
                            const AppendOptions& options = {});
+  // The same, written only if `should_write` approves: it is called on every attempt's
+  // snapshot with the table's current rows whose keys are upserted (in the table's schema;
+  // no rows when none exist). False commits nothing and returns written=false, so a caller can
+  // make an upsert conditional on state a concurrent writer may change (compare and set).
+  using UpsertCondition =
+      std::function<bool(const std::shared_ptr<arrow::Table>& current_rows_with_those_keys)>;
+  CommitResult UpsertByKey(const std::string& key_column,
+                           const std::shared_ptr<arrow::Table>& rows,
+                           const AppendOptions& options, const UpsertCondition& should_write);
 
   // The table's rows (or those matching every filter term), in the table's current schema:
   // columns a file lacks read as NULL.

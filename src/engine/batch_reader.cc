@@ -1,0 +1,206 @@
+#include "engine/batch_reader.h"
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+#include <arrow/util/byte_size.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "core/errors.h"
+#include "core/timezone.h"
+#include "source/error_status.h"
+#include "source/output_schema.h"
+
+namespace mssql_cdc {
+namespace {
+
+constexpr char kBatchIdColumn[] = "_batch_id";
+constexpr char kSnapshotColumn[] = "_snapshot";
+
+std::shared_ptr<arrow::Array> Checked(arrow::Result<std::shared_ptr<arrow::Array>> result,
+                                      const std::string& what) {
+  if (!result.ok()) throw InternalError(what + ": " + result.status().ToString());
+  return *result;
+}
+
+// A column of `length` copies of `value` in `type` (int32 or utf8), or NULLs.
+std::shared_ptr<arrow::Array> Constant(const std::shared_ptr<arrow::DataType>& type,
+                                       std::int64_t length,
+                                       const std::shared_ptr<arrow::Scalar>& value) {
+  if (!value) return Checked(arrow::MakeArrayOfNull(type, length), "NULL column");
+  auto cast = value->CastTo(type);
+  if (!cast.ok()) throw InternalError("constant column: " + cast.status().ToString());
+  return Checked(arrow::MakeArrayFromScalar(**cast, length), "constant column");
+}
+
+struct RangeResult {
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  RowStats stats;
+};
+
+RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, Source& source,
+                      const SourceClock& clock) {
+  const auto started = std::chrono::steady_clock::now();
+  ChangeReadRequest read;
+  read.capture_instance = request.capture_instance;
+  read.from = range.from;
+  read.to = range.to;
+  read.include_command_id = request.include_command_id;
+  read.batch_rows = request.arrow_batch_size;
+  auto reader = source.ReadChanges(read, clock);
+  RangeResult result;
+  for (;;) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ThrowIfError(reader->ReadNext(&batch));
+    if (!batch) break;
+    if (batch->num_rows() == 0) continue;
+    auto aligned = AlignToBronze(batch, request.bronze_schema, request.batch_id, std::nullopt);
+    RowStats stats = StatsOf(*aligned);
+    stats.bytes = arrow::util::TotalBufferSize(*aligned);
+    result.stats.Add(stats);
+    result.batches.push_back(std::move(aligned));
+  }
+  result.stats.read_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+template <typename T>
+void KeepMin(std::optional<T>& into, const std::optional<T>& value) {
+  if (value && (!into || *value < *into)) into = value;
+}
+template <typename T>
+void KeepMax(std::optional<T>& into, const std::optional<T>& value) {
+  if (value && (!into || *value > *into)) into = value;
+}
+
+}  // namespace
+
+void RowStats::Add(const RowStats& other) {
+  rows += other.rows;
+  deletes += other.deletes;
+  inserts += other.inserts;
+  updates += other.updates;
+  KeepMin(min_lsn, other.min_lsn);
+  KeepMax(max_lsn, other.max_lsn);
+  KeepMin(min_commit_ts, other.min_commit_ts);
+  KeepMax(max_commit_ts, other.max_commit_ts);
+  read_seconds += other.read_seconds;
+  bytes += other.bytes;
+}
+
+std::shared_ptr<arrow::RecordBatch> AlignToBronze(
+    const std::shared_ptr<arrow::RecordBatch>& batch,
+    const std::shared_ptr<arrow::Schema>& bronze_schema, std::optional<std::int64_t> batch_id,
+    const std::optional<std::string>& snapshot) {
+  const std::int64_t n = batch->num_rows();
+  arrow::ArrayVector columns;
+  columns.reserve(bronze_schema->num_fields());
+  for (const auto& field : bronze_schema->fields()) {
+    if (field->name() == kBatchIdColumn) {
+      columns.push_back(Constant(field->type(), n,
+                                 batch_id ? arrow::MakeScalar(static_cast<std::int64_t>(*batch_id))
+                                          : nullptr));
+      continue;
+    }
+    if (field->name() == kSnapshotColumn) {
+      columns.push_back(
+          Constant(field->type(), n, snapshot ? arrow::MakeScalar(*snapshot) : nullptr));
+      continue;
+    }
+    auto column = batch->GetColumnByName(field->name());
+    if (!column) {
+      // _chunk, and any column this read does not carry, are NULL.
+      columns.push_back(Checked(arrow::MakeArrayOfNull(field->type(), n), "NULL column"));
+      continue;
+    }
+    if (!column->type()->Equals(*field->type())) {
+      auto cast = arrow::compute::Cast(*column, field->type());
+      if (!cast.ok()) {
+        throw SchemaChangedError("column '" + field->name() + "' read as " +
+                                 column->type()->ToString() + " cannot become bronze's " +
+                                 field->type()->ToString() + ": " + cast.status().message());
+      }
+      column = *cast;
+    }
+    columns.push_back(std::move(column));
+  }
+  return arrow::RecordBatch::Make(bronze_schema, n, std::move(columns));
+}
+
+RowStats StatsOf(const arrow::RecordBatch& batch) {
+  RowStats stats;
+  stats.rows = batch.num_rows();
+  if (auto ops = batch.GetColumnByName(std::string(kOperationColumn))) {
+    const auto& typed = static_cast<const arrow::Int32Array&>(*ops);
+    for (std::int64_t i = 0; i < typed.length(); ++i) {
+      if (typed.IsNull(i)) continue;
+      switch (typed.Value(i)) {
+        case 1: ++stats.deletes; break;
+        case 2: ++stats.inserts; break;
+        case 4: ++stats.updates; break;
+        default: break;  // before images (3) and snapshot rows (0) are not counted
+      }
+    }
+  }
+  if (auto lsns = batch.GetColumnByName(std::string(kStartLsnColumn))) {
+    // LSN text is fixed width, so string order is LSN order.
+    const auto& typed = static_cast<const arrow::StringArray&>(*lsns);
+    for (std::int64_t i = 0; i < typed.length(); ++i) {
+      if (typed.IsNull(i)) continue;
+      std::string value(typed.GetView(i));
+      if (!stats.min_lsn || value < *stats.min_lsn) stats.min_lsn = value;
+      if (!stats.max_lsn || value > *stats.max_lsn) stats.max_lsn = value;
+    }
+  }
+  if (auto times = batch.GetColumnByName(std::string(kCommitTsColumn))) {
+    const auto& typed = static_cast<const arrow::TimestampArray&>(*times);
+    for (std::int64_t i = 0; i < typed.length(); ++i) {
+      if (typed.IsNull(i)) continue;
+      const UtcMicros value{typed.Value(i)};
+      if (!stats.min_commit_ts || value < *stats.min_commit_ts) stats.min_commit_ts = value;
+      if (!stats.max_commit_ts || value > *stats.max_commit_ts) stats.max_commit_ts = value;
+    }
+  }
+  return stats;
+}
+
+BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
+                          const SourceFactory& factory, const SourceClock& clock) {
+  const std::size_t n = request.ranges.size();
+  std::vector<RangeResult> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        auto source = factory();
+        results[i] = ReadRange(request, request.ranges[i], *source, clock);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  if (n > 0) {
+    try {
+      results[0] = ReadRange(request, request.ranges[0], first_source, clock);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  BatchRead read;
+  for (auto& result : results) {
+    read.stats.Add(result.stats);
+    for (auto& batch : result.batches) read.batches.push_back(std::move(batch));
+  }
+  return read;
+}
+
+}  // namespace mssql_cdc

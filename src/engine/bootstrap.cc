@@ -1,0 +1,135 @@
+#include "engine/bootstrap.h"
+
+#include <arrow/api.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "core/timezone.h"
+#include "delta/table.h"
+#include "engine/batch_reader.h"
+#include "engine/facts.h"
+#include "engine/stream_checkpoint.h"
+#include "source/error_status.h"
+
+namespace mssql_cdc {
+namespace {
+
+// L: the max LSN now, or, while capture has not yet reached a new instance (max LSN below its
+// start), the instance's first LSN minus one, so the stream still reads its first commit.
+Offset SnapshotOffset(Source& source, const SourceClock& clock, const CaptureInstanceInfo& ci) {
+  auto max_lsn = source.MaxLsn();
+  Offset offset;
+  offset.lsn = (max_lsn && *max_lsn >= ci.start_lsn) ? *max_lsn : ci.start_lsn.Decrement();
+  if (auto local = source.CommitTimeAtOrBefore(offset.lsn)) {
+    offset.commit_ts = clock.ToUtc(*local);
+  } else {
+    offset.commit_ts = clock.ToUtc(ci.create_date);
+  }
+  return offset;
+}
+
+std::int64_t SnapshotRowsInBronze(const delta::DeltaTable& bronze, const Lsn& lsn) {
+  return bronze.Read({{"_snapshot", "=", lsn.ToString()}})->num_rows();
+}
+
+}  // namespace
+
+std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snapshot"; }
+std::string EventsTxnAppId(const std::string& app_id) { return app_id + "#events"; }
+
+BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
+                             const SourceClock& clock, StreamCheckpoint& checkpoint,
+                             delta::DeltaTable& bronze, delta::DeltaTable* facts) {
+  BootstrapResult result;
+  auto state = checkpoint.ReadSnapshot();
+  if (state && state->done) {
+    result.offset = state->offset;
+    result.rows = state->rows;
+    return result;
+  }
+  const std::string& ci = request.instance.name;
+  const UtcMicros started_at = NowUtc();
+  const auto started = std::chrono::steady_clock::now();
+  if (!state) {
+    // Recorded before the read, so no change after L can be missing from bronze.
+    state = SnapshotState{false, SnapshotOffset(source, clock, request.instance), 0, -1};
+    checkpoint.WriteSnapshot(*state);
+  }
+  const Offset offset = state->offset;
+  spdlog::info("bootstrap of capture instance '{}' into {}: snapshot at LSN {}", ci,
+               request.target, offset.lsn.ToString());
+
+  const delta::Txn txn{SnapshotTxnAppId(request.app_id), 0, std::nullopt};
+  std::int64_t rows = 0;
+  std::int64_t version = -1;
+  auto held = bronze.Refresh().app_versions.find(txn.app_id);
+  if (held != bronze.snapshot().app_versions.end() && held->second >= txn.version) {
+    // The snapshot landed before a crash: count it, read nothing.
+    delta::AppendOptions held_options;
+    held_options.txn = txn;
+    version = bronze.Append({}, held_options).version;
+    rows = SnapshotRowsInBronze(bronze, offset.lsn);
+  } else {
+    SnapshotReadRequest read;
+    read.capture_instance = ci;
+    read.snapshot_lsn = offset.lsn;
+    read.snapshot_commit_ts = offset.commit_ts.value_or(UtcMicros{});
+    read.batch_rows = request.arrow_batch_size;
+    auto reader = source.ReadSnapshot(read);
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    for (;;) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ThrowIfError(reader->ReadNext(&batch));
+      if (!batch) break;
+      if (batch->num_rows() == 0) continue;
+      batches.push_back(
+          AlignToBronze(batch, request.bronze_schema, std::nullopt, offset.lsn.ToString()));
+      rows += batches.back()->num_rows();
+    }
+    delta::AppendOptions options;
+    options.txn = txn;
+    options.user_metadata =
+        nlohmann::json{{"snapshot", ci},
+                       {"lsn", offset.lsn.ToString()},
+                       {"commit_ts", offset.commit_ts ? FormatIsoMillis(offset.commit_ts->value)
+                                                      : std::string()}}
+            .dump();
+    auto commit = bronze.Append(batches, options);
+    version = commit.version;
+    // Another process with this app_id won the race: its rows are the snapshot.
+    if (!commit.written) rows = SnapshotRowsInBronze(bronze, offset.lsn);
+  }
+
+  if (facts != nullptr) {
+    FactsRow row;
+    row.app_id = request.app_id;
+    row.rows = rows;
+    row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
+    row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
+    row.deletes = row.inserts = row.updates = 0;
+    row.started_at = started_at;
+    row.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+    row.event = "bootstrap";
+    row.target = request.target;
+    row.written_at = NowUtc();
+    delta::AppendOptions options;
+    options.txn = delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt};
+    facts->Append({FactsToRecordBatch({row})}, options);
+  }
+
+  checkpoint.WriteSnapshot(SnapshotState{true, offset, rows, version});
+  spdlog::info("bootstrap of capture instance '{}' done: {} rows at LSN {}", ci, rows,
+               offset.lsn.ToString());
+  result.offset = offset;
+  result.rows = rows;
+  result.taken_now = true;
+  return result;
+}
+
+}  // namespace mssql_cdc

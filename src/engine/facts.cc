@@ -1,0 +1,137 @@
+#include "engine/facts.h"
+
+#include <arrow/api.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "engine/table_schemas.h"
+
+namespace mssql_cdc {
+namespace {
+
+void Check(const arrow::Status& status, const char* what) {
+  if (!status.ok()) throw InternalError(std::string("building facts column ") + what + ": " +
+                                        status.ToString());
+}
+
+template <typename T>
+using Getter = std::function<std::optional<T>(const FactsRow&)>;
+
+// One column of the batch: a value per row, NULL where the getter has none.
+// Every builder used takes (type, pool), so one function serves every column type.
+template <typename Builder, typename T>
+std::shared_ptr<arrow::Array> BuildColumn(const std::vector<FactsRow>& rows,
+                                          const std::shared_ptr<arrow::Field>& field,
+                                          const Getter<T>& get) {
+  Builder builder(field->type(), arrow::default_memory_pool());
+  Check(builder.Reserve(static_cast<std::int64_t>(rows.size())), field->name().c_str());
+  for (const auto& row : rows) {
+    auto value = get(row);
+    Check(value ? builder.Append(*value) : builder.AppendNull(), field->name().c_str());
+  }
+  std::shared_ptr<arrow::Array> array;
+  Check(builder.Finish(&array), field->name().c_str());
+  return array;
+}
+
+Getter<std::int64_t> Micros(std::optional<UtcMicros> FactsRow::*member) {
+  return [member](const FactsRow& row) -> std::optional<std::int64_t> {
+    const auto& value = row.*member;
+    if (!value) return std::nullopt;
+    return value->value;
+  };
+}
+
+template <typename T>
+Getter<T> Field(std::optional<T> FactsRow::*member) {
+  return [member](const FactsRow& row) { return row.*member; };
+}
+
+nlohmann::ordered_json JsonOrNull(const std::optional<std::int64_t>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json JsonOrNull(const std::optional<std::string>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json JsonOrNull(const std::optional<UtcMicros>& value) {
+  return value ? nlohmann::ordered_json(FormatIsoMillis(value->value))
+               : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRow>& rows) {
+  const auto schema = FactsSchema();
+  int next = 0;  // the schema field the next column fills
+  arrow::ArrayVector columns;
+  auto strings = [&](const Getter<std::string>& get) {
+    columns.push_back(BuildColumn<arrow::StringBuilder>(rows, schema->field(next++), get));
+  };
+  auto int64s = [&](const Getter<std::int64_t>& get) {
+    columns.push_back(BuildColumn<arrow::Int64Builder>(rows, schema->field(next++), get));
+  };
+  auto doubles = [&](const Getter<double>& get) {
+    columns.push_back(BuildColumn<arrow::DoubleBuilder>(rows, schema->field(next++), get));
+  };
+  auto timestamps = [&](const Getter<std::int64_t>& get) {
+    columns.push_back(BuildColumn<arrow::TimestampBuilder>(rows, schema->field(next++), get));
+  };
+
+  strings([](const FactsRow& row) -> std::optional<std::string> { return row.app_id; });
+  int64s(Field(&FactsRow::batch_id));
+  int64s(Field(&FactsRow::rows));
+  strings(Field(&FactsRow::min_lsn));
+  strings(Field(&FactsRow::max_lsn));
+  timestamps(Micros(&FactsRow::min_commit_ts));
+  timestamps(Micros(&FactsRow::max_commit_ts));
+  int64s(Field(&FactsRow::deletes));
+  int64s(Field(&FactsRow::inserts));
+  int64s(Field(&FactsRow::updates));
+  timestamps(Micros(&FactsRow::started_at));
+  int64s(Field(&FactsRow::duration_ms));
+  doubles(Field(&FactsRow::source_rtt_ms));
+  doubles(Field(&FactsRow::read_seconds));
+  doubles(Field(&FactsRow::read_mb));
+  int64s(Field(&FactsRow::network_wait_ms));
+  timestamps(Micros(&FactsRow::retention_watermark_ts));
+  doubles(Field(&FactsRow::retention_headroom_hours));
+  strings(Field(&FactsRow::event));
+  timestamps(Micros(&FactsRow::lost_from_ts));
+  timestamps(Micros(&FactsRow::lost_to_ts));
+  timestamps(Micros(&FactsRow::source_max_commit_ts));
+  doubles(Field(&FactsRow::capture_lag_seconds));
+  doubles(Field(&FactsRow::ingestion_lag_seconds));
+  strings(Field(&FactsRow::end_lsn));
+  timestamps(Micros(&FactsRow::end_commit_ts));
+  strings(Field(&FactsRow::detail));
+  strings(Field(&FactsRow::target));
+  timestamps(Micros(&FactsRow::written_at));
+
+  if (next != schema->num_fields()) {
+    throw InternalError("facts batch built " + std::to_string(next) + " columns, the schema has " +
+                        std::to_string(schema->num_fields()));
+  }
+  return arrow::RecordBatch::Make(schema, static_cast<std::int64_t>(rows.size()),
+                                  std::move(columns));
+}
+
+std::string BatchUserMetadata(const FactsRow& row) {
+  nlohmann::ordered_json doc;
+  doc["rows"] = JsonOrNull(row.rows);
+  doc["min_lsn"] = JsonOrNull(row.min_lsn);
+  doc["max_lsn"] = JsonOrNull(row.max_lsn);
+  doc["min_commit_ts"] = JsonOrNull(row.min_commit_ts);
+  doc["max_commit_ts"] = JsonOrNull(row.max_commit_ts);
+  doc["deletes"] = JsonOrNull(row.deletes);
+  doc["inserts"] = JsonOrNull(row.inserts);
+  doc["updates"] = JsonOrNull(row.updates);
+  doc["batch_id"] = JsonOrNull(row.batch_id);
+  doc["app_id"] = row.app_id;
+  return doc.dump();
+}
+
+}  // namespace mssql_cdc

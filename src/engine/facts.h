@@ -1,0 +1,48 @@
+// A facts row: what one micro-batch or event did (reference-features 3.3). The engine fills
+// every field it knows; NULL (nullopt) means not measured. Rows become Arrow batches in
+// FactsSchema() for appends to the facts table, idempotent by (<app_id>#facts, batch_id).
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace mssql_cdc {
+
+struct FactsRow {
+  std::string app_id;
+  std::optional<std::int64_t> batch_id;
+  std::optional<std::int64_t> rows;
+  std::optional<std::string> min_lsn, max_lsn;
+  std::optional<UtcMicros> min_commit_ts, max_commit_ts;
+  std::optional<std::int64_t> deletes, inserts, updates;
+  std::optional<UtcMicros> started_at;
+  std::optional<std::int64_t> duration_ms;
+  std::optional<double> source_rtt_ms, read_seconds, read_mb;
+  std::optional<std::int64_t> network_wait_ms;
+  std::optional<UtcMicros> retention_watermark_ts;
+  std::optional<double> retention_headroom_hours;
+  std::optional<std::string> event;  // nullopt for a micro-batch
+  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
+  std::optional<UtcMicros> source_max_commit_ts;
+  std::optional<double> capture_lag_seconds, ingestion_lag_seconds;
+  std::optional<std::string> end_lsn;
+  std::optional<UtcMicros> end_commit_ts;
+  std::optional<std::string> detail;
+  std::optional<std::string> target;
+  std::optional<UtcMicros> written_at;
+};
+
+std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRow>& rows);
+
+// The bronze commit's userMetadata of a micro-batch: rows, min_lsn, max_lsn, min_commit_ts,
+// max_commit_ts, deletes, inserts, updates, batch_id, app_id.
+std::string BatchUserMetadata(const FactsRow& row);
+
+}  // namespace mssql_cdc

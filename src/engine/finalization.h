@@ -1,0 +1,45 @@
+// The completeness verdict (reference-features 4.8): finalized_until = truncate(end commit
+// time, granularity) in the control table, one row per table name, moved forward only.
+// Data first, verdict after: callers advance only after the batch's data is committed, so a
+// crash makes the verdict lag, never lead.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/offset.h"
+#include "core/time.h"
+
+namespace mssql_cdc {
+
+enum class Granularity { kMinute, kHour, kDay };
+
+// "minute", "hour", "day"; ConfigError otherwise.
+Granularity ParseGranularity(std::string_view text);
+UtcMicros Truncate(UtcMicros time, Granularity granularity);
+
+struct Verdict {
+  std::string table_name;
+  UtcMicros finalized_until;
+  std::string end_lsn;
+  UtcMicros end_commit_ts;
+  UtcMicros updated_at;
+};
+
+// Creates the control table at `control_uri` when missing.
+void EnsureControlTable(const std::string& control_uri);
+
+// Moves the verdict of `table_name` to truncate(end.commit_ts) when that is later than the
+// stored one (or none is stored). Returns true when it moved. An end offset without a commit
+// time moves nothing. Retries commits lost to concurrent writers (up to a minute).
+bool Advance(const std::string& control_uri, const std::string& table_name, const Offset& end,
+             Granularity granularity = Granularity::kHour);
+
+std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name);
+
+// Whether every period ending at or before `period_end` is complete: finalized_until >=
+// period_end.
+bool IsFinal(const std::string& control_uri, const std::string& table_name, UtcMicros period_end);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,41 @@
+// The retention guard (invariant 4): a range CDC cleanup has purged is never read as if it
+// were whole. The stream checks before a batch reads (the first LSN to read is below the
+// capture instance's min LSN) and again after (cleanup ran during the read: the change table
+// silently returns what is left, so only this re-check can tell).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/lsn.h"
+#include "core/offset.h"
+#include "core/time.h"
+
+namespace mssql_cdc {
+
+class Source;
+class SourceClock;
+
+struct Retention {
+  Lsn min_lsn;                             // sys.fn_cdc_get_min_lsn(ci)
+  std::optional<UtcMicros> watermark_ts;   // its commit time, UTC
+};
+
+// The instance's min LSN and its commit time. Throws NotFoundError when the instance no
+// longer exists (its min LSN reads zero), e.g. CDC was disabled on the table.
+Retention ReadRetention(Source& source, const SourceClock& clock,
+                        const std::string& capture_instance);
+
+// Whether changes at or after `first_to_read` have been purged: min LSN > first_to_read.
+inline bool Purged(const Retention& retention, const Lsn& first_to_read) {
+  return retention.min_lsn > first_to_read;
+}
+
+// The DataLossError of a purged batch: names the capture instance, the last processed commit
+// (time and LSN) and the retention watermark, says nothing was written and how to go on.
+[[noreturn]] void ThrowDataLoss(const std::string& capture_instance, const Offset& last_processed,
+                                const Retention& retention, std::int64_t batch_id,
+                                bool during_read);
+
+}  // namespace mssql_cdc

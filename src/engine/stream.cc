@@ -1,0 +1,321 @@
+#include "engine/stream.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "delta/table.h"
+#include "engine/bootstrap.h"
+#include "engine/stream_batch.h"
+#include "engine/table_schemas.h"
+#include "source/output_schema.h"
+#include "source/source_clock.h"
+
+namespace mssql_cdc {
+namespace {
+
+// How long an idle stream under the default trigger waits before asking for the max LSN again:
+// short enough for low latency, long enough to keep an idle stream's CPU near zero.
+constexpr std::chrono::milliseconds kIdlePoll{100};
+
+void CheckSupported(const StreamConfig& config) {
+  ValidateStreamConfig(config.source, config.params);
+  if (config.source.capture_instance.empty()) {
+    throw ConfigError("option 'captureInstance' is required: name the capture instance to read");
+  }
+  // Refused rather than ignored: a stream that silently did something else would lose data.
+  if (config.source.columns) {
+    throw ConfigError("option 'columns' is not supported by native streams yet: leave it out "
+                      "(every captured column is read)");
+  }
+  if (config.params.on_data_loss == OnDataLoss::kResnapshot) {
+    throw ConfigError("on_data_loss='resnapshot' is not supported by native streams yet: use "
+                      "'fail' (the default), or failOnDataLoss=false to record gaps and go on");
+  }
+  if (config.params.snapshot == SnapshotMode::kChunked) {
+    throw ConfigError("snapshot='chunked' is not supported by native streams yet: use 'full'");
+  }
+  if (config.params.snapshot_on_switch) {
+    throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
+  }
+}
+
+delta::DeltaTable OpenOrCreate(const std::string& uri, const delta::CreateOptions& options) {
+  // A table that exists keeps its schema: appends merge new columns into it.
+  if (delta::DeltaTable::Exists(uri)) return delta::DeltaTable::Open(uri);
+  return delta::DeltaTable::Create(uri, options);
+}
+
+}  // namespace
+
+class Stream::Impl {
+ public:
+  Impl(const StreamConfig& config, SourceFactory factory) {
+    context_.config = config;
+    context_.factory = factory ? std::move(factory) : MakeSourceFactory(config.source);
+  }
+
+  ~Impl() {
+    Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start() {
+    {
+      std::lock_guard lock(mu_);
+      if (started_) throw ConfigError("stream of '" + Name() + "' was started already");
+      started_ = true;
+    }
+    try {
+      Setup();
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      error_ = std::current_exception();
+      ended_ = true;
+      cv_.notify_all();
+      throw;
+    }
+    thread_ = std::thread([this] { Loop(); });
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return planned_ || ended_; });
+    if (!planned_ && error_) std::rethrow_exception(error_);
+  }
+
+  void Stop() {
+    std::lock_guard lock(mu_);
+    stop_requested_ = true;
+    cv_.notify_all();
+  }
+
+  bool Await(std::optional<std::chrono::milliseconds> timeout) {
+    std::unique_lock lock(mu_);
+    auto done = [this] { return !started_ || ended_; };
+    if (!timeout) {
+      cv_.wait(lock, done);
+      return true;
+    }
+    return cv_.wait_for(lock, *timeout, done);
+  }
+
+  bool active() const {
+    std::lock_guard lock(mu_);
+    return started_ && !ended_;
+  }
+  std::exception_ptr error() const {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+  StreamProgress progress() const {
+    std::lock_guard lock(mu_);
+    return progress_;
+  }
+  const std::string& Name() const {
+    return context_.instance.name.empty() ? context_.config.source.capture_instance
+                                          : context_.instance.name;
+  }
+
+ private:
+  // Everything before the first batch, on the caller's thread, so that start errors reach
+  // the caller: instance, schemas, tables, checkpoint, bootstrap, recovery.
+  void Setup() {
+    StreamContext& c = context_;
+    const StreamParams& params = c.config.params;
+    c.source = c.factory();
+    c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
+    c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
+    const auto output_schema = OutputSchema(c.source->CapturedColumns(c.instance.name),
+                                            c.config.source.include_command_id);
+    c.bronze_schema = BronzeSchema(output_schema);
+    c.partitions = c.config.source.num_partitions
+                       ? static_cast<int>(*c.config.source.num_partitions)
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+    c.checkpoint.emplace(params.checkpoint);
+    c.checkpoint->ClaimFor({params.app_id, c.instance.name, params.target});
+    c.bronze.emplace(OpenOrCreate(params.target, BronzeTableOptions(output_schema, c.instance.name)));
+    if (params.facts_table) c.facts.emplace(OpenOrCreate(*params.facts_table, FactsTableOptions()));
+    if (c.config.control_table) EnsureControlTable(*c.config.control_table);
+
+    std::optional<Offset> start = c.checkpoint->ReadStart();
+    auto snapshot = c.checkpoint->ReadSnapshot();
+    if (!start && (params.bootstrap || snapshot)) {
+      // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
+      BootstrapRequest request{c.instance, c.bronze_schema, params.app_id, params.target,
+                               c.config.source.arrow_batch_size};
+      start = RunBootstrap(request, *c.source, *c.clock, *c.checkpoint, *c.bronze,
+                           c.facts ? &*c.facts : nullptr)
+                  .offset;
+      c.checkpoint->WriteStart(*start);
+    } else if (!start) {
+      start = InitialOffset();
+      c.checkpoint->WriteStart(*start);
+    } else if (params.bootstrap && !snapshot) {
+      spdlog::warn("capture instance '{}': bootstrap asked for, but checkpoint {} already "
+                   "streams from LSN {}; no snapshot is taken",
+                   c.instance.name, params.checkpoint, start->lsn.ToString());
+    }
+
+    const RecoveryPoint recovery = c.checkpoint->Recover();
+    replay_ = recovery.replay;
+    next_batch_id_ = recovery.next_batch_id;
+    next_start_ = recovery.next_start.value_or(*start);
+    {
+      std::lock_guard lock(mu_);
+      progress_.last_batch_id = next_batch_id_ - 1;
+      if (recovery.next_start) progress_.end = recovery.next_start;
+    }
+    if (params.trigger.kind() == Trigger::Kind::kAvailableNow) {
+      // Fixed now: changes committed later wait for the next run.
+      target_ = c.source->MaxLsn();
+    }
+  }
+
+  // Where a new checkpoint without bootstrap starts (startingLsn): the LSN given counts as
+  // processed, so the first batch reads what follows it.
+  Offset InitialOffset() {
+    StreamContext& c = context_;
+    const StartingLsn starting = c.config.source.starting_position();
+    Offset offset;
+    switch (starting.kind) {
+      case StartingLsn::Kind::kEarliest:
+        offset.lsn = c.source->MinLsn(c.instance.name).Decrement();
+        break;
+      case StartingLsn::Kind::kLatest:
+        offset.lsn = c.source->MaxLsn().value_or(c.instance.start_lsn.Decrement());
+        break;
+      case StartingLsn::Kind::kLsn:
+        offset.lsn = starting.lsn;
+        break;
+    }
+    if (auto local = c.source->CommitTimeAtOrBefore(offset.lsn)) {
+      offset.commit_ts = c.clock->ToUtc(*local);
+    }
+    return offset;
+  }
+
+  void MarkPlanned() {
+    std::lock_guard lock(mu_);
+    if (!planned_) {
+      planned_ = true;
+      cv_.notify_all();
+    }
+  }
+
+  bool StopRequested() {
+    std::lock_guard lock(mu_);
+    return stop_requested_;
+  }
+
+  // Sleeps until `until` or Stop, whichever comes first.
+  void WaitUntil(std::chrono::steady_clock::time_point until) {
+    std::unique_lock lock(mu_);
+    cv_.wait_until(lock, until, [this] { return stop_requested_; });
+  }
+
+  void Loop() {
+    try {
+      RunBatches();
+    } catch (const std::exception& e) {
+      spdlog::error("stream of capture instance '{}' into {} failed: {}", Name(),
+                    context_.config.params.target, e.what());
+      std::lock_guard lock(mu_);
+      error_ = std::current_exception();
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      error_ = std::current_exception();
+    }
+    std::lock_guard lock(mu_);
+    ended_ = true;
+    cv_.notify_all();
+  }
+
+  void RunBatches() {
+    StreamContext& c = context_;
+    BatchRunner runner(c);
+    const Trigger& trigger = c.config.params.trigger;
+    auto next_trigger = std::chrono::steady_clock::now();
+    while (!StopRequested()) {
+      if (trigger.kind() == Trigger::Kind::kProcessingTime) {
+        WaitUntil(next_trigger);
+        if (StopRequested()) break;
+        next_trigger = std::chrono::steady_clock::now() + trigger.interval();
+      }
+      std::optional<BatchOffsets> offsets;
+      if (replay_) {
+        // The batch that was running when the last run stopped, with its range unchanged.
+        offsets = std::move(replay_);
+        replay_.reset();
+      } else {
+        const bool available_now = trigger.kind() == Trigger::Kind::kAvailableNow;
+        std::optional<Lsn> target = available_now ? target_ : c.source->MaxLsn();
+        if (target) offsets = runner.Plan(next_batch_id_, next_start_, *target);
+      }
+      MarkPlanned();
+      if (!offsets) {
+        if (trigger.kind() == Trigger::Kind::kAvailableNow) {
+          std::lock_guard lock(mu_);
+          progress_.caught_up = true;
+          break;
+        }
+        if (trigger.kind() == Trigger::Kind::kDefault) {
+          WaitUntil(std::chrono::steady_clock::now() + kIdlePoll);
+        }
+        continue;
+      }
+      const BatchOutcome outcome = runner.Execute(*offsets);
+      next_batch_id_ = outcome.commit.batch_id + 1;
+      next_start_ = outcome.end;
+      std::lock_guard lock(mu_);
+      ++progress_.batches;
+      progress_.last_batch_id = outcome.commit.batch_id;
+      progress_.last_rows = outcome.commit.rows;
+      progress_.total_rows += outcome.commit.rows;
+      progress_.end = outcome.end;
+      progress_.capture_lag_seconds = outcome.facts.capture_lag_seconds;
+      progress_.ingestion_lag_seconds = outcome.facts.ingestion_lag_seconds;
+    }
+  }
+
+  StreamContext context_;
+  std::optional<BatchOffsets> replay_;
+  std::int64_t next_batch_id_ = 0;
+  Offset next_start_;
+  std::optional<Lsn> target_;  // availableNow: the max LSN seen at start
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;
+  bool planned_ = false;
+  bool ended_ = false;
+  bool stop_requested_ = false;
+  std::exception_ptr error_;
+  StreamProgress progress_;
+  std::thread thread_;
+};
+
+Stream::Stream(StreamConfig config, SourceFactory source_factory) : config_(std::move(config)) {
+  CheckSupported(config_);
+  impl_ = std::make_unique<Impl>(config_, std::move(source_factory));
+}
+
+Stream::~Stream() = default;
+
+void Stream::Start() { impl_->Start(); }
+void Stream::Stop() { impl_->Stop(); }
+bool Stream::Await(std::optional<std::chrono::milliseconds> timeout) {
+  return impl_->Await(timeout);
+}
+bool Stream::active() const { return impl_->active(); }
+std::exception_ptr Stream::error() const { return impl_->error(); }
+StreamProgress Stream::progress() const { return impl_->progress(); }
+const std::string& Stream::capture_instance() const { return impl_->Name(); }
+
+StreamProgress Stream::Run() {
+  Start();
+  Await();
+  if (auto error = impl_->error()) std::rethrow_exception(error);
+  return impl_->progress();
+}
+
+}  // namespace mssql_cdc

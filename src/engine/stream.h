@@ -1,0 +1,103 @@
+// A stream: one capture instance copied into one bronze Delta table, exactly once.
+//
+// Each micro-batch reads (start, end] (plan/planner.h), in up to numPartitions commit-aligned
+// ranges read in parallel with a Source each, and then, in this order:
+//   1. writes the batch's offsets to the checkpoint (<checkpoint>/offsets/<batch_id>.json),
+//   2. appends its rows to bronze tagged txn(app_id, batch_id) (nothing when no rows),
+//   3. appends its facts row tagged txn(<app_id>#facts, batch_id) when a facts table is set,
+//   4. marks it done (<checkpoint>/commits/<batch_id>.json),
+//   5. advances the verdict when the stream tracks one (finalization.h).
+// A stream killed anywhere restarts from the checkpoint: a batch with offsets but no commit
+// marker is read again with the same range, and the txn tags make its replayed appends write
+// nothing. Bronze ends equal to the change table, row for row.
+//
+// Bootstrap takes a full snapshot at the max LSN recorded before the read (operation 0 rows,
+// _snapshot set), writes a `bootstrap` facts row and starts the stream there; a later run
+// finds the snapshot in the checkpoint and does not take it again. When cleanup purged part
+// of the next range the batch fails with DataLossError and writes nothing, or, with
+// failOnDataLoss=false, records a `data_skipped` facts row and goes on from the min LSN.
+//
+// Start/Stop/Await may be called from any thread; the batches run on the stream's own thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/offset.h"
+#include "core/options.h"
+#include "engine/finalization.h"
+#include "source/open_source.h"
+
+namespace mssql_cdc {
+
+// The steps of a batch after which a crash leaves a distinct state on disk.
+enum class BatchStep { kOffsetsWritten, kBronzeAppended, kFactsAppended, kCommitted };
+
+struct StreamConfig {
+  SourceOptions source;    // captureInstance, backend, simPath, maxCommitsPerBatch, ...
+  StreamParams params;     // target, app_id, checkpoint, facts_table, trigger, bootstrap, ...
+  // When set, the stream advances this control table's verdict of `tracked_table` (default:
+  // the target) after every committed batch (finalization.track).
+  std::optional<std::string> control_table;
+  std::optional<std::string> tracked_table;
+  Granularity granularity = Granularity::kHour;
+  // Tests only: called after each step of each batch; a hook that throws ends the stream
+  // right there, as a crash would, so tests can restart from every intermediate state.
+  std::function<void(BatchStep step, std::int64_t batch_id)> step_hook;
+};
+
+// What the last committed batch did, for progress lines and the caller's verdict.
+struct StreamProgress {
+  std::int64_t batches = 0;        // batches committed by this run
+  std::int64_t last_batch_id = -1;
+  std::int64_t last_rows = 0;
+  std::int64_t total_rows = 0;     // change rows this run wrote
+  std::optional<Offset> end;       // end offset of the last committed batch (this run or before)
+  std::optional<double> capture_lag_seconds;
+  std::optional<double> ingestion_lag_seconds;
+  bool caught_up = false;          // availableNow: reached its target
+};
+
+class Stream {
+ public:
+  // Validates the configuration (ConfigError) without touching the source or any table.
+  Stream(StreamConfig config, SourceFactory source_factory);
+  ~Stream();  // stops and joins
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // Resolves the capture instance, creates bronze when missing, runs the bootstrap when asked
+  // and not yet done, recovers the checkpoint, then starts the batch thread. Returns once the
+  // stream has started its source (the first planning ran). Throws the start's error.
+  void Start();
+  // Asks the stream to stop after its current batch.
+  void Stop();
+  // Waits until the stream ends (availableNow caught up, stopped, or failed) or the timeout
+  // passes; true when it ended.
+  bool Await(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  bool active() const;
+  // The error that ended the stream, or null.
+  std::exception_ptr error() const;
+  StreamProgress progress() const;
+  const StreamConfig& config() const { return config_; }
+  const std::string& capture_instance() const;
+
+  // Runs the whole stream on the calling thread: Start, then batches until the trigger's
+  // end (availableNow) or Stop from another thread. Throws the stream's error.
+  StreamProgress Run();
+
+ private:
+  class Impl;
+  StreamConfig config_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mssql_cdc

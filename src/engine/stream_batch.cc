@@ -1,0 +1,249 @@
+#include "engine/stream_batch.h"
+
+#include <arrow/api.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "engine/batch_reader.h"
+#include "engine/finalization.h"
+#include "engine/retention_guard.h"
+#include "plan/planner.h"
+
+namespace mssql_cdc {
+namespace {
+
+constexpr double kBytesPerMb = 1024.0 * 1024.0;
+
+double Seconds(UtcMicros later, UtcMicros earlier) {
+  return static_cast<double>(later.value - earlier.value) / kMicrosPerSecond;
+}
+
+std::int64_t MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
+void FillRowStats(FactsRow& row, const RowStats& stats) {
+  row.rows = stats.rows;
+  row.deletes = stats.deletes;
+  row.inserts = stats.inserts;
+  row.updates = stats.updates;
+  // Ranges are NULL on a batch without rows (reference-features 3.3).
+  if (stats.rows > 0) {
+    row.min_lsn = stats.min_lsn;
+    row.max_lsn = stats.max_lsn;
+    row.min_commit_ts = stats.min_commit_ts;
+    row.max_commit_ts = stats.max_commit_ts;
+  }
+}
+
+}  // namespace
+
+std::string FactsTxnAppId(const std::string& app_id) { return app_id + "#facts"; }
+
+void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
+  if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
+}
+
+std::optional<BatchOffsets> BatchRunner::Plan(std::int64_t batch_id, const Offset& start,
+                                              const Lsn& target) {
+  auto end = BatchPlanner::PlanEnd(*context_.source, *context_.clock, start, target,
+                                   context_.config.source.max_commits_per_batch);
+  if (!end) return std::nullopt;
+  BatchOffsets offsets{batch_id, start, *end, std::nullopt, std::nullopt};
+  CheckBeforeRead(offsets);
+  context_.checkpoint->WriteOffsets(offsets);
+  Hook(BatchStep::kOffsetsWritten, batch_id);
+  return offsets;
+}
+
+bool BatchRunner::CheckBeforeRead(BatchOffsets& offsets) {
+  const Lsn first = offsets.start.lsn.Increment();
+  const std::string& ci = context_.instance.name;
+  const Retention retention = ReadRetention(*context_.source, *context_.clock, ci);
+  if (!Purged(retention, first)) return false;
+  if (context_.config.source.fail_on_data_loss) {
+    ThrowDataLoss(ci, offsets.start, retention, offsets.batch_id, /*during_read=*/false);
+  }
+  if (offsets.read_from == retention.min_lsn) return false;
+  spdlog::warn(
+      "capture instance '{}': CDC cleanup purged changes after LSN {} up to LSN {} before "
+      "batch {} read them; failOnDataLoss=false, so the batch goes on from LSN {} and the gap "
+      "is recorded in the facts as data_skipped",
+      ci, offsets.start.lsn.ToString(), retention.min_lsn.ToString(), offsets.batch_id,
+      retention.min_lsn.ToString());
+  offsets.read_from = retention.min_lsn;
+  offsets.lost_to_ts = retention.watermark_ts;
+  return true;
+}
+
+std::optional<FactsRow> BatchRunner::SkippedRow(const BatchOffsets& offsets, bool certain,
+                                                const std::optional<UtcMicros>& lost_to_ts,
+                                                const std::string& reason) {
+  FactsRow row;
+  row.app_id = context_.config.params.app_id;
+  row.batch_id = offsets.batch_id;
+  row.rows = 0;
+  row.event = "data_skipped";
+  const Lsn resumed = offsets.read_from.value_or(offsets.start.lsn.Increment());
+  row.min_lsn = row.max_lsn = resumed.ToString();
+  row.lost_from_ts = offsets.start.commit_ts;
+  row.lost_to_ts = lost_to_ts;
+  nlohmann::json detail = {{"from", offsets.start.lsn.ToString()},
+                           {"to", resumed.ToString()},
+                           {"certain", certain}};
+  if (!reason.empty()) detail["reason"] = reason;
+  row.detail = detail.dump();
+  row.end_lsn = offsets.end.lsn.ToString();
+  row.end_commit_ts = offsets.end.commit_ts;
+  row.target = context_.config.params.target;
+  return row;
+}
+
+void BatchRunner::Measure(FactsRow& row, const BatchOffsets& offsets) {
+  auto& source = *context_.source;
+  const SourceClock& clock = *context_.clock;
+  const Retention retention = ReadRetention(source, clock, context_.instance.name);
+  row.end_lsn = offsets.end.lsn.ToString();
+  row.end_commit_ts = offsets.end.commit_ts;
+  row.retention_watermark_ts = retention.watermark_ts;
+  if (retention.watermark_ts && offsets.end.commit_ts) {
+    row.retention_headroom_hours =
+        Seconds(*offsets.end.commit_ts, *retention.watermark_ts) / 3600.0;
+  }
+  if (auto max_lsn = source.MaxLsn()) {
+    if (auto local = source.CommitTimeAtOrBefore(*max_lsn)) {
+      row.source_max_commit_ts = clock.ToUtc(*local);
+      row.capture_lag_seconds = Seconds(NowUtc(), *row.source_max_commit_ts);
+      if (offsets.end.commit_ts) {
+        row.ingestion_lag_seconds = Seconds(*row.source_max_commit_ts, *offsets.end.commit_ts);
+      }
+    }
+  }
+}
+
+BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
+  StreamContext& c = context_;
+  const std::string& app_id = c.config.params.app_id;
+  const std::string& ci = c.instance.name;
+  const auto& held = c.bronze->snapshot().app_versions;
+  if (auto it = held.find(app_id); it != held.end() && it->second >= offsets.batch_id) {
+    return FinishFromBronze(offsets);
+  }
+  if (CheckBeforeRead(offsets)) c.checkpoint->WriteOffsets(offsets);
+
+  FactsRow row;
+  row.app_id = app_id;
+  row.batch_id = offsets.batch_id;
+  row.started_at = NowUtc();
+  row.target = c.config.params.target;
+  const auto started = std::chrono::steady_clock::now();
+
+  const Lsn from = offsets.read_from.value_or(offsets.start.lsn.Increment());
+  std::vector<LsnRange> ranges;
+  if (from <= offsets.end.lsn) {
+    ranges = BatchPlanner::Split(*c.source, ci, from, offsets.end.lsn, c.partitions);
+  }
+  BatchReadRequest request;
+  request.capture_instance = ci;
+  request.ranges = ranges;
+  request.bronze_schema = c.bronze_schema;
+  request.batch_id = offsets.batch_id;
+  request.include_command_id = c.config.source.include_command_id;
+  request.arrow_batch_size = c.config.source.arrow_batch_size;
+  BatchRead read = ReadBatchRanges(request, *c.source, c.factory, *c.clock);
+
+  std::vector<FactsRow> events;
+  if (offsets.read_from) events.push_back(*SkippedRow(offsets, true, offsets.lost_to_ts, ""));
+  // Cleanup during the read leaves the change table with less than the range held; only the
+  // min LSN now tells.
+  const Retention after = ReadRetention(*c.source, *c.clock, ci);
+  if (Purged(after, from)) {
+    if (c.config.source.fail_on_data_loss) {
+      ThrowDataLoss(ci, offsets.start, after, offsets.batch_id, /*during_read=*/true);
+    }
+    BatchOffsets lost = offsets;
+    lost.read_from = after.min_lsn;
+    events.push_back(*SkippedRow(lost, false, after.watermark_ts,
+                                 "CDC cleanup passed the range's start while it was read"));
+  }
+
+  FillRowStats(row, read.stats);
+  row.read_seconds = read.stats.read_seconds;
+  row.read_mb = static_cast<double>(read.stats.bytes) / kBytesPerMb;
+  Measure(row, offsets);
+
+  std::int64_t version = -1;
+  if (read.stats.rows > 0) {
+    delta::AppendOptions options;
+    options.txn = delta::Txn{app_id, offsets.batch_id, std::nullopt};
+    options.user_metadata = BatchUserMetadata(row);
+    version = c.bronze->Append(read.batches, options).version;
+  }
+  Hook(BatchStep::kBronzeAppended, offsets.batch_id);
+  row.duration_ms = MillisSince(started);
+  return Finish(offsets, std::move(row), std::move(events), version);
+}
+
+BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
+  StreamContext& c = context_;
+  const auto started = std::chrono::steady_clock::now();
+  spdlog::info("capture instance '{}': batch {} is already in bronze; finishing it from there",
+               c.instance.name, offsets.batch_id);
+  FactsRow row;
+  row.app_id = c.config.params.app_id;
+  row.batch_id = offsets.batch_id;
+  row.started_at = NowUtc();
+  row.target = c.config.params.target;
+  auto rows = c.bronze->Read({{"_batch_id", "=", std::to_string(offsets.batch_id)}});
+  RowStats stats;
+  arrow::TableBatchReader reader(*rows);
+  std::shared_ptr<arrow::RecordBatch> batch;
+  while (reader.ReadNext(&batch).ok() && batch) stats.Add(StatsOf(*batch));
+  FillRowStats(row, stats);  // read_seconds and read_mb stay NULL: nothing was read now
+  Measure(row, offsets);
+  delta::AppendOptions options;
+  options.txn = delta::Txn{c.config.params.app_id, offsets.batch_id, std::nullopt};
+  const std::int64_t version = c.bronze->Append({}, options).version;
+  std::vector<FactsRow> events;
+  if (offsets.read_from) events.push_back(*SkippedRow(offsets, true, offsets.lost_to_ts, ""));
+  row.duration_ms = MillisSince(started);
+  return Finish(offsets, std::move(row), std::move(events), version);
+}
+
+BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
+                                 std::vector<FactsRow> events, std::int64_t bronze_version) {
+  StreamContext& c = context_;
+  row.written_at = NowUtc();
+  if (c.facts) {
+    std::vector<FactsRow> rows = {row};
+    for (auto& event : events) {
+      event.written_at = row.written_at;
+      rows.push_back(std::move(event));
+    }
+    delta::AppendOptions options;
+    options.txn = delta::Txn{FactsTxnAppId(c.config.params.app_id), offsets.batch_id,
+                             std::nullopt};
+    c.facts->Append({FactsToRecordBatch(rows)}, options);
+  }
+  Hook(BatchStep::kFactsAppended, offsets.batch_id);
+  BatchOutcome outcome;
+  outcome.commit = BatchCommit{offsets.batch_id, bronze_version, row.rows.value_or(0)};
+  outcome.end = offsets.end;
+  outcome.facts = std::move(row);
+  c.checkpoint->WriteCommit(outcome.commit);
+  Hook(BatchStep::kCommitted, offsets.batch_id);
+  // Data first, verdict after (invariant 2).
+  if (c.config.control_table) {
+    Advance(*c.config.control_table, c.config.tracked_table.value_or(c.config.params.target),
+            offsets.end, c.config.granularity);
+  }
+  return outcome;
+}
+
+}  // namespace mssql_cdc

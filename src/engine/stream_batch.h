@@ -1,0 +1,77 @@
+// One micro-batch of a stream, step by step (the order is stream.h's contract): plan its end
+// and check retention, write its offsets, read its ranges in parallel, re-check retention,
+// append to bronze, append its facts rows, write its commit marker, advance the verdict.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/timezone.h"
+#include "delta/table.h"
+#include "engine/facts.h"
+#include "engine/stream.h"
+#include "engine/stream_checkpoint.h"
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+// What a stream holds once started; shared by its batches.
+struct StreamContext {
+  StreamConfig config;
+  SourceFactory factory;
+  std::unique_ptr<Source> source;  // planning and measuring; the first range's reader
+  std::optional<SourceClock> clock;
+  CaptureInstanceInfo instance;
+  std::shared_ptr<arrow::Schema> bronze_schema;
+  std::optional<delta::DeltaTable> bronze;
+  std::optional<delta::DeltaTable> facts;
+  std::optional<StreamCheckpoint> checkpoint;
+  int partitions = 1;
+};
+
+struct BatchOutcome {
+  BatchCommit commit;
+  Offset end;
+  FactsRow facts;  // the micro-batch row as written (or as it would be without a facts table)
+};
+
+// The txn app id of a stream's micro-batch facts rows.
+std::string FactsTxnAppId(const std::string& app_id);
+
+class BatchRunner {
+ public:
+  explicit BatchRunner(StreamContext& context) : context_(context) {}
+
+  // Plans the batch after `start` up to `target` and writes its offsets; nullopt when nothing
+  // follows start. Throws DataLossError (writing nothing) when cleanup purged the range's
+  // beginning and failOnDataLoss is on.
+  std::optional<BatchOffsets> Plan(std::int64_t batch_id, const Offset& start,
+                                   const Lsn& target);
+
+  // Runs a planned batch (new or replayed) to its commit marker and the verdict.
+  BatchOutcome Execute(BatchOffsets offsets);
+
+ private:
+  // The retention check before reading: DataLossError, or with failOnDataLoss=false sets
+  // read_from to the min LSN. True when it changed `offsets`.
+  bool CheckBeforeRead(BatchOffsets& offsets);
+  // A replayed batch whose bronze commit landed before the crash: facts from bronze's rows,
+  // without reading the source again (which cleanup may have purged meanwhile).
+  BatchOutcome FinishFromBronze(const BatchOffsets& offsets);
+  // Fills the measured fields of a micro-batch row: retention, max LSN, lags, end offset.
+  void Measure(FactsRow& row, const BatchOffsets& offsets);
+  std::optional<FactsRow> SkippedRow(const BatchOffsets& offsets, bool certain,
+                                     const std::optional<UtcMicros>& lost_to_ts,
+                                     const std::string& reason);
+  BatchOutcome Finish(const BatchOffsets& offsets, FactsRow row,
+                      std::vector<FactsRow> events, std::int64_t bronze_version);
+  void Hook(BatchStep step, std::int64_t batch_id);
+
+  StreamContext& context_;
+};
+
+}  // namespace mssql_cdc

@@ -1,0 +1,70 @@
+// Many streams in one process: the seed's start_many, await_all and stop_all.
+//
+// target, app_id and checkpoint are templates that must contain {ci} (checked for all
+// tables before anything starts). Per-table options override the shared ones, matched
+// ignoring case. The facts and control tables are created once before the first stream
+// starts. Streams start one after another, each once the previous has started its source; a
+// start that fails stops those already started and throws its error. Once running, a
+// failing stream stops alone while the others go on.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+#include "engine/stream.h"
+
+namespace mssql_cdc {
+
+struct TableSpec {
+  std::string capture_instance;
+  Options options;  // overrides of the shared options for this table
+};
+
+struct ManyConfig {
+  Options shared_options;             // source options shared by every table
+  std::vector<TableSpec> tables;      // in start order
+  std::string target;                 // templates with {ci}
+  std::string app_id;
+  std::string checkpoint;
+  Options stream_params;              // facts_table, trigger, bootstrap, on_data_loss, ... (as StreamParams)
+  std::optional<std::string> control_table;  // track every table's verdict here when set
+  Granularity granularity = Granularity::kHour;
+};
+
+class StreamGroup {
+ public:
+  // Validates templates and options for every table (ConfigError before anything starts),
+  // creates the facts and control tables, then starts the streams in order.
+  static std::unique_ptr<StreamGroup> StartMany(const ManyConfig& config,
+                                                std::function<SourceFactory(const SourceOptions&)> factory = MakeSourceFactory);
+  ~StreamGroup();  // stops every stream
+
+  // Waits for every stream (or until the timeout) and returns the error of each one that
+  // failed, by capture instance; throws nothing. With a timeout, streams still running are
+  // not in the result.
+  std::map<std::string, std::exception_ptr> AwaitAll(
+      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Stops every stream after its current batch and waits for them.
+  void StopAll();
+
+  const std::map<std::string, std::unique_ptr<Stream>>& streams() const { return streams_; }
+  // Capture instances in start order.
+  const std::vector<std::string>& order() const { return order_; }
+
+ private:
+  StreamGroup() = default;
+  std::map<std::string, std::unique_ptr<Stream>> streams_;
+  std::vector<std::string> order_;
+};
+
+// "{ci}" replaced by the capture instance; ConfigError naming the parameter when absent.
+std::string ExpandTemplate(const std::string& pattern, const std::string& parameter,
+                           const std::string& capture_instance);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,197 @@
+#include "engine/table_schemas.h"
+
+#include <arrow/api.h>
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/errors.h"
+#include "source/output_schema.h"
+
+namespace mssql_cdc {
+namespace {
+
+// mssql_cdc.schema_version of each table kind: the number of migrations its schema has had in
+// this engine. A kind's value grows by one with each migration that adds columns.
+// The number of migrations of each kind in the reference library, whose current columns these
+// are, so a table written here reads as fully migrated to either engine.
+constexpr char kBronzeSchemaVersion[] = "2";
+constexpr char kFactsSchemaVersion[] = "12";
+constexpr char kControlSchemaVersion[] = "4";
+
+std::shared_ptr<arrow::DataType> Timestamp() {
+  // TIMESTAMP_NTZ: naive UTC, microseconds, no time zone.
+  return arrow::timestamp(arrow::TimeUnit::MICRO);
+}
+
+std::shared_ptr<arrow::Field> Column(std::string name, std::shared_ptr<arrow::DataType> type,
+                                     const std::string& comment) {
+  return arrow::field(std::move(name), std::move(type), /*nullable=*/true,
+                      arrow::key_value_metadata({"comment"}, {comment}));
+}
+
+// The field with its "comment" metadata set (other metadata kept).
+std::shared_ptr<arrow::Field> WithComment(const std::shared_ptr<arrow::Field>& field,
+                                          const std::string& comment) {
+  auto metadata = field->metadata() ? field->metadata()->Copy()
+                                    : std::make_shared<arrow::KeyValueMetadata>();
+  if (auto status = metadata->Set("comment", comment); !status.ok()) {
+    throw InternalError("setting the comment of column " + field->name() + ": " +
+                        status.ToString());
+  }
+  return field->WithMetadata(metadata);
+}
+
+// Comments of the output schema's metadata columns (reference-features 3.1).
+const std::vector<std::pair<std::string_view, std::string>>& MetadataColumnComments() {
+  static const std::vector<std::pair<std::string_view, std::string>> comments = {
+      {kCaptureInstanceColumn,
+       "CDC capture instance the row came from (for snapshot rows: the instance the snapshot "
+       "was taken for)"},
+      {kStartLsnColumn,
+       "commit LSN of the change as 0x plus 20 uppercase hex digits, shared by a transaction; "
+       "text order is commit order (snapshot rows: the LSN recorded before the read)"},
+      {kSeqvalColumn,
+       "order of the change within its transaction (__$seqval), same text form; a tie-breaker "
+       "only; NULL on snapshot rows"},
+      {kOperationColumn,
+       "1 delete, 2 insert, 3 update before-image, 4 update after-image, 0 snapshot row"},
+      {kCommandIdColumn,
+       "statement order within the transaction (__$command_id); NULL on snapshot rows"},
+      {kCommitTsColumn, "commit time of _start_lsn in UTC (from cdc.lsn_time_mapping)"},
+  };
+  return comments;
+}
+
+}  // namespace
+
+std::shared_ptr<arrow::Schema> BronzeSchema(const std::shared_ptr<arrow::Schema>& output_schema) {
+  if (!output_schema) throw InternalError("BronzeSchema needs the output schema");
+  std::vector<std::shared_ptr<arrow::Field>> fields;
+  for (const auto& field : output_schema->fields()) {
+    std::shared_ptr<arrow::Field> out = field;
+    for (const auto& [name, comment] : MetadataColumnComments()) {
+      if (field->name() == name) out = WithComment(field, comment);
+    }
+    fields.push_back(std::move(out));
+  }
+  fields.push_back(Column("_batch_id", arrow::int32(),
+                          "micro-batch that wrote the row; NULL on snapshot rows"));
+  fields.push_back(Column("_snapshot", arrow::utf8(),
+                          "on snapshot rows the snapshot's LSN, recorded before any of its rows "
+                          "was read; NULL on change rows"));
+  fields.push_back(Column("_chunk", arrow::int32(),
+                          "chunk index of a row of a chunked snapshot; NULL otherwise"));
+  return arrow::schema(std::move(fields));
+}
+
+std::shared_ptr<arrow::Schema> FactsSchema() {
+  static const auto schema = arrow::schema({
+      Column("app_id", arrow::utf8(), "identity of the writer (with the generation suffix)"),
+      Column("batch_id", arrow::int64(),
+             "micro-batch id; with app_id the idempotency key; NULL on snapshot events"),
+      Column("rows", arrow::int64(),
+             "change rows written by the batch, or the rows of a snapshot event; 0 when none"),
+      Column("min_lsn", arrow::utf8(), "lowest LSN of the batch's rows (events: the event's LSN)"),
+      Column("max_lsn", arrow::utf8(),
+             "highest LSN of the batch's rows (events: the event's LSN)"),
+      Column("min_commit_ts", Timestamp(), "earliest commit time of the batch's rows, UTC"),
+      Column("max_commit_ts", Timestamp(), "latest commit time of the batch's rows, UTC"),
+      Column("deletes", arrow::int64(), "rows of operation 1 (delete)"),
+      Column("inserts", arrow::int64(), "rows of operation 2 (insert)"),
+      Column("updates", arrow::int64(),
+             "rows of operation 4 (update after-image); before-images are not counted"),
+      Column("started_at", Timestamp(), "when writing the batch started, UTC"),
+      Column("duration_ms", arrow::int64(),
+             "milliseconds spent reading, writing facts and appending; planning and the "
+             "checkpoint are excluded"),
+      Column("source_rtt_ms", arrow::float64(),
+             "median round trip of one SELECT 1 over the partitions' connections, ms"),
+      Column("read_seconds", arrow::float64(), "seconds spent reading, summed over partitions"),
+      Column("read_mb", arrow::float64(), "megabytes of Arrow data read, summed over partitions"),
+      Column("network_wait_ms", arrow::int64(),
+             "ASYNC_NETWORK_IO wait of the partitions' SQL Server sessions, summed; NULL where "
+             "the server does not expose it"),
+      Column("retention_watermark_ts", Timestamp(),
+             "commit time of the capture instance's minimum LSN seen after reading: changes "
+             "before it are cleaned up"),
+      Column("retention_headroom_hours", arrow::float64(),
+             "hours from the retention watermark to end_commit_ts: how far the stream is from "
+             "losing data"),
+      Column("event", arrow::utf8(),
+             "NULL for a micro-batch; otherwise the kind of event (bootstrap, resnapshot, "
+             "data_skipped, ...)"),
+      Column("lost_from_ts", Timestamp(),
+             "start of a range of changes lost to cleanup (commit time of the last processed "
+             "offset)"),
+      Column("lost_to_ts", Timestamp(),
+             "end of a range of changes lost to cleanup (commit time of the minimum LSN when "
+             "the loss was found)"),
+      Column("source_max_commit_ts", Timestamp(),
+             "commit time of the source's maximum LSN seen after reading"),
+      Column("capture_lag_seconds", arrow::float64(),
+             "seconds from source_max_commit_ts to the moment a partition read it (largest)"),
+      Column("ingestion_lag_seconds", arrow::float64(),
+             "seconds from end_commit_ts to source_max_commit_ts"),
+      Column("end_lsn", arrow::utf8(),
+             "end offset LSN of the batch (events: the event's LSN); NULL when no range was "
+             "planned"),
+      Column("end_commit_ts", Timestamp(), "commit time of end_lsn, UTC"),
+      Column("detail", arrow::utf8(), "event payload as JSON or text"),
+      Column("target", arrow::utf8(), "name or path of the table written"),
+      Column("written_at", Timestamp(), "when this facts row was written, after the target's "
+                                        "commit, UTC"),
+  });
+  return schema;
+}
+
+std::shared_ptr<arrow::Schema> ControlSchema() {
+  static const auto schema = arrow::schema({
+      Column("table_name", arrow::utf8(),
+             "name the verdict is kept under, exactly as passed (key of the row)"),
+      Column("finalized_until", Timestamp(),
+             "verdict, UTC: every period ending at or before it is complete in the table; "
+             "only moves forward"),
+      Column("end_lsn", arrow::utf8(), "batch end LSN that last moved the verdict"),
+      Column("end_commit_ts", Timestamp(),
+             "commit time of end_lsn, UTC; the verdict is this truncated to the period"),
+      Column("updated_at", Timestamp(), "when the verdict last moved, UTC"),
+      Column("applied_lsn", arrow::utf8(), "silver only: highest bronze LSN applied"),
+      Column("snapshot_lsn", arrow::utf8(), "silver only: snapshot silver was last rebuilt from"),
+      Column("open_snapshot_lsn", arrow::utf8(),
+             "silver only: chunked snapshot being applied wave by wave"),
+      Column("snapshot_wave", arrow::int32(), "silver only: last wave applied of that snapshot"),
+  });
+  return schema;
+}
+
+delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& output_schema,
+                                        const std::string& capture_instance) {
+  delta::CreateOptions options;
+  options.schema = BronzeSchema(output_schema);
+  options.description = "mssql-cdc bronze: append-only change log of SQL Server capture instance " +
+                        capture_instance + ", one append per micro-batch";
+  options.properties = {{kSchemaVersionProperty, kBronzeSchemaVersion}};
+  return options;
+}
+
+delta::CreateOptions FactsTableOptions() {
+  delta::CreateOptions options;
+  options.schema = FactsSchema();
+  options.description =
+      "mssql-cdc facts: one row per micro-batch or event of every stream writing here";
+  options.properties = {{kSchemaVersionProperty, kFactsSchemaVersion}};
+  return options;
+}
+
+delta::CreateOptions ControlTableOptions() {
+  delta::CreateOptions options;
+  options.schema = ControlSchema();
+  options.description =
+      "mssql-cdc control: completeness verdict (finalized_until) per table, moved forward only";
+  options.properties = {{kSchemaVersionProperty, kControlSchemaVersion}};
+  return options;
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,34 @@
+// The tables the engine writes, defined once: bronze (the change log of one capture
+// instance), facts (one row per batch or event, shared by streams) and control (one verdict
+// per table). Schemas, column comments, table comments and the mssql_cdc.schema_version
+// property are a contract (reference-features 3.2-3.4, invariant 7): columns are only added.
+// The Spark package takes the same definitions through the bindings.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "delta/table.h"
+
+namespace mssql_cdc {
+
+inline constexpr char kSchemaVersionProperty[] = "mssql_cdc.schema_version";
+
+// The output schema of the capture instance followed by _batch_id INT, _snapshot STRING,
+// _chunk INT; comments on the library-defined columns.
+std::shared_ptr<arrow::Schema> BronzeSchema(const std::shared_ptr<arrow::Schema>& output_schema);
+// The 29 facts columns in the documented order and types.
+std::shared_ptr<arrow::Schema> FactsSchema();
+// The control table's columns.
+std::shared_ptr<arrow::Schema> ControlSchema();
+
+// Create options (schema, comment, properties) of each table.
+delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& output_schema,
+                                        const std::string& capture_instance);
+delta::CreateOptions FactsTableOptions();
+delta::CreateOptions ControlTableOptions();
+
+}  // namespace mssql_cdc

@@ -1,0 +1,272 @@
+// The completeness verdict: truncation, forward-only advances (also between concurrent
+// writers), the columns silver keeps in the same row, is_final's boundary, and the conditional
+// upsert of the Delta table that makes forward-only hold under races.
+#include "engine/finalization.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <random>
+#include <thread>
+
+#include "core/errors.h"
+#include "delta/table.h"
+#include "engine/table_schemas.h"
+
+namespace mssql_cdc {
+namespace {
+
+UtcMicros At(const char* text) { return UtcMicros{*ParseDateTime(text)}; }
+
+Offset EndAt(std::uint64_t lsn, const char* commit_time) {
+  return Offset{Lsn::FromUint64(lsn), At(commit_time)};
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("mssql_cdc_finalization_test_" + std::to_string(::getpid()) + "_" +
+             std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// One control row as the silver writer stores it: its columns set, no verdict yet.
+std::shared_ptr<arrow::Table> SilverRow(const std::string& name, const std::string& applied_lsn,
+                                        int wave) {
+  auto schema = ControlSchema();
+  arrow::ArrayVector columns;
+  for (const auto& field : schema->fields()) {
+    std::shared_ptr<arrow::Scalar> value;
+    if (field->name() == "table_name") value = std::make_shared<arrow::StringScalar>(name);
+    if (field->name() == "applied_lsn") value = std::make_shared<arrow::StringScalar>(applied_lsn);
+    if (field->name() == "snapshot_lsn") value = std::make_shared<arrow::StringScalar>("0xS");
+    if (field->name() == "open_snapshot_lsn") value = std::make_shared<arrow::StringScalar>("0xO");
+    if (field->name() == "snapshot_wave") value = std::make_shared<arrow::Int32Scalar>(wave);
+    columns.push_back(value ? *arrow::MakeArrayFromScalar(*value, 1)
+                            : *arrow::MakeArrayOfNull(field->type(), 1));
+  }
+  return arrow::Table::Make(schema, columns, 1);
+}
+
+std::string StringCell(const std::shared_ptr<arrow::Table>& table, const std::string& column) {
+  auto cell = *table->GetColumnByName(column)->GetScalar(0);
+  return cell->is_valid ? cell->ToString() : "NULL";
+}
+
+TEST(FinalizationTruncate, FloorsToTheGranularityInUtc) {
+  auto time = At("2024-03-01 10:37:12.345678");
+  EXPECT_EQ(Truncate(time, Granularity::kMinute), At("2024-03-01 10:37"));
+  EXPECT_EQ(Truncate(time, Granularity::kHour), At("2024-03-01 10:00"));
+  EXPECT_EQ(Truncate(time, Granularity::kDay), At("2024-03-01"));
+  EXPECT_EQ(Truncate(At("2024-03-01 10:00"), Granularity::kHour), At("2024-03-01 10:00"));
+  // Before 1970 the period is the one containing the time, not the one nearer to zero.
+  EXPECT_EQ(Truncate(At("1969-12-31 23:59:59.5"), Granularity::kDay), At("1969-12-31"));
+  EXPECT_EQ(Truncate(At("1969-12-31 23:59:59.5"), Granularity::kMinute),
+            At("1969-12-31 23:59"));
+}
+
+TEST(FinalizationTruncate, ParsesGranularityNames) {
+  EXPECT_EQ(ParseGranularity("minute"), Granularity::kMinute);
+  EXPECT_EQ(ParseGranularity("hour"), Granularity::kHour);
+  EXPECT_EQ(ParseGranularity("Day"), Granularity::kDay);
+  EXPECT_THROW(ParseGranularity("week"), ConfigError);
+  EXPECT_THROW(ParseGranularity(""), ConfigError);
+}
+
+TEST(FinalizationControlTable, IsCreatedOnceAndAnotherTableIsRefused) {
+  TempDir dir;
+  EnsureControlTable(dir.path());
+  EnsureControlTable(dir.path());
+  auto table = delta::DeltaTable::Open(dir.path());
+  EXPECT_EQ(table.snapshot().version, 0);
+  EXPECT_TRUE(table.snapshot().schema()->Equals(*ControlSchema(), /*check_metadata=*/false));
+
+  TempDir facts;
+  delta::DeltaTable::Create(facts.path(), FactsTableOptions());
+  EXPECT_THROW(EnsureControlTable(facts.path()), ConfigError);
+}
+
+TEST(FinalizationAdvance, MovesForwardOnly) {
+  TempDir dir;
+  EXPECT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37:12")));
+  auto verdict = ReadVerdict(dir.path(), "dbo.orders");
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->table_name, "dbo.orders");
+  EXPECT_EQ(verdict->finalized_until, At("2024-03-01 10:00"));
+  EXPECT_EQ(verdict->end_lsn, Lsn::FromUint64(100).ToString());
+  EXPECT_EQ(verdict->end_commit_ts, At("2024-03-01 10:37:12"));
+  EXPECT_LE(verdict->updated_at, NowUtc());
+  EXPECT_GT(verdict->updated_at.value, NowUtc().value - 60 * kMicrosPerSecond);
+
+  // Earlier, and later within the same hour: nothing moves, the row keeps its end offset.
+  EXPECT_FALSE(Advance(dir.path(), "dbo.orders", EndAt(90, "2024-03-01 09:59:59")));
+  EXPECT_FALSE(Advance(dir.path(), "dbo.orders", EndAt(110, "2024-03-01 10:59:59")));
+  auto unchanged = ReadVerdict(dir.path(), "dbo.orders");
+  EXPECT_EQ(unchanged->finalized_until, At("2024-03-01 10:00"));
+  EXPECT_EQ(unchanged->end_lsn, Lsn::FromUint64(100).ToString());
+  EXPECT_EQ(unchanged->updated_at, verdict->updated_at);
+
+  EXPECT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(120, "2024-03-01 11:00:00")));
+  EXPECT_EQ(ReadVerdict(dir.path(), "dbo.orders")->finalized_until, At("2024-03-01 11:00"));
+  // Another table's verdict is its own row.
+  EXPECT_FALSE(ReadVerdict(dir.path(), "dbo.customers"));
+  EXPECT_TRUE(Advance(dir.path(), "dbo.customers", EndAt(5, "2024-01-01 00:30"),
+                      Granularity::kMinute));
+  EXPECT_EQ(ReadVerdict(dir.path(), "dbo.customers")->finalized_until, At("2024-01-01 00:30"));
+  EXPECT_EQ(ReadVerdict(dir.path(), "dbo.orders")->finalized_until, At("2024-03-01 11:00"));
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).Read()->num_rows(), 2);
+}
+
+TEST(FinalizationAdvance, AnEndOffsetWithoutCommitTimeMovesNothing) {
+  TempDir dir;
+  Offset unknown{Lsn::FromUint64(500), std::nullopt};
+  EXPECT_FALSE(Advance(dir.path(), "dbo.orders", unknown));
+  EXPECT_FALSE(ReadVerdict(dir.path(), "dbo.orders"));
+
+  ASSERT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37")));
+  auto version = delta::DeltaTable::Open(dir.path()).snapshot().version;
+  EXPECT_FALSE(Advance(dir.path(), "dbo.orders", unknown));
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, version);
+  EXPECT_EQ(ReadVerdict(dir.path(), "dbo.orders")->end_lsn, Lsn::FromUint64(100).ToString());
+}
+
+TEST(FinalizationAdvance, KeepsTheColumnsSilverWrote) {
+  TempDir dir;
+  EnsureControlTable(dir.path());
+  delta::DeltaTable::Open(dir.path())
+      .UpsertByKey("table_name", SilverRow("silver.orders", "0xA1", 3));
+  EXPECT_FALSE(ReadVerdict(dir.path(), "silver.orders"));  // a row, but no verdict yet
+
+  ASSERT_TRUE(Advance(dir.path(), "silver.orders", EndAt(100, "2024-03-01 10:37")));
+  ASSERT_TRUE(Advance(dir.path(), "silver.orders", EndAt(200, "2024-03-01 12:01")));
+  auto rows = delta::DeltaTable::Open(dir.path()).Read();
+  ASSERT_EQ(rows->num_rows(), 1);
+  EXPECT_EQ(StringCell(rows, "applied_lsn"), "0xA1");
+  EXPECT_EQ(StringCell(rows, "snapshot_lsn"), "0xS");
+  EXPECT_EQ(StringCell(rows, "open_snapshot_lsn"), "0xO");
+  EXPECT_EQ(StringCell(rows, "snapshot_wave"), "3");
+  EXPECT_EQ(StringCell(rows, "end_lsn"), Lsn::FromUint64(200).ToString());
+  EXPECT_EQ(ReadVerdict(dir.path(), "silver.orders")->finalized_until, At("2024-03-01 12:00"));
+}
+
+TEST(FinalizationIsFinal, PeriodsEndingAtOrBeforeTheVerdictAreFinal) {
+  TempDir dir;
+  EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2000-01-01")));  // no control table
+  ASSERT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37")));
+  EXPECT_TRUE(IsFinal(dir.path(), "dbo.orders", At("2024-03-01 09:00")));
+  EXPECT_TRUE(IsFinal(dir.path(), "dbo.orders", At("2024-03-01 10:00")));
+  EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2024-03-01 10:00:00.000001")));
+  EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2024-03-01 11:00")));
+  EXPECT_FALSE(IsFinal(dir.path(), "dbo.customers", At("2000-01-01")));
+}
+
+TEST(FinalizationConcurrency, TwoWritersEndAtTheMaximumAndNeverMoveBack) {
+  TempDir dir;
+  EnsureControlTable(dir.path());
+  constexpr int kHours = 24;
+  const auto base = At("2024-03-01");
+  // Writer A offers the even hours, writer B the odd ones, each in its own shuffled order, so
+  // each regularly offers a candidate older than what the other has just written.
+  auto writer = [&](int parity, unsigned seed) {
+    std::vector<int> hours;
+    for (int h = parity; h < kHours; h += 2) hours.push_back(h);
+    std::shuffle(hours.begin(), hours.end(), std::mt19937(seed));
+    for (int h : hours) {
+      UtcMicros commit{base.value + h * kMicrosPerHour + 30 * kMicrosPerMinute};
+      Advance(dir.path(), "dbo.orders", Offset{Lsn::FromUint64(1000 + h), commit});
+    }
+  };
+  std::atomic<bool> done{false};
+  auto observer = std::async(std::launch::async, [&] {
+    std::int64_t seen = INT64_MIN;
+    int backwards = 0;
+    while (!done) {
+      if (auto verdict = ReadVerdict(dir.path(), "dbo.orders")) {
+        if (verdict->finalized_until.value < seen) ++backwards;
+        seen = std::max(seen, verdict->finalized_until.value);
+        // The stored end offset is always the one that produced the stored verdict.
+        EXPECT_EQ(Truncate(verdict->end_commit_ts, Granularity::kHour), verdict->finalized_until);
+      }
+    }
+    return backwards;
+  });
+  auto a = std::async(std::launch::async, writer, 0, 1u);
+  auto b = std::async(std::launch::async, writer, 1, 2u);
+  a.get();
+  b.get();
+  done = true;
+  EXPECT_EQ(observer.get(), 0);
+  auto verdict = ReadVerdict(dir.path(), "dbo.orders");
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->finalized_until.value, base.value + (kHours - 1) * kMicrosPerHour);
+  EXPECT_EQ(verdict->end_lsn, Lsn::FromUint64(1000 + kHours - 1).ToString());
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).Read()->num_rows(), 1);
+}
+
+// The conditional upsert the verdict relies on, exercised directly.
+TEST(FinalizationConditionalUpsert, ARefusedConditionCommitsNothing) {
+  TempDir dir;
+  EnsureControlTable(dir.path());
+  auto table = delta::DeltaTable::Open(dir.path());
+  table.UpsertByKey("table_name", SilverRow("t", "0x01", 1));
+  std::int64_t seen_rows = -1;
+  auto result = table.UpsertByKey("table_name", SilverRow("t", "0x02", 2), {},
+                                  [&](const std::shared_ptr<arrow::Table>& current) {
+                                    seen_rows = current->num_rows();
+                                    EXPECT_EQ(StringCell(current, "applied_lsn"), "0x01");
+                                    return false;
+                                  });
+  EXPECT_EQ(seen_rows, 1);
+  EXPECT_FALSE(result.written);
+  EXPECT_EQ(result.version, 1);
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, 1);
+  EXPECT_EQ(StringCell(delta::DeltaTable::Open(dir.path()).Read(), "applied_lsn"), "0x01");
+
+  // Only the rows of the upserted keys are offered; none for a new key.
+  auto added = table.UpsertByKey("table_name", SilverRow("u", "0x09", 1), {},
+                                 [&](const std::shared_ptr<arrow::Table>& current) {
+                                   seen_rows = current->num_rows();
+                                   return true;
+                                 });
+  EXPECT_EQ(seen_rows, 0);
+  EXPECT_TRUE(added.written);
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).Read()->num_rows(), 2);
+}
+
+TEST(FinalizationConditionalUpsert, TheConditionIsCheckedAgainAfterALostRace) {
+  TempDir dir;
+  EnsureControlTable(dir.path());
+  auto table = delta::DeltaTable::Open(dir.path());
+  table.UpsertByKey("table_name", SilverRow("t", "0x01", 1));
+  std::vector<std::string> offered;
+  auto result = table.UpsertByKey(
+      "table_name", SilverRow("t", "0x02", 2), {},
+      [&](const std::shared_ptr<arrow::Table>& current) {
+        offered.push_back(StringCell(current, "applied_lsn"));
+        if (offered.size() == 1) {
+          // Another writer commits between this check and the commit it approves.
+          delta::DeltaTable::Open(dir.path()).UpsertByKey("table_name", SilverRow("t", "0x05", 5));
+        }
+        return StringCell(current, "applied_lsn") == "0x01";
+      });
+  EXPECT_EQ(offered, (std::vector<std::string>{"0x01", "0x05"}));
+  EXPECT_FALSE(result.written);
+  EXPECT_EQ(StringCell(delta::DeltaTable::Open(dir.path()).Read(), "applied_lsn"), "0x05");
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, 2);
+}
+
+}  // namespace
+}  // namespace mssql_cdc

@@ -1,0 +1,131 @@
+// Bootstrap: a full snapshot at the max LSN recorded before the read, the stream going on
+// from there, reruns that do not take it again, and an interrupted bootstrap finished once.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/errors.h"
+#include "engine/stream.h"
+#include "engine/stream_checkpoint.h"
+#include "stream_test_util.h"
+
+namespace mssql_cdc {
+namespace {
+
+using stream_testing::Int64Column;
+using stream_testing::StreamTest;
+using stream_testing::StringColumn;
+
+class StreamBootstrapTest : public StreamTest {
+ protected:
+  StreamConfig BootstrapConfig() {
+    StreamConfig config = Config();
+    config.params.bootstrap = true;
+    return config;
+  }
+
+  // Ids of bronze's operation-0 rows, and the _snapshot values they carry.
+  std::multiset<std::int64_t> SnapshotIds(std::set<std::string>* stamps = nullptr) {
+    auto bronze = Bronze();
+    const auto ops = Int64Column(bronze, "_operation");
+    const auto ids = Int64Column(bronze, "id");
+    const auto snapshot = StringColumn(bronze, "_snapshot");
+    const auto start = StringColumn(bronze, "_start_lsn");
+    const auto batch = Int64Column(bronze, "_batch_id");
+    std::multiset<std::int64_t> out;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i] != 0) continue;
+      out.insert(ids[i]);
+      EXPECT_EQ(batch[i], -1) << "snapshot rows have no batch id";
+      EXPECT_EQ(snapshot[i], start[i]) << "a whole snapshot has _snapshot = _start_lsn";
+      if (stamps && snapshot[i]) stamps->insert(*snapshot[i]);
+    }
+    return out;
+  }
+
+  std::multiset<std::int64_t> SourceIds() {
+    std::multiset<std::int64_t> out;
+    for (const auto& row : db_->Rows(items_)) out.insert(row.at("id").as_int());
+    return out;
+  }
+
+  std::int64_t BootstrapFactsRows() {
+    std::int64_t n = 0;
+    for (const auto& event : StringColumn(Facts(), "event")) n += event == "bootstrap";
+    return n;
+  }
+};
+
+TEST_F(StreamBootstrapTest, SnapshotAtTheMaxLsnThenTheChangesAfterIt) {
+  Insert(1, 20);
+  Update(3, 100);
+  Delete(4);
+  const Lsn snapshot_lsn = *db_->MaxLsn();
+  const StreamProgress first = RunOnce(BootstrapConfig());
+  std::set<std::string> stamps;
+  EXPECT_EQ(SnapshotIds(&stamps), SourceIds());
+  EXPECT_EQ(stamps, std::set<std::string>{snapshot_lsn.ToString()});
+  EXPECT_EQ(first.batches, 0);  // nothing committed after L
+  EXPECT_TRUE(BronzeChanges().empty());
+
+  // The stream goes on from L: only changes after it arrive as change rows.
+  Insert(30, 2);
+  Delete(1);
+  const StreamProgress second = RunOnce(BootstrapConfig());
+  EXPECT_EQ(second.total_rows, 3);
+  std::multiset<stream_testing::ChangeKey> after_l;
+  for (const auto& key : SourceChanges()) {
+    if (std::get<0>(key) > snapshot_lsn.ToString()) after_l.insert(key);
+  }
+  EXPECT_EQ(BronzeChanges(), after_l);
+  EXPECT_EQ(SnapshotIds().size(), 19u);  // not taken again
+  EXPECT_EQ(BootstrapFactsRows(), 1);
+
+  auto facts = Facts();
+  const auto events = StringColumn(facts, "event");
+  const auto rows = Int64Column(facts, "rows");
+  const auto batch_ids = Int64Column(facts, "batch_id");
+  const auto min_lsn = StringColumn(facts, "min_lsn");
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i] != "bootstrap") continue;
+    EXPECT_EQ(rows[i], 19);
+    EXPECT_EQ(batch_ids[i], -1);
+    EXPECT_EQ(min_lsn[i], snapshot_lsn.ToString());
+  }
+}
+
+TEST_F(StreamBootstrapTest, AnInterruptedBootstrapIsFinishedWithoutASecondCopy) {
+  Insert(1, 10);
+  RunOnce(BootstrapConfig());
+  // As if the run had died after the snapshot's bronze commit, before marking it done: the
+  // checkpoint says "open" and has no start yet.
+  StreamCheckpoint checkpoint(dir_.File("checkpoint"));
+  auto state = *checkpoint.ReadSnapshot();
+  state.done = false;
+  checkpoint.WriteSnapshot(state);
+  std::filesystem::remove(dir_.File("checkpoint") + "/start.json");
+  Insert(20, 2);
+  RunOnce(BootstrapConfig());
+  EXPECT_EQ(SnapshotIds().size(), 10u);
+  EXPECT_EQ(BootstrapFactsRows(), 1);
+  EXPECT_EQ(checkpoint.ReadSnapshot()->rows, 10);
+  EXPECT_TRUE(checkpoint.ReadSnapshot()->done);
+  EXPECT_EQ(BronzeChanges().size(), 2u);  // the stream started at the same L
+}
+
+TEST_F(StreamBootstrapTest, AnOpenSnapshotWithoutDataIsRetakenAtTheSameLsn) {
+  Insert(1, 5);
+  const Lsn recorded = *db_->MaxLsn();
+  StreamCheckpoint checkpoint(dir_.File("checkpoint"));
+  checkpoint.ClaimFor({"app", kInstance, dir_.File("bronze")});
+  checkpoint.WriteSnapshot(SnapshotState{false, Offset{recorded, std::nullopt}, 0, -1});
+  Insert(6, 1);  // after L: must arrive as a change
+  RunOnce(BootstrapConfig());
+  std::set<std::string> stamps;
+  EXPECT_EQ(SnapshotIds(&stamps).size(), 6u);  // rows are read now, stamped L
+  EXPECT_EQ(stamps, std::set<std::string>{recorded.ToString()});
+  EXPECT_EQ(BronzeChanges().size(), 1u);
+}
+
+}  // namespace
+}  // namespace mssql_cdc

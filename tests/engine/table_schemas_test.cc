@@ -1,0 +1,166 @@
+// The engine's table definitions: names, order and types of the columns the reference
+// documents, a comment on every library-defined column, table comments and the schema-version
+// property, and that Delta keeps them.
+#include "engine/table_schemas.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "delta/table.h"
+#include "source/output_schema.h"
+
+namespace mssql_cdc {
+namespace {
+
+using Columns = std::vector<std::pair<std::string, std::string>>;  // name, Arrow type
+
+Columns NamesAndTypes(const arrow::Schema& schema) {
+  Columns columns;
+  for (const auto& field : schema.fields()) {
+    columns.emplace_back(field->name(), field->type()->ToString());
+  }
+  return columns;
+}
+
+std::string CommentOf(const arrow::Field& field) {
+  if (!field.metadata()) return "";
+  auto comment = field.metadata()->Get("comment");
+  return comment.ok() ? *comment : "";
+}
+
+void ExpectEveryColumnCommented(const arrow::Schema& schema) {
+  for (const auto& field : schema.fields()) {
+    EXPECT_GE(CommentOf(*field).size(), 10u) << field->name() << " has no real comment";
+  }
+}
+
+constexpr char kTs[] = "timestamp[us]";
+
+TEST(TableSchemasFacts, HasTheDocumentedColumnsInOrder) {
+  Columns expected = {
+      {"app_id", "string"},
+      {"batch_id", "int64"},
+      {"rows", "int64"},
+      {"min_lsn", "string"},
+      {"max_lsn", "string"},
+      {"min_commit_ts", kTs},
+      {"max_commit_ts", kTs},
+      {"deletes", "int64"},
+      {"inserts", "int64"},
+      {"updates", "int64"},
+      {"started_at", kTs},
+      {"duration_ms", "int64"},
+      {"source_rtt_ms", "double"},
+      {"read_seconds", "double"},
+      {"read_mb", "double"},
+      {"network_wait_ms", "int64"},
+      {"retention_watermark_ts", kTs},
+      {"retention_headroom_hours", "double"},
+      {"event", "string"},
+      {"lost_from_ts", kTs},
+      {"lost_to_ts", kTs},
+      {"source_max_commit_ts", kTs},
+      {"capture_lag_seconds", "double"},
+      {"ingestion_lag_seconds", "double"},
+      {"end_lsn", "string"},
+      {"end_commit_ts", kTs},
+      {"detail", "string"},
+      {"target", "string"},
+      {"written_at", kTs},
+  };
+  auto schema = FactsSchema();
+  ASSERT_EQ(schema->num_fields(), 29);
+  EXPECT_EQ(NamesAndTypes(*schema), expected);
+  ExpectEveryColumnCommented(*schema);
+  for (const auto& field : schema->fields()) EXPECT_TRUE(field->nullable()) << field->name();
+}
+
+TEST(TableSchemasControl, HasTheDocumentedColumnsInOrder) {
+  Columns expected = {
+      {"table_name", "string"},  {"finalized_until", kTs}, {"end_lsn", "string"},
+      {"end_commit_ts", kTs},    {"updated_at", kTs},      {"applied_lsn", "string"},
+      {"snapshot_lsn", "string"}, {"open_snapshot_lsn", "string"}, {"snapshot_wave", "int32"},
+  };
+  auto schema = ControlSchema();
+  EXPECT_EQ(NamesAndTypes(*schema), expected);
+  ExpectEveryColumnCommented(*schema);
+}
+
+TEST(TableSchemasBronze, AppendsBatchSnapshotAndChunkAfterTheOutputColumns) {
+  CapturedColumn id;
+  id.name = "id";
+  id.type.name = "int";
+  CapturedColumn name;
+  name.name = "name";
+  name.type.name = "nvarchar";
+  auto output = OutputSchema({id, name}, /*include_command_id=*/true);
+  auto bronze = BronzeSchema(output);
+
+  Columns expected = NamesAndTypes(*output);
+  expected.insert(expected.end(), {{"_batch_id", "int32"}, {"_snapshot", "string"},
+                                   {"_chunk", "int32"}});
+  EXPECT_EQ(NamesAndTypes(*bronze), expected);
+  // Library-defined columns carry comments; the captured columns stay as the source has them.
+  for (const auto& field : bronze->fields()) {
+    bool captured = field->name() == "id" || field->name() == "name";
+    EXPECT_EQ(CommentOf(*field).empty(), captured) << field->name();
+  }
+}
+
+TEST(TableSchemasBronze, KeepsOtherFieldMetadataOfTheOutputSchema) {
+  auto output = arrow::schema(
+      {arrow::field("_start_lsn", arrow::utf8(), true, arrow::key_value_metadata({"x"}, {"y"}))});
+  auto bronze = BronzeSchema(output);
+  EXPECT_EQ(*bronze->field(0)->metadata()->Get("x"), "y");
+  EXPECT_FALSE(CommentOf(*bronze->field(0)).empty());
+}
+
+TEST(TableSchemasOptions, CarrySchemaCommentAndVersion) {
+  auto output = OutputSchema({}, /*include_command_id=*/false);
+  // The reference library's migration counts per kind (reference-features 3.8).
+  const std::map<std::string, std::string> versions = {{"bronze", "2"}, {"facts", "12"}, {"control", "4"}};
+  std::vector<std::pair<std::string, delta::CreateOptions>> kinds = {
+      {"bronze", BronzeTableOptions(output, "dbo_orders")},
+      {"facts", FactsTableOptions()},
+      {"control", ControlTableOptions()},
+  };
+  for (const auto& [kind, options] : kinds) {
+    ASSERT_TRUE(options.schema) << kind;
+    ASSERT_TRUE(options.description) << kind;
+    EXPECT_NE(options.description->find(kind), std::string::npos) << *options.description;
+    EXPECT_EQ(options.properties.at(kSchemaVersionProperty), versions.at(kind)) << kind;
+  }
+  EXPECT_NE(kinds[0].second.description->find("dbo_orders"), std::string::npos);
+  EXPECT_TRUE(kinds[1].second.schema->Equals(*FactsSchema(), /*check_metadata=*/true));
+  EXPECT_TRUE(kinds[2].second.schema->Equals(*ControlSchema(), /*check_metadata=*/true));
+}
+
+TEST(TableSchemasOptions, DeltaKeepsCommentsAndProperties) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("mssql_cdc_table_schemas_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  delta::DeltaTable::Create(dir.string(), FactsTableOptions());
+  auto table = delta::DeltaTable::Open(dir.string());
+  const auto& metadata = table.snapshot().metadata;
+  EXPECT_EQ(metadata.configuration.at(kSchemaVersionProperty), "12");
+  EXPECT_EQ(metadata.description, FactsTableOptions().description);
+  auto schema = table.snapshot().schema();
+  ASSERT_EQ(schema->num_fields(), FactsSchema()->num_fields());
+  for (int i = 0; i < schema->num_fields(); ++i) {
+    EXPECT_EQ(CommentOf(*schema->field(i)), CommentOf(*FactsSchema()->field(i)));
+  }
+  // A second creation with the same definition finds the table and adds nothing.
+  EXPECT_EQ(delta::DeltaTable::Create(dir.string(), FactsTableOptions()).snapshot().version, 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mssql_cdc
