@@ -73,8 +73,10 @@ Protocol RequiredProtocol(const std::optional<Protocol>& existing, const arrow::
   if (needed.empty() || has_all) return result;
 
   if (result.min_writer_version < kFeaturesWriterVersion) {
-    result.writer_features.clear();
-    if (existing) result.writer_features = LegacyWriterFeatures(result.min_writer_version);
+    // A table below writer version 7 already promises what its version implies (version 2:
+    // appendOnly and invariants); moving to table features must keep listing them, new table
+    // or not, or Spark refuses a table with a NOT NULL column.
+    result.writer_features = LegacyWriterFeatures(result.min_writer_version);
   }
   if (result.min_reader_version < kFeaturesReaderVersion) {
     result.reader_features.clear();

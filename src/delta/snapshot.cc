@@ -20,6 +20,9 @@ std::shared_ptr<arrow::Schema> Snapshot::schema() const {
 Snapshot ReadSnapshot(FileSystem& fs, const std::string& table_root,
                       std::optional<std::int64_t> version) {
   std::string log = LogDirectory(table_root);
+  // _last_checkpoint is read before the listing: a writer creates a checkpoint before it names
+  // it there, so the listing then holds every checkpoint it names, even while others write.
+  auto last = ReadLastCheckpoint(fs, table_root);
   std::set<std::int64_t> commits;
   std::set<std::int64_t> checkpoints;
   for (const auto& entry : fs.List(log)) {
@@ -42,7 +45,6 @@ Snapshot ReadSnapshot(FileSystem& fs, const std::string& table_root,
   // Start from the newest checkpoint at or before the target. _last_checkpoint must name a
   // checkpoint that exists and matches; a newer one it does not name yet (a writer that
   // stopped between the two files) is used as well, as a complete file.
-  auto last = ReadLastCheckpoint(fs, table_root);
   std::int64_t start = -1;
   if (last && last->version <= target) {
     if (!checkpoints.count(last->version)) {

@@ -136,7 +136,7 @@ TEST(DeltaProtocol, LowestVersionsForTheFeaturesInUse) {
 
   auto ntz = arrow::schema({arrow::field("a", arrow::timestamp(arrow::TimeUnit::MICRO))});
   EXPECT_EQ(RequiredProtocol(std::nullopt, *ntz, {}),
-            (Protocol{3, 7, {"timestampNtz"}, {"timestampNtz"}}));
+            (Protocol{3, 7, {"timestampNtz"}, {"appendOnly", "invariants", "timestampNtz"}}));
 
   // An existing (1,2) table moving to table features keeps what version 2 implied.
   auto widened = RequiredProtocol(Protocol{}, *plain, {{"delta.enableTypeWidening", "true"}});

@@ -281,7 +281,7 @@ TEST_F(DeltaTableSchemaEvolution, WideningWithThePropertyRecordsTypeChanges) {
   EXPECT_EQ(protocol["minReaderVersion"], 3);
   EXPECT_EQ(protocol["minWriterVersion"], 7);
   EXPECT_EQ(protocol["readerFeatures"], nlohmann::json({"typeWidening"}));
-  EXPECT_EQ(protocol["writerFeatures"], nlohmann::json({"typeWidening"}));
+  EXPECT_EQ(protocol["writerFeatures"], nlohmann::json({"appendOnly", "invariants", "typeWidening"}));
 
   arrow::Int32Builder small;
   ASSERT_TRUE(small.Append(5).ok());
@@ -316,7 +316,8 @@ TEST(DeltaTableProtocol, TimestampNtzNeedsTableFeatures) {
   auto protocol = ActionsNamed(dir.Log(Commit(0)), "protocol").at(0);
   EXPECT_EQ(protocol["minReaderVersion"], 3);
   EXPECT_EQ(protocol["readerFeatures"], nlohmann::json({"timestampNtz"}));
-  EXPECT_EQ(protocol["writerFeatures"], nlohmann::json({"timestampNtz"}));
+  // Writer version 2's features stay listed, as Spark lists them.
+  EXPECT_EQ(protocol["writerFeatures"], nlohmann::json({"appendOnly", "invariants", "timestampNtz"}));
   auto schema = nlohmann::json::parse(
       ActionsNamed(dir.Log(Commit(0)), "metaData").at(0)["schemaString"].get<std::string>());
   EXPECT_EQ(schema["fields"][0]["type"], "timestamp_ntz");
