@@ -14,6 +14,11 @@ out=bench/out/latest.md
   echo "Command: \`make bench\` (\`build/bench/source_bench --rows ${BENCH_ROWS:-1000000} --dir bench/out\`)"
   echo
   build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --dir bench/out
+  echo
+  echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-10000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-1000000} --dir bench/out\`"
+  echo
+  .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-10000000}" \
+    --wide-rows "${BENCH_DELTA_WIDE_ROWS:-1000000}" --dir bench/out
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
 echo "bench: figures appended to bench/RESULTS.md"

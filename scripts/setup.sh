@@ -12,7 +12,7 @@ APT_PACKAGES=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libasio-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tzdata
-  openjdk-17-jdk-headless
+  openjdk-17-jdk-headless maven
 )
 
 missing=()
@@ -38,3 +38,6 @@ if [[ ! -x .venv/bin/python || ! -f $stamp || "$(cat $stamp)" != "$want" ]]; the
   .venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
   echo "$want" > "$stamp"
 fi
+
+# The Delta Lake jars for the local Spark of the interop tests (cached; fast when present).
+scripts/setup_spark.sh >/dev/null

@@ -15,11 +15,12 @@ namespace nb = nanobind;
 
 namespace mssql_cdc::python {
 void BindSource(nb::module_& m);  // source_bindings.cc
+void BindDelta(nb::module_& m);   // delta_bindings.cc
 }
 
 NB_MODULE(_core, m) {
   using namespace mssql_cdc;
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = MSSQL_CDC_VERSION;
   python::RegisterErrorTranslator();
 
   m.def("lsn_normalize", [](const std::string& text) { return Lsn::ParseLenient(text).ToString(); },
@@ -34,4 +35,5 @@ NB_MODULE(_core, m) {
     return SparkTypeFor(SqlType::Parse(declaration), "column");
   }, "The Spark SQL type of a SQL Server type declaration under the engine's mapping.");
   python::BindSource(m);
+  python::BindDelta(m);
 }

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/timezone.h"
+#include "python/arrow_stream.h"
 #include "source/sim_source.h"
 #include "source/source.h"
 #include "source/source_clock.h"
@@ -19,33 +20,6 @@ namespace nb = nanobind;
 
 namespace mssql_cdc::python {
 namespace {
-
-// An Arrow stream not yet handed to a consumer; `__arrow_c_stream__` gives it away once.
-class ArrowStream {
- public:
-  explicit ArrowStream(std::shared_ptr<arrow::RecordBatchReader> reader)
-      : reader_(std::move(reader)) {}
-
-  nb::object ExportCapsule(nb::object /*requested_schema*/) {
-    if (!reader_) throw ConfigError("this Arrow stream was already consumed");
-    auto* stream = new ArrowArrayStream();
-    arrow::Status status = arrow::ExportRecordBatchReader(std::move(reader_), stream);
-    if (!status.ok()) {
-      delete stream;
-      throw InternalError("exporting an Arrow stream: " + status.ToString());
-    }
-    PyObject* capsule = PyCapsule_New(stream, "arrow_array_stream", [](PyObject* cap) {
-      auto* s = static_cast<ArrowArrayStream*>(PyCapsule_GetPointer(cap, "arrow_array_stream"));
-      if (s->release != nullptr) s->release(s);
-      delete s;
-    });
-    if (capsule == nullptr) throw nb::python_error();
-    return nb::steal(capsule);
-  }
-
- private:
-  std::shared_ptr<arrow::RecordBatchReader> reader_;
-};
 
 class PySource {
  public:
@@ -110,9 +84,7 @@ class PySource {
 }  // namespace
 
 void BindSource(nb::module_& m) {
-  nb::class_<ArrowStream>(m, "ArrowStream",
-                          "Record batches for pyarrow.RecordBatchReader.from_stream().")
-      .def("__arrow_c_stream__", &ArrowStream::ExportCapsule, nb::arg("requested_schema") = nb::none());
+  BindArrowStream(m);
 
   nb::class_<PySource>(m, "Source", "A SQL Server CDC database read through the engine.")
       .def("capture_instances", &PySource::CaptureInstances)
