@@ -8,5 +8,7 @@ namespace mssql_cdc::cli {
 
 void AddSimCommands(CLI::App& app);   // sim_commands.cc: `mssql-cdc sim ...`
 void AddDemoCommand(CLI::App& app);   // demo_command.cc: `mssql-cdc demo`
+void AddRunCommand(CLI::App& app);    // run_command.cc: `mssql-cdc run PIPELINE.toml`
+void AddStatusCommand(CLI::App& app); // status_command.cc: `mssql-cdc status PIPELINE.toml`
 
 }  // namespace mssql_cdc::cli

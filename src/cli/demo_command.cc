@@ -1,164 +1,209 @@
-// `mssql-cdc demo`: the main job on the embedded simulated SQL Server. It creates a database
-// with three CDC-tracked tables, runs a workload on it in the background, and meanwhile reads
-// every capture instance through the Source interface the way a stream does: from the last
-// offset to the max LSN, over and over, until the workload ends and everything is read. It
-// then checks that what it read equals the change tables.
-#include <arrow/array.h>
-#include <arrow/record_batch.h>
-
+// `mssql-cdc demo`: the main job on the embedded simulated SQL Server, end to end.
+//
+// It creates a database with customers, orders and order_items under a running workload,
+// runs every table's stream into bronze Delta tables with availableNow and bootstrap (one
+// run of the fan-out), runs them again to pick up what the workload wrote meanwhile, and then
+// reads the bronze, facts and control tables back and checks bronze against the change
+// tables. It fails loudly when they differ.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <thread>
+
+#include <arrow/api.h>
 
 #include "cli/commands.h"
 #include "core/errors.h"
-#include "core/timezone.h"
+#include "delta/table.h"
+#include "engine/finalization.h"
+#include "engine/stream_group.h"
 #include "sim/database.h"
 #include "sim/demo_schema.h"
 #include "sim/workload.h"
-#include "source/sim_source.h"
-#include "source/source_clock.h"
 
 namespace mssql_cdc::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct DemoSettings {
   std::string dir = "demo-output";
-  double seconds = 5;
-  double tps = 200;
+  double seconds = 6;
+  double tps = 150;
   int statements = 3;
   std::uint64_t seed = 7;
   std::string time_zone = "E. South America Standard Time";
 };
 
-// What one capture instance's reader has seen so far.
-struct InstanceProgress {
-  Lsn offset;                       // last LSN read up to
-  std::map<int, std::int64_t> ops;  // operation -> rows
-  std::int64_t rows = 0;
-  std::int64_t batches = 0;
-  std::int64_t reads = 0;
-  double read_seconds = 0;
+struct Layout {
+  fs::path root, db, lake, checkpoints;
+  std::string facts() const { return (lake / "ops" / "ingestion_facts").string(); }
+  std::string control() const { return (lake / "ops" / "table_finalization").string(); }
+  std::string bronze(const std::string& ci) const { return (lake / "bronze" / ci).string(); }
 };
 
-void RemoveDatabaseFiles(const std::filesystem::path& db) {
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    std::filesystem::remove(db.string() + suffix);
+Layout FreshLayout(const std::string& dir) {
+  Layout l;
+  l.root = fs::absolute(dir);
+  l.db = l.root / "sales.sim";
+  l.lake = l.root / "lake";
+  l.checkpoints = l.root / "checkpoints";
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(l.db.string() + suffix);
+  fs::remove_all(l.lake);
+  fs::remove_all(l.checkpoints);
+  fs::create_directories(l.root);
+  return l;
+}
+
+ManyConfig PipelineConfig(const Layout& l, const std::vector<std::string>& instances) {
+  ManyConfig config;
+  config.shared_options = Options{{"backend", "sim"}, {"simPath", l.db.string()}};
+  for (const auto& ci : instances) config.tables.push_back({ci, Options{}});
+  config.target = (l.lake / "bronze" / "{ci}").string();
+  config.app_id = "{ci}-v1";
+  config.checkpoint = (l.checkpoints / "{ci}").string();
+  config.stream_params = Options{{"facts_table", l.facts()}, {"trigger", "availableNow"},
+                                 {"bootstrap", "true"}};
+  config.control_table = l.control();
+  return config;
+}
+
+// Runs every stream once with availableNow and prints what each did.
+void RunOnce(const ManyConfig& config, const char* title) {
+  const auto start = std::chrono::steady_clock::now();
+  auto group = StreamGroup::StartMany(config);
+  auto failed = group->AwaitAll();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("\n%s (%.2f s)\n", title, seconds);
+  std::printf("  %-16s %8s %10s  %s\n", "capture instance", "batches", "changes", "end offset");
+  for (const auto& ci : group->order()) {
+    const Stream& stream = *group->streams().at(ci);
+    const StreamProgress p = stream.progress();
+    std::printf("  %-16s %8lld %10lld  %s\n", ci.c_str(), static_cast<long long>(p.batches),
+                static_cast<long long>(p.total_rows),
+                p.end ? p.end->ToJson().c_str() : "(none)");
+  }
+  if (!failed.empty()) {
+    for (const auto& [ci, error] : failed) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "  %s failed: %s\n", ci.c_str(), e.what());
+      }
+    }
+    throw SourceError("the demo's streams failed: see above");
   }
 }
 
-// Reads (progress.offset, to] and counts it.
-void ReadRange(Source& source, const SourceClock& clock, const std::string& capture_instance,
-               const Lsn& to, InstanceProgress& progress) {
-  if (to <= progress.offset) return;
-  ChangeReadRequest request;
-  request.capture_instance = capture_instance;
-  request.from = progress.offset.Increment();
-  request.to = to;
-  const auto start = std::chrono::steady_clock::now();
-  auto reader = source.ReadChanges(request, clock);
-  std::shared_ptr<arrow::RecordBatch> batch;
-  while (true) {
-    arrow::Status status = reader->ReadNext(&batch);
-    if (!status.ok()) throw SourceError("reading " + capture_instance + ": " + status.ToString());
-    if (!batch) break;
-    auto ops = std::static_pointer_cast<arrow::Int32Array>(batch->GetColumnByName("_operation"));
-    for (std::int64_t i = 0; i < ops->length(); ++i) ++progress.ops[ops->Value(i)];
-    progress.rows += batch->num_rows();
-    ++progress.batches;
+// Operation -> rows of a bronze table, and the snapshot LSN its bootstrap stamped.
+struct BronzeSummary {
+  std::map<int, std::int64_t> ops;
+  std::set<std::string> change_keys;  // (start_lsn, seqval, operation) of change rows
+  std::string snapshot_lsn;
+};
+
+BronzeSummary SummarizeBronze(const std::string& uri) {
+  BronzeSummary s;
+  auto table = delta::DeltaTable::Open(uri).Read();
+  auto combined = table->CombineChunks().ValueOrDie();
+  auto op = std::static_pointer_cast<arrow::Int32Array>(combined->GetColumnByName("_operation")->chunk(0));
+  auto lsn = std::static_pointer_cast<arrow::StringArray>(combined->GetColumnByName("_start_lsn")->chunk(0));
+  auto seq = std::static_pointer_cast<arrow::StringArray>(combined->GetColumnByName("_seqval")->chunk(0));
+  for (std::int64_t i = 0; i < combined->num_rows(); ++i) {
+    ++s.ops[op->Value(i)];
+    if (op->Value(i) == 0) {
+      s.snapshot_lsn = std::string(lsn->GetView(i));
+    } else {
+      s.change_keys.insert(std::string(lsn->GetView(i)) + "/" + std::string(seq->GetView(i)) +
+                           "/" + std::to_string(op->Value(i)));
+    }
   }
-  progress.read_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ++progress.reads;
-  progress.offset = to;
+  return s;
 }
 
 int RunDemo(const DemoSettings& settings) {
-  namespace fs = std::filesystem;
-  fs::create_directories(settings.dir);
-  const fs::path db_path = fs::absolute(fs::path(settings.dir) / "sales.sim");
-  RemoveDatabaseFiles(db_path);
-
+  const Layout layout = FreshLayout(settings.dir);
   sim::CreateOptions create;
   create.database_name = "sales";
   create.time_zone = settings.time_zone;
-  auto db = sim::SimDatabase::Create(db_path.string(), create);
+  auto db = sim::SimDatabase::Create(layout.db.string(), create);
   sim::CreateDemoSchema(*db);
-  std::cout << "Created the simulated SQL Server database " << db_path.string() << "\n"
-            << "  server clock: " << db->time_zone() << "; CDC on dbo.customers, dbo.orders, "
-            << "dbo.order_items\n"
-            << "Running a workload for " << settings.seconds << " s at " << settings.tps
-            << " transactions/s (" << settings.statements
-            << " statements each) while reading every capture instance...\n";
+  std::vector<std::string> instances;
+  for (const auto& ci : db->CaptureInstances()) instances.push_back(ci.name);
+  std::cout << "Simulated SQL Server: " << layout.db.string() << " (server clock "
+            << db->time_zone() << ")\n";
 
-  std::atomic<bool> workload_done{false};
-  sim::WorkloadReport workload_report;
+  // Rows for the bootstrap to find, then a workload that keeps writing during the first run.
+  sim::WorkloadOptions seed_rows;
+  seed_rows.transactions_per_second = 100000;
+  seed_rows.transactions = 300;
+  seed_rows.statements_per_transaction = settings.statements;
+  seed_rows.mix = sim::OperationMix::Parse("insert=1");
+  seed_rows.seed = settings.seed;
+  sim::Workload(*db, seed_rows).Run();
+
   std::exception_ptr workload_error;
   std::thread writer([&] {
     try {
-      auto writer_db = sim::SimDatabase::Open(db_path.string());
+      auto writer_db = sim::SimDatabase::Open(layout.db.string());
       sim::WorkloadOptions options;
       options.transactions_per_second = settings.tps;
       options.duration_seconds = settings.seconds;
       options.statements_per_transaction = settings.statements;
-      options.seed = settings.seed;
-      workload_report = sim::Workload(*writer_db, options).Run();
+      options.seed = settings.seed + 1;
+      sim::Workload(*writer_db, options).Run();
     } catch (...) {
       workload_error = std::current_exception();
     }
-    workload_done = true;
   });
+  std::cout << "Workload: " << settings.tps << " transactions/s for " << settings.seconds
+            << " s on dbo.customers, dbo.orders, dbo.order_items\n";
 
-  auto source = OpenSimSource(db_path.string());
-  const SourceClock clock = ResolveSourceClock(*source, "auto");
-  std::map<std::string, InstanceProgress> progress;
-  for (const auto& ci : source->ListCaptureInstances()) {
-    progress[ci.name].offset = source->MinLsn(ci.name).Decrement();
-  }
-  const auto started = std::chrono::steady_clock::now();
-  auto read_up_to_max = [&] {
-    auto max_lsn = source->MaxLsn();
-    if (!max_lsn) return;
-    for (auto& [name, p] : progress) ReadRange(*source, clock, name, *max_lsn, p);
-  };
-  while (!workload_done) {
-    read_up_to_max();
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  const ManyConfig config = PipelineConfig(layout, instances);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  RunOnce(config, "Run 1: bootstrap, then availableNow while the workload writes");
   writer.join();
   if (workload_error) std::rethrow_exception(workload_error);
-  read_up_to_max();  // the tail the workload wrote after the last poll
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  RunOnce(config, "Run 2: availableNow picks up what the workload wrote meanwhile");
 
-  std::cout << "Workload: " << workload_report.transactions << " transactions, "
-            << workload_report.inserts << " inserts, " << workload_report.updates
-            << " updates, " << workload_report.deletes << " deletes\n\n";
-  std::printf("%-18s %9s %9s %9s %9s %9s %7s %9s %12s\n", "capture instance", "changes",
-              "deletes", "inserts", "upd.before", "upd.after", "reads", "read ms", "rows/s");
-  bool all_match = true;
-  for (auto& [name, p] : progress) {
-    const auto expected = db->OperationCounts(name);
-    const bool match = expected == p.ops || (expected.empty() && p.ops.empty());
-    all_match = all_match && match;
-    std::printf("%-18s %9lld %9lld %9lld %9lld %9lld %7lld %9.1f %12.0f %s\n", name.c_str(),
-                static_cast<long long>(p.rows), static_cast<long long>(p.ops[1]),
-                static_cast<long long>(p.ops[2]), static_cast<long long>(p.ops[3]),
-                static_cast<long long>(p.ops[4]), static_cast<long long>(p.reads),
-                p.read_seconds * 1000, p.read_seconds > 0 ? p.rows / p.read_seconds : 0.0,
-                match ? "= change table" : "DIFFERS from the change table");
+  std::printf("\nTables\n  %-16s %9s %9s %9s %9s %9s  %-9s %s\n", "bronze", "snapshot",
+              "deletes", "inserts", "upd.bef.", "upd.aft.", "check", "finalized_until");
+  bool all_equal = true;
+  for (const auto& ci : instances) {
+    const BronzeSummary bronze = SummarizeBronze(layout.bronze(ci));
+    std::set<std::string> expected;
+    for (const auto& row : db->ChangeRows(ci)) {
+      if (bronze.snapshot_lsn.empty() || row.start_lsn.ToString() > bronze.snapshot_lsn) {
+        expected.insert(row.start_lsn.ToString() + "/" + row.seqval.ToString() + "/" +
+                        std::to_string(row.operation));
+      }
+    }
+    const bool equal = expected == bronze.change_keys;
+    all_equal = all_equal && equal;
+    auto verdict = ReadVerdict(layout.control(), layout.bronze(ci));
+    auto count = [&](int op) {
+      auto it = bronze.ops.find(op);
+      return static_cast<long long>(it == bronze.ops.end() ? 0 : it->second);
+    };
+    std::printf("  %-16s %9lld %9lld %9lld %9lld %9lld  %-9s %s\n", ci.c_str(), count(0), count(1),
+                count(2), count(3), count(4), equal ? "= source" : "DIFFERS",
+                verdict ? FormatIsoMillis(verdict->finalized_until.value).c_str() : "(none)");
   }
-  std::cout << "\nRead for " << wall << " s, up to max LSN "
-            << (source->MaxLsn() ? source->MaxLsn()->ToString() : std::string("(none)"))
-            << "; commit times converted to UTC from " << clock.name() << ".\n"
-            << "Output: " << db_path.string() << "\n"
-            << "  inspect it: build/mssql-cdc sim info --db " << db_path.string() << "\n";
-  if (!all_match) {
-    std::cerr << "demo: the changes read differ from the change tables\n";
+  auto facts = delta::DeltaTable::Open(layout.facts()).Read();
+  std::printf("\nFacts: %lld rows in %s\nVerdicts: %s\nBronze tables: %s\n",
+              static_cast<long long>(facts->num_rows()), layout.facts().c_str(),
+              layout.control().c_str(), (layout.lake / "bronze").string().c_str());
+  std::printf("Read them with any Delta reader, e.g. python -c \"import deltalake; "
+              "print(deltalake.DeltaTable('%s').to_pyarrow_table().num_rows)\"\n",
+              layout.bronze(instances.front()).c_str());
+  if (!all_equal) {
+    std::cerr << "demo: a bronze table differs from its change table\n";
     return 1;
   }
   return 0;

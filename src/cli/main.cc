@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   mssql_cdc::cli::AddSimCommands(app);
   mssql_cdc::cli::AddDemoCommand(app);
+  mssql_cdc::cli::AddRunCommand(app);
+  mssql_cdc::cli::AddStatusCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

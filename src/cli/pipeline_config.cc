@@ -1,0 +1,240 @@
+#include "cli/pipeline_config.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/errors.h"
+#include "engine/finalization.h"
+
+namespace mssql_cdc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kEnvSuffix = "_env";
+
+class Loader {
+ public:
+  Loader(std::string file, Secrets secrets, const EnvironmentLookup& environment)
+      : file_(std::move(file)), secrets_(secrets), environment_(environment) {
+    base_ = fs::absolute(fs::path(file_)).parent_path();
+  }
+
+  PipelineConfig Load() {
+    if (!fs::exists(file_)) Fail("the file does not exist");
+    toml::table doc;
+    try {
+      doc = toml::parse_file(file_);
+    } catch (const toml::parse_error& e) {
+      std::ostringstream where;
+      where << "line " << e.source().begin.line << ", column " << e.source().begin.column;
+      Fail("not valid TOML at " + where.str() + ": " + std::string(e.description()));
+    }
+    for (const auto& [key, node] : doc) {
+      if (key != "source" && key != "stream" && key != "tables") {
+        Fail("unknown section or key '" + std::string(key.str()) +
+             "' (expected [source], [stream] and tables)");
+      }
+    }
+    PipelineConfig config;
+    config.file = file_;
+    config.many.shared_options = SourceSection(Section(doc, "source"), "[source]");
+    StreamSection(Section(doc, "stream"), config);
+    config.many.tables = Tables(doc);
+    config.warnings = std::move(warnings_);
+    config.from_environment = std::move(from_environment_);
+    return config;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw ConfigError("pipeline file " + file_ + ": " + what);
+  }
+
+  const toml::table& Section(const toml::table& doc, std::string_view name) {
+    const toml::node* node = doc.get(name);
+    if (!node) Fail("the [" + std::string(name) + "] section is missing");
+    if (!node->is_table()) Fail("'" + std::string(name) + "' must be a section ([" + std::string(name) + "])");
+    return *node->as_table();
+  }
+
+  // A TOML scalar as the string value options are. `where` names it in messages; the value
+  // itself is never shown, since it may be a secret.
+  std::string Scalar(const toml::node& node, const std::string& where) const {
+    if (auto v = node.value<std::string>(); v && node.is_string()) return *v;
+    if (node.is_boolean()) return *node.value<bool>() ? "true" : "false";
+    if (node.is_integer()) return std::to_string(*node.value<std::int64_t>());
+    if (node.is_floating_point()) {
+      std::ostringstream out;
+      out << *node.value<double>();
+      return out.str();
+    }
+    Fail(where + " must be a string, a number or a boolean");
+  }
+
+  // A source option's canonical spelling: snake_case and any case map to the documented name;
+  // unknown names stay as written so that the source options warn about them.
+  static std::string SourceOptionName(const std::string& key) {
+    std::string squashed;
+    for (char c : key) {
+      if (c != '_') squashed += c;
+    }
+    squashed = AsciiLower(squashed);
+    for (std::size_t i = 0; i < kKnownSourceOptions.size(); ++i) {
+      if (kKnownSourceOptions[i] == squashed) return std::string(kSourceOptionNames[i]);
+    }
+    return key;
+  }
+
+  static bool IsPathOption(const std::string& name) {
+    const std::string lower = AsciiLower(name);
+    return lower == "simpath" || lower == "metricspath";
+  }
+
+  // Relative local paths are taken from the file's directory; URIs ("s3://...") are kept.
+  std::string ResolvePath(const std::string& path) const {
+    if (path.empty() || path.find(':') != std::string::npos) return path;
+    const fs::path p(path);
+    if (p.is_absolute()) return path;
+    return (base_ / p).lexically_normal().string();
+  }
+
+  // Source options of [source] or of one table: `<option>_env` entries read the environment.
+  Options SourceSection(const toml::table& section, const std::string& where) {
+    std::vector<Options::Entry> entries;
+    std::vector<std::string> literal_names;
+    for (const auto& [key_view, node] : section) {
+      std::string key(key_view.str());
+      const std::string item = where + " " + key;
+      std::string value = Scalar(node, item);
+      if (key.size() > kEnvSuffix.size() && AsciiLower(key).ends_with(kEnvSuffix)) {
+        const std::string variable = value;
+        key.resize(key.size() - kEnvSuffix.size());
+        auto from_env = environment_(variable);
+        if (!from_env || from_env->empty()) {
+          if (secrets_ == Secrets::kOptional) continue;
+          Fail(item + ": the environment variable " + variable + " is not set");
+        }
+        value = std::move(*from_env);
+        from_environment_.push_back(SourceOptionName(key) + " (from $" + variable + ")");
+      } else {
+        literal_names.push_back(key);
+      }
+      std::string name = SourceOptionName(key);
+      if (IsPathOption(name)) value = ResolvePath(value);
+      entries.emplace_back(std::move(name), std::move(value));
+    }
+    for (const auto& key : literal_names) {
+      if (AsciiLower(SourceOptionName(key)) == "password") {
+        warnings_.push_back(where + " holds a password in the file; prefer password_env = \"VAR\"");
+      }
+    }
+    try {
+      return Options(std::move(entries));  // refuses a name given twice, e.g. password and password_env
+    } catch (const ConfigError& e) {
+      Fail(where + ": " + e.what());
+    }
+  }
+
+  void StreamSection(const toml::table& section, PipelineConfig& config) {
+    std::vector<Options::Entry> params;
+    bool has_target = false, has_app_id = false, has_checkpoint = false;
+    for (const auto& [key_view, node] : section) {
+      const std::string key(key_view.str());
+      const std::string lower = AsciiLower(key);
+      std::string value = Scalar(node, "[stream] " + key);
+      if (lower == "target") {
+        config.many.target = ResolvePath(value);
+        has_target = true;
+      } else if (lower == "app_id") {
+        config.many.app_id = value;
+        has_app_id = true;
+      } else if (lower == "checkpoint") {
+        config.many.checkpoint = ResolvePath(value);
+        has_checkpoint = true;
+      } else if (lower == "control_table") {
+        config.many.control_table = ResolvePath(value);
+      } else if (lower == "granularity") {
+        config.many.granularity = ParseGranularity(value);
+      } else {
+        if (lower == "facts_table") {
+          value = ResolvePath(value);
+          config.facts_table = value;
+        }
+        if (lower == "trigger") config.trigger = Trigger::Parse(value);
+        params.emplace_back(key, std::move(value));
+      }
+    }
+    if (!has_target) Fail("[stream] target is missing (e.g. target = \"lake/bronze/{ci}\")");
+    if (!has_app_id) Fail("[stream] app_id is missing (e.g. app_id = \"{ci}-v1\")");
+    if (!has_checkpoint) Fail("[stream] checkpoint is missing (e.g. checkpoint = \"checkpoints/{ci}\")");
+    try {
+      config.many.stream_params = Options(std::move(params));
+      // Checked here as well as per table, so that a wrong [stream] key is reported as the
+      // section's, not as the first table's.
+      StreamParams::Parse(config.many.stream_params.MergedWith(
+          Options{{"target", "t"}, {"app_id", "a"}, {"checkpoint", "c"}}));
+    } catch (const ConfigError& e) {
+      Fail(std::string("[stream]: ") + e.what());
+    }
+  }
+
+  std::vector<TableSpec> Tables(const toml::table& doc) {
+    const toml::node* node = doc.get("tables");
+    if (!node) Fail("no tables: add tables = [\"dbo_orders\", ...] or [tables.<capture_instance>] sections");
+    std::vector<TableSpec> tables;
+    if (const toml::array* list = node->as_array()) {
+      for (const auto& item : *list) {
+        auto name = item.value<std::string>();
+        if (!item.is_string() || !name) Fail("tables must list capture instance names as strings");
+        tables.push_back({*name, Options{}});
+      }
+    } else if (const toml::table* sections = node->as_table()) {
+      // toml++ keeps keys sorted; the file's order is the start order users expect.
+      std::vector<std::pair<std::size_t, const toml::key*>> ordered;
+      for (const auto& [key, value] : *sections) {
+        if (!value.is_table()) {
+          Fail("tables." + std::string(key.str()) +
+               " must be a section [tables." + std::string(key.str()) + "] of that table's options");
+        }
+        ordered.emplace_back(key.source().begin.line, &key);
+      }
+      std::stable_sort(ordered.begin(), ordered.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [line, key] : ordered) {
+        const std::string ci(key->str());
+        tables.push_back({ci, SourceSection(*sections->get(*key)->as_table(), "[tables." + ci + "]")});
+      }
+    } else {
+      Fail("tables must be a list of capture instances or [tables.<capture_instance>] sections");
+    }
+    if (tables.empty()) Fail("tables is empty: list at least one capture instance");
+    return tables;
+  }
+
+  std::string file_;
+  Secrets secrets_;
+  const EnvironmentLookup& environment_;
+  fs::path base_;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> from_environment_;
+};
+
+}  // namespace
+
+std::optional<std::string> ProcessEnvironment(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (!value) return std::nullopt;
+  return std::string(value);
+}
+
+PipelineConfig LoadPipelineConfig(const std::string& file, Secrets secrets,
+                                  const EnvironmentLookup& environment) {
+  return Loader(file, secrets, environment).Load();
+}
+
+}  // namespace mssql_cdc::cli

@@ -1,0 +1,343 @@
+// `mssql-cdc run PIPELINE.toml`: every table of a pipeline file as one StreamGroup.
+//
+// On a terminal it keeps one live line per table; otherwise (or with --json) it writes JSON
+// lines: one per committed batch per table, one per failure and a final summary. SIGINT and
+// SIGTERM stop every stream after its current batch; a second signal ends the process at
+// once. Exit status: 0 when no table failed, 1 when one did (stderr names each with its
+// error class), 2 for a bad pipeline file or option.
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/pipeline_config.h"
+#include "core/errors.h"
+#include "engine/finalization.h"
+#include "engine/stream_group.h"
+
+namespace mssql_cdc::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void OnStopSignal(int signal_number) {
+  g_stop_signal = signal_number;
+  // A second signal ends the process the default way: a way out when a batch hangs.
+  std::signal(signal_number, SIG_DFL);
+}
+
+// Installs the handlers for the life of a run and restores the previous ones after.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = OnStopSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  bool received() const { return g_stop_signal != 0; }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+struct ErrorText {
+  std::string error_class;
+  std::string message;
+};
+
+ErrorText Describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return {std::string(e.class_name()), e.what()};
+  } catch (const std::exception& e) {
+    return {"InternalError", e.what()};
+  } catch (...) {
+    return {"InternalError", "unknown error"};
+  }
+}
+
+json Nullable(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::optional<UtcMicros> CandidateVerdict(const PipelineConfig& config, const StreamProgress& p) {
+  if (!config.many.control_table || !p.end || !p.end->commit_ts) return std::nullopt;
+  return Truncate(*p.end->commit_ts, config.many.granularity);
+}
+
+std::string TimeText(const std::optional<UtcMicros>& t) {
+  return t ? FormatIsoMillis(t->value) : "-";
+}
+
+// "42 s", "12 min", "5 h", "3 d": a lag readable at a glance.
+std::string Duration(double seconds) {
+  const auto whole = static_cast<long long>(seconds);
+  if (whole < 120) return std::to_string(whole) + " s";
+  if (whole < 120 * 60) return std::to_string(whole / 60) + " min";
+  if (whole < 48 * 3600) return std::to_string(whole / 3600) + " h";
+  return std::to_string(whole / 86400) + " d";
+}
+
+// What the run reports about one table at a moment.
+struct TableState {
+  std::string status;  // running, finished, stopped, failed
+  StreamProgress progress;
+  std::optional<ErrorText> error;
+};
+
+class RunReporter {
+ public:
+  RunReporter(const PipelineConfig& config, const StreamGroup& group, bool live)
+      : config_(config), group_(group), live_(live) {}
+
+  void Started() {
+    if (live_) {
+      std::cout << "mssql-cdc run " << config_.file << ": " << group_.order().size()
+                << " tables, trigger " << config_.trigger.ToString() << " (Ctrl-C stops)\n";
+      return;
+    }
+    Emit({{"event", "started"}, {"file", config_.file}, {"tables", group_.order()},
+          {"trigger", config_.trigger.ToString()}});
+  }
+
+  // Called often; reports what changed since the last call.
+  void Poll(bool stop_requested) {
+    for (const auto& ci : group_.order()) {
+      TableState state = State(ci, stop_requested);
+      TableState& last = last_[ci];
+      if (!live_) {
+        if (state.progress.batches > last.progress.batches) EmitBatch(ci, state);
+        if (state.error && !last.error) {
+          Emit({{"event", "failed"}, {"table", ci}, {"error_class", state.error->error_class},
+                {"error", state.error->message}});
+        }
+      }
+      last = std::move(state);
+    }
+    if (live_ && Clock::now() - last_draw_ > std::chrono::milliseconds(250)) Draw();
+  }
+
+  void Finish(int exit_status) {
+    if (live_) {
+      Draw();
+      return;
+    }
+    json tables = json::object();
+    json failed = json::array();
+    for (const auto& ci : group_.order()) {
+      const TableState& s = last_[ci];
+      json t = {{"status", s.status},
+                {"batches", s.progress.batches},
+                {"rows", s.progress.total_rows},
+                {"end_lsn", s.progress.end ? json(s.progress.end->lsn.ToString()) : json(nullptr)},
+                {"end_commit_ts", s.progress.end && s.progress.end->commit_ts
+                                      ? json(FormatIsoMillis(s.progress.end->commit_ts->value))
+                                      : json(nullptr)}};
+      if (config_.many.control_table) {
+        const auto target = ExpandTemplate(config_.many.target, "target", ci);
+        std::optional<Verdict> verdict;
+        try {
+          verdict = ReadVerdict(*config_.many.control_table, target);
+        } catch (const Error&) {
+          // The summary still goes out; a control table that cannot be read shows no verdict.
+        }
+        t["finalized_until"] =
+            verdict ? json(FormatIsoMillis(verdict->finalized_until.value)) : json(nullptr);
+      }
+      if (s.error) {
+        t["error_class"] = s.error->error_class;
+        t["error"] = s.error->message;
+        failed.push_back(ci);
+      }
+      tables[ci] = std::move(t);
+    }
+    Emit({{"event", "summary"}, {"tables", tables}, {"failed", failed},
+          {"exit_status", exit_status}});
+  }
+
+  const TableState& state(const std::string& ci) { return last_[ci]; }
+
+ private:
+  TableState State(const std::string& ci, bool stop_requested) const {
+    const Stream& stream = *group_.streams().at(ci);
+    TableState state;
+    state.progress = stream.progress();
+    if (stream.active()) {
+      state.status = "running";
+    } else if (auto error = stream.error()) {
+      state.status = "failed";
+      state.error = Describe(error);
+    } else {
+      state.status = stop_requested ? "stopped" : "finished";
+    }
+    return state;
+  }
+
+  void EmitBatch(const std::string& ci, const TableState& s) {
+    const StreamProgress& p = s.progress;
+    const auto verdict = CandidateVerdict(config_, p);
+    Emit({{"event", "batch"},
+          {"table", ci},
+          {"batch_id", p.last_batch_id},
+          {"rows", p.last_rows},
+          {"batches", p.batches},
+          {"total_rows", p.total_rows},
+          {"end_lsn", p.end ? json(p.end->lsn.ToString()) : json(nullptr)},
+          {"end_commit_ts",
+           p.end && p.end->commit_ts ? json(FormatIsoMillis(p.end->commit_ts->value)) : json(nullptr)},
+          {"capture_lag_seconds", Nullable(p.capture_lag_seconds)},
+          {"ingestion_lag_seconds", Nullable(p.ingestion_lag_seconds)},
+          {"verdict", verdict ? json(FormatIsoMillis(verdict->value)) : json(nullptr)}});
+  }
+
+  static void Emit(const json& line) { std::cout << line.dump() << std::endl; }
+
+  // One line per table, rewritten in place (cursor up, clear line).
+  void Draw() {
+    if (drawn_lines_ > 0) std::cout << "\x1b[" << drawn_lines_ << "A";
+    std::size_t width = 5;
+    for (const auto& ci : group_.order()) width = std::max(width, ci.size());
+    for (const auto& ci : group_.order()) {
+      const TableState& s = last_[ci];
+      std::ostringstream line;
+      line << ci << std::string(width - ci.size() + 2, ' ') << s.status << "  batches "
+           << s.progress.batches << "  rows " << s.progress.total_rows << "  lag ";
+      line << (s.progress.capture_lag_seconds ? Duration(*s.progress.capture_lag_seconds) : "-");
+      line << "  verdict " << TimeText(CandidateVerdict(config_, s.progress));
+      if (s.error) line << "  " << s.error->error_class;
+      std::cout << "\r\x1b[2K" << line.str() << "\n";
+    }
+    std::cout << std::flush;
+    drawn_lines_ = group_.order().size();
+    last_draw_ = Clock::now();
+  }
+
+  const PipelineConfig& config_;
+  const StreamGroup& group_;
+  const bool live_;
+  std::map<std::string, TableState> last_;
+  std::size_t drawn_lines_ = 0;
+  Clock::time_point last_draw_{};
+};
+
+struct RunArgs {
+  std::string file;
+  bool json = false;
+  std::optional<double> timeout_seconds;
+};
+
+// Exit statuses, documented in docs/pipelines.md.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadConfig = 2;
+
+int RunPipeline(const RunArgs& args) {
+  // stdout carries the output proper; the engine's log goes to stderr.
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "mssql-cdc", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  // stdout carries the JSON lines or the live table; the engine's log goes to stderr.
+  PipelineConfig config;
+  try {
+    config = LoadPipelineConfig(args.file);
+  } catch (const Error& e) {
+    std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
+    return kExitBadConfig;
+  }
+  for (const auto& warning : config.warnings) std::cerr << "mssql-cdc: warning: " << warning << "\n";
+  const bool live = !args.json && isatty(STDOUT_FILENO);
+
+  StopSignals signals;
+  std::unique_ptr<StreamGroup> group;
+  try {
+    group = StreamGroup::StartMany(config.many);
+  } catch (const ConfigError& e) {
+    std::cerr << "mssql-cdc: ConfigError: " << e.what() << "\n";
+    return kExitBadConfig;
+  } catch (const Error& e) {
+    // The message names the table (StartMany sees to it).
+    std::cerr << "mssql-cdc: a table failed to start, and the tables started before it were "
+                 "stopped: "
+              << e.class_name() << ": " << e.what() << "\n";
+    return kExitFailed;
+  }
+
+  RunReporter reporter(config, *group, live);
+  reporter.Started();
+  const auto deadline = args.timeout_seconds
+                            ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(*args.timeout_seconds))
+                            : Clock::time_point::max();
+  // StopAll waits for the current batches; it runs on its own thread so that progress keeps
+  // being reported meanwhile.
+  std::atomic<bool> stop_requested{false};
+  std::thread stopper;
+  auto all_ended = [&] {
+    for (const auto& [ci, stream] : group->streams()) {
+      if (stream->active()) return false;
+    }
+    return true;
+  };
+  while (true) {
+    const bool ended = all_ended();
+    reporter.Poll(stop_requested);
+    if (ended) break;
+    if (!stop_requested && (signals.received() || Clock::now() >= deadline)) {
+      stop_requested = true;
+      stopper = std::thread([&group] { group->StopAll(); });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (stopper.joinable()) stopper.join();
+
+  const auto failed = group->AwaitAll(std::chrono::milliseconds(0));
+  const int status = failed.empty() ? kExitOk : kExitFailed;
+  reporter.Finish(status);
+  for (const auto& ci : group->order()) {
+    auto it = failed.find(ci);
+    if (it == failed.end()) continue;
+    const ErrorText text = Describe(it->second);
+    std::cerr << "mssql-cdc: table " << ci << " failed: " << text.error_class << ": "
+              << text.message << "\n";
+  }
+  return status;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Run every table of a pipeline file (TOML) into Delta");
+  cmd->add_option("pipeline", args->file, "The pipeline file")->required();
+  cmd->add_flag("--json", args->json, "Write JSON lines even on a terminal");
+  cmd->add_option("--timeout", args->timeout_seconds,
+                  "Stop every stream after this many seconds")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([args] {
+    const int status = RunPipeline(*args);
+    // CLI11 turns a RuntimeError into the process's exit status without printing anything.
+    if (status != 0) throw CLI::RuntimeError(status);
+  });
+}
+
+}  // namespace mssql_cdc::cli

@@ -1,0 +1,317 @@
+// `mssql-cdc status PIPELINE.toml`: per table of a pipeline, its last micro-batch facts row,
+// the health checks of the monitoring guide (reference-features 4.9) and its verdict.
+// Reads only the facts and control tables; never the source.
+//
+// The thresholds are the guide's examples: no facts for 15 minutes, retention headroom minus
+// the time since the last facts row under 24 hours, headroom unknown, ingestion lag over an
+// hour, capture lag over 10 minutes, and a verdict older than one period plus the trigger
+// interval plus 15 minutes. Exit status: 0 when every check passes, 1 when one alerts, 2 for
+// a bad pipeline file.
+#include <arrow/scalar.h>
+#include <arrow/table.h>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/pipeline_config.h"
+#include "core/errors.h"
+#include "delta/table.h"
+#include "engine/finalization.h"
+#include "engine/stream_group.h"
+
+namespace mssql_cdc::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kStaleHours = 0.25;
+constexpr double kMinHeadroomHours = 24;
+constexpr double kMaxIngestionLagSeconds = 3600;
+constexpr double kMaxCaptureLagSeconds = 600;
+constexpr std::int64_t kVerdictMarginMicros = 15 * kMicrosPerMinute;
+
+// The latest micro-batch facts row of one target.
+struct LastFacts {
+  std::string app_id;
+  std::optional<std::int64_t> batch_id, rows;
+  std::optional<std::string> end_lsn;
+  std::optional<UtcMicros> end_commit_ts, written_at;
+  std::optional<double> capture_lag_seconds, ingestion_lag_seconds, retention_headroom_hours;
+};
+
+struct Alert {
+  std::string check;
+  std::string message;
+};
+
+struct TableStatus {
+  std::string capture_instance;
+  std::string target;
+  std::int64_t facts_rows = 0;  // micro-batch rows of the target
+  std::optional<LastFacts> last;
+  // The latest event row (bootstrap, data_skipped, ...), which micro-batch facts do not show.
+  std::optional<std::string> last_event;
+  std::optional<UtcMicros> last_event_at;
+  std::optional<Verdict> verdict;
+  std::vector<Alert> alerts;
+};
+
+std::shared_ptr<arrow::Scalar> Cell(const arrow::Table& table, const std::string& column,
+                                    std::int64_t row) {
+  auto chunked = table.GetColumnByName(column);
+  if (!chunked) throw InternalError("the facts table has no column " + column);
+  auto scalar = chunked->GetScalar(row);
+  if (!scalar.ok()) throw InternalError("reading facts column " + column + ": " + scalar.status().ToString());
+  auto value = *scalar;
+  return value->is_valid ? value : nullptr;
+}
+
+std::optional<std::string> StringCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
+  auto s = Cell(t, c, r);
+  if (!s) return std::nullopt;
+  return std::string(std::static_pointer_cast<arrow::BaseBinaryScalar>(s)->view());
+}
+std::optional<std::int64_t> IntCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
+  auto s = Cell(t, c, r);
+  if (!s) return std::nullopt;
+  return std::static_pointer_cast<arrow::Int64Scalar>(s)->value;
+}
+std::optional<double> DoubleCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
+  auto s = Cell(t, c, r);
+  if (!s) return std::nullopt;
+  return std::static_pointer_cast<arrow::DoubleScalar>(s)->value;
+}
+std::optional<UtcMicros> TimeCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
+  auto s = Cell(t, c, r);
+  if (!s) return std::nullopt;
+  return UtcMicros{std::static_pointer_cast<arrow::TimestampScalar>(s)->value};
+}
+
+// The micro-batch rows (event NULL) of the target; the latest by written_at.
+void ReadFacts(const std::string& facts_uri, TableStatus& status) {
+  if (!delta::DeltaTable::Exists(facts_uri)) return;
+  auto facts = delta::DeltaTable::Open(facts_uri).Read({{"target", "=", status.target}});
+  std::optional<std::int64_t> latest;
+  std::optional<UtcMicros> latest_written;
+  for (std::int64_t row = 0; row < facts->num_rows(); ++row) {
+    const auto written = TimeCell(*facts, "written_at", row);
+    if (auto event = StringCell(*facts, "event", row)) {
+      if (!status.last_event || (written && (!status.last_event_at || *written >= *status.last_event_at))) {
+        status.last_event = std::move(event);
+        status.last_event_at = written;
+      }
+      continue;
+    }
+    ++status.facts_rows;
+    if (!latest || (written && (!latest_written || *written >= *latest_written))) {
+      latest = row;
+      latest_written = written;
+    }
+  }
+  if (!latest) return;
+  const std::int64_t r = *latest;
+  LastFacts last;
+  last.app_id = StringCell(*facts, "app_id", r).value_or("");
+  last.batch_id = IntCell(*facts, "batch_id", r);
+  last.rows = IntCell(*facts, "rows", r);
+  last.end_lsn = StringCell(*facts, "end_lsn", r);
+  last.end_commit_ts = TimeCell(*facts, "end_commit_ts", r);
+  last.written_at = latest_written;
+  last.capture_lag_seconds = DoubleCell(*facts, "capture_lag_seconds", r);
+  last.ingestion_lag_seconds = DoubleCell(*facts, "ingestion_lag_seconds", r);
+  last.retention_headroom_hours = DoubleCell(*facts, "retention_headroom_hours", r);
+  status.last = std::move(last);
+}
+
+std::int64_t PeriodMicros(Granularity granularity) {
+  switch (granularity) {
+    case Granularity::kMinute: return kMicrosPerMinute;
+    case Granularity::kHour: return kMicrosPerHour;
+    case Granularity::kDay: return kMicrosPerDay;
+  }
+  return kMicrosPerHour;
+}
+
+std::string Fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+void Check(const PipelineConfig& config, UtcMicros now, TableStatus& s) {
+  auto alert = [&s](std::string check, std::string message) {
+    s.alerts.push_back({std::move(check), std::move(message)});
+  };
+  if (!config.facts_table) {
+    alert("no_facts_table", "the pipeline has no facts_table: nothing to check");
+  } else if (!s.last) {
+    alert("no_facts", "no micro-batch facts for this target yet" +
+                          (s.last_event ? " (last event: " + *s.last_event + ")" : std::string()));
+  } else {
+    const LastFacts& f = *s.last;
+    const double hours_since_last =
+        f.written_at ? static_cast<double>(now.value - f.written_at->value) / kMicrosPerHour : 0;
+    if (hours_since_last > kStaleHours) {
+      alert("stale", "no facts for " + Fixed(hours_since_last * 60, 0) + " minutes");
+    }
+    if (!f.retention_headroom_hours) {
+      alert("headroom_unknown", "retention headroom unknown (the stream is blind to cleanup)");
+    } else if (*f.retention_headroom_hours - hours_since_last < kMinHeadroomHours) {
+      alert("headroom", "retention headroom " +
+                            Fixed(*f.retention_headroom_hours - hours_since_last, 1) +
+                            " h left: CDC cleanup may purge changes not yet read");
+    }
+    if (f.ingestion_lag_seconds && *f.ingestion_lag_seconds > kMaxIngestionLagSeconds) {
+      alert("ingestion_lag", "ingestion lag " + Fixed(*f.ingestion_lag_seconds, 0) + " s");
+    }
+    if (f.capture_lag_seconds && *f.capture_lag_seconds > kMaxCaptureLagSeconds) {
+      alert("capture_lag", "capture lag " + Fixed(*f.capture_lag_seconds, 0) + " s");
+    }
+  }
+  if (config.many.control_table) {
+    const std::int64_t interval_micros =
+        config.trigger.kind() == Trigger::Kind::kProcessingTime
+            ? std::chrono::duration_cast<std::chrono::microseconds>(config.trigger.interval()).count()
+            : 0;
+    const UtcMicros oldest_fresh{now.value - PeriodMicros(config.many.granularity) -
+                                 interval_micros - kVerdictMarginMicros};
+    if (!s.verdict) {
+      alert("no_verdict", "no verdict yet in " + *config.many.control_table);
+    } else if (s.verdict->finalized_until < oldest_fresh) {
+      alert("verdict_stale", "finalized_until " + FormatIsoMillis(s.verdict->finalized_until.value) +
+                                 " is older than expected");
+    }
+  }
+}
+
+json Optional(const std::optional<UtcMicros>& t) {
+  return t ? json(FormatIsoMillis(t->value)) : json(nullptr);
+}
+template <typename T>
+json Optional(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json ToJson(const TableStatus& s) {
+  json out = {{"capture_instance", s.capture_instance},
+              {"target", s.target},
+              {"facts_rows", s.facts_rows},
+              {"healthy", s.alerts.empty()}};
+  if (s.last) {
+    const LastFacts& f = *s.last;
+    out["last_facts"] = {{"app_id", f.app_id},
+                         {"batch_id", Optional(f.batch_id)},
+                         {"rows", Optional(f.rows)},
+                         {"end_lsn", Optional(f.end_lsn)},
+                         {"end_commit_ts", Optional(f.end_commit_ts)},
+                         {"written_at", Optional(f.written_at)},
+                         {"capture_lag_seconds", Optional(f.capture_lag_seconds)},
+                         {"ingestion_lag_seconds", Optional(f.ingestion_lag_seconds)},
+                         {"retention_headroom_hours", Optional(f.retention_headroom_hours)}};
+  } else {
+    out["last_facts"] = nullptr;
+  }
+  out["last_event"] = s.last_event ? json({{"event", *s.last_event}, {"written_at", Optional(s.last_event_at)}})
+                                   : json(nullptr);
+  if (s.verdict) {
+    out["verdict"] = {{"finalized_until", FormatIsoMillis(s.verdict->finalized_until.value)},
+                      {"end_lsn", s.verdict->end_lsn},
+                      {"end_commit_ts", FormatIsoMillis(s.verdict->end_commit_ts.value)},
+                      {"updated_at", FormatIsoMillis(s.verdict->updated_at.value)}};
+  } else {
+    out["verdict"] = nullptr;
+  }
+  out["alerts"] = json::array();
+  for (const auto& a : s.alerts) out["alerts"].push_back({{"check", a.check}, {"message", a.message}});
+  return out;
+}
+
+void PrintText(const std::vector<TableStatus>& tables) {
+  std::size_t width = 5;
+  for (const auto& s : tables) width = std::max(width, s.capture_instance.size());
+  auto pad = [](std::string text, std::size_t n) {
+    if (text.size() < n) text.append(n - text.size(), ' ');
+    return text;
+  };
+  std::cout << pad("table", width + 2) << pad("batch", 8) << pad("last facts (UTC)", 25)
+            << pad("end commit (UTC)", 25) << pad("verdict (UTC)", 25) << "health\n";
+  for (const auto& s : tables) {
+    std::string batch = "-", written = "-", end = "-", verdict = "-";
+    if (s.last) {
+      if (s.last->batch_id) batch = std::to_string(*s.last->batch_id);
+      if (s.last->written_at) written = FormatIsoMillis(s.last->written_at->value);
+      if (s.last->end_commit_ts) end = FormatIsoMillis(s.last->end_commit_ts->value);
+    }
+    if (s.verdict) verdict = FormatIsoMillis(s.verdict->finalized_until.value);
+    std::cout << pad(s.capture_instance, width + 2) << pad(batch, 8) << pad(written, 25)
+              << pad(end, 25) << pad(verdict, 25) << (s.alerts.empty() ? "ok" : "ALERT") << "\n";
+    for (const auto& a : s.alerts) {
+      std::cout << "  " << a.check << ": " << a.message << "\n";
+    }
+  }
+}
+
+struct StatusArgs {
+  std::string file;
+  bool json = false;
+};
+
+int Status(const StatusArgs& args) {
+  // stdout carries the output proper; the engine's log goes to stderr.
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "mssql-cdc", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  PipelineConfig config;
+  try {
+    config = LoadPipelineConfig(args.file, Secrets::kOptional);
+  } catch (const Error& e) {
+    std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
+    return 2;
+  }
+  const UtcMicros now = NowUtc();
+  std::vector<TableStatus> tables;
+  for (const auto& table : config.many.tables) {
+    TableStatus s;
+    s.capture_instance = table.capture_instance;
+    s.target = ExpandTemplate(config.many.target, "target", table.capture_instance);
+    if (config.facts_table) ReadFacts(*config.facts_table, s);
+    if (config.many.control_table && delta::DeltaTable::Exists(*config.many.control_table)) {
+      s.verdict = ReadVerdict(*config.many.control_table, s.target);
+    }
+    Check(config, now, s);
+    tables.push_back(std::move(s));
+  }
+  bool healthy = true;
+  for (const auto& s : tables) healthy = healthy && s.alerts.empty();
+  if (args.json) {
+    json out = {{"file", config.file}, {"now", FormatIsoMillis(now.value)}, {"healthy", healthy},
+                {"tables", json::array()}};
+    for (const auto& s : tables) out["tables"].push_back(ToJson(s));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    PrintText(tables);
+  }
+  return healthy ? 0 : 1;
+}
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& app) {
+  auto args = std::make_shared<StatusArgs>();
+  auto* cmd = app.add_subcommand(
+      "status", "Per table of a pipeline file: the last facts row, health checks and verdict");
+  cmd->add_option("pipeline", args->file, "The pipeline file")->required();
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args] {
+    const int status = Status(*args);
+    if (status != 0) throw CLI::RuntimeError(status);
+  });
+}
+
+}  // namespace mssql_cdc::cli

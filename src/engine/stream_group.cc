@@ -1,0 +1,192 @@
+#include "engine/stream_group.h"
+
+#include <algorithm>
+#include <set>
+#include <span>
+#include <utility>
+
+#include "core/errors.h"
+#include "delta/table.h"
+#include "engine/table_schemas.h"
+
+namespace mssql_cdc {
+namespace {
+
+constexpr std::string_view kPlaceholder = "{ci}";
+
+// to_delta parameters a table may set for itself. The templates and the facts table are
+// shared by the group on purpose: the facts table is created once for all, and the templates
+// are what keeps each table's checkpoint and app_id apart.
+constexpr std::string_view kPerTableParams[] = {
+    "trigger", "query_name", "bootstrap", "on_data_loss", "resnapshot_interval_days",
+    "snapshot_on_switch", "snapshot"};
+constexpr std::string_view kSharedOnlyParams[] = {"target", "app_id", "checkpoint",
+                                                  "facts_table"};
+
+bool Contains(std::span<const std::string_view> names, std::string_view lower) {
+  for (auto name : names) {
+    if (name == lower) return true;
+  }
+  return false;
+}
+
+// Splits a table's options into source-option overrides and to_delta parameter overrides.
+void SplitTableOptions(const TableSpec& table, Options* source, Options* params) {
+  std::vector<Options::Entry> source_entries, param_entries;
+  for (const auto& [name, value] : table.options.entries()) {
+    const std::string lower = AsciiLower(name);
+    if (Contains(kSharedOnlyParams, lower)) {
+      throw ConfigError("table " + table.capture_instance + ": '" + name +
+                        "' is shared by every table and cannot be set per table; set it once "
+                        "for the group");
+    }
+    // captureInstance is always the table's own name, as in start_many.
+    if (lower == "captureinstance") continue;
+    (Contains(kPerTableParams, lower) ? param_entries : source_entries).emplace_back(name, value);
+  }
+  *source = Options(std::move(source_entries));
+  *params = Options(std::move(param_entries));
+}
+
+// The validated configuration of one table's stream.
+StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table) {
+  const std::string& ci = table.capture_instance;
+  Options source_overrides, param_overrides;
+  SplitTableOptions(table, &source_overrides, &param_overrides);
+
+  StreamConfig stream;
+  stream.source = SourceOptions::Parse(config.shared_options.MergedWith(source_overrides)
+                                           .MergedWith(Options{{"captureInstance", ci}}));
+  const Options expanded{{"target", ExpandTemplate(config.target, "target", ci)},
+                         {"app_id", ExpandTemplate(config.app_id, "app_id", ci)},
+                         {"checkpoint", ExpandTemplate(config.checkpoint, "checkpoint", ci)}};
+  stream.params = StreamParams::Parse(
+      config.stream_params.MergedWith(param_overrides).MergedWith(expanded));
+  ValidateStreamConfig(stream.source, stream.params);
+  stream.control_table = config.control_table;
+  stream.granularity = config.granularity;
+  return stream;
+}
+
+// The same error, naming the capture instance when its message does not already, so that a
+// caller running many tables knows which one it came from. The class stays the same.
+[[noreturn]] void RethrowNamingTable(const std::string& capture_instance) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.find(capture_instance) != std::string::npos) throw;
+    ThrowError(e.code(), "capture instance " + capture_instance + ": " + message);
+  }
+}
+
+}  // namespace
+
+std::string ExpandTemplate(const std::string& pattern, const std::string& parameter,
+                           const std::string& capture_instance) {
+  if (pattern.find(kPlaceholder) == std::string::npos) {
+    throw ConfigError(parameter + " must contain {ci} so that every table gets its own (got '" +
+                      pattern + "'), e.g. '" + parameter + "_{ci}'");
+  }
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = pattern.find(kPlaceholder, from)) != std::string::npos;
+       from = at + kPlaceholder.size()) {
+    out.append(pattern, from, at - from);
+    out += capture_instance;
+  }
+  out.append(pattern, from, std::string::npos);
+  return out;
+}
+
+std::unique_ptr<StreamGroup> StreamGroup::StartMany(
+    const ManyConfig& config, std::function<SourceFactory(const SourceOptions&)> factory) {
+  if (config.tables.empty()) throw ConfigError("no tables to start: give at least one");
+  // Templates first, so that a missing {ci} is reported as such even for a bad table list.
+  for (const auto& [pattern, name] : {std::pair{&config.target, "target"},
+                                      std::pair{&config.app_id, "app_id"},
+                                      std::pair{&config.checkpoint, "checkpoint"}}) {
+    ExpandTemplate(*pattern, name, "x");
+  }
+
+  // Every table is validated, and its stream built (which touches nothing), before anything
+  // is created or started.
+  std::set<std::string> seen;
+  std::vector<std::unique_ptr<Stream>> built;
+  for (const auto& table : config.tables) {
+    if (table.capture_instance.empty()) throw ConfigError("a table has an empty capture instance");
+    if (!seen.insert(AsciiLower(table.capture_instance)).second) {
+      throw ConfigError("capture instance " + table.capture_instance +
+                        " is listed twice (names match ignoring case); list each table once");
+    }
+    try {
+      StreamConfig stream = TableStreamConfig(config, table);
+      SourceFactory source_factory = factory(stream.source);
+      built.push_back(std::make_unique<Stream>(std::move(stream), std::move(source_factory)));
+    } catch (const Error&) {
+      RethrowNamingTable(table.capture_instance);
+    }
+  }
+
+  // Created once here: streams that created a new Delta table at the same moment would
+  // conflict on its first commit.
+  const StreamConfig& first = built.front()->config();
+  if (first.params.facts_table) {
+    delta::DeltaTable::Create(*first.params.facts_table, FactsTableOptions());
+  }
+  if (config.control_table) EnsureControlTable(*config.control_table);
+
+  std::unique_ptr<StreamGroup> group(new StreamGroup());
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    const std::string& ci = config.tables[i].capture_instance;
+    try {
+      built[i]->Start();
+    } catch (...) {
+      // A start that fails needs a person; stop what runs so that nothing is left half done.
+      group->StopAll();
+      RethrowNamingTable(ci);
+    }
+    group->order_.push_back(ci);
+    group->streams_.emplace(ci, std::move(built[i]));
+  }
+  return group;
+}
+
+StreamGroup::~StreamGroup() { StopAll(); }
+
+std::map<std::string, std::exception_ptr> StreamGroup::AwaitAll(
+    std::optional<std::chrono::milliseconds> timeout) {
+  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                                : std::chrono::steady_clock::time_point::max();
+  for (const auto& ci : order_) {
+    Stream& stream = *streams_.at(ci);
+    try {
+      if (!timeout) {
+        stream.Await();
+        continue;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      // Past the deadline each stream is still asked once, without waiting, so that the ones
+      // that already ended are reported.
+      stream.Await(std::max(left, std::chrono::milliseconds(0)));
+    } catch (...) {
+      // Await reports through error(); AwaitAll promises to throw nothing whatever happens.
+    }
+  }
+  std::map<std::string, std::exception_ptr> failed;
+  for (const auto& ci : order_) {
+    const Stream& stream = *streams_.at(ci);
+    if (stream.active()) continue;
+    if (auto error = stream.error()) failed.emplace(ci, error);
+  }
+  return failed;
+}
+
+void StreamGroup::StopAll() {
+  // Asked all at once so that they finish their current batches together.
+  for (const auto& ci : order_) streams_.at(ci)->Stop();
+  for (const auto& ci : order_) streams_.at(ci)->Await();
+}
+
+}  // namespace mssql_cdc
