@@ -1,0 +1,32 @@
+// Benchmark tables on the simulator, shared by the benchmarks: the narrow table (10 columns)
+// and the wide one (90 columns, two (max) strings), filled with N insert changes and kept in
+// a directory so later runs reuse them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "sim/database.h"
+#include "sim/schema.h"
+#include "sim/value.h"
+
+namespace mssql_cdc::bench {
+
+struct BenchShape {
+  std::string name;  // "narrow" or "wide"
+  sim::TableDef table;
+  std::function<sim::Row(std::int64_t)> row;  // the row with key i (i >= 1)
+};
+
+BenchShape NarrowShape();
+BenchShape WideShape();
+
+// The path of a simulated database in `dir` holding `rows` insert changes of the shape's
+// table (10,000 rows per commit), built on first use.
+std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows, const std::string& dir);
+
+// Resident memory of this process in bytes (VmRSS).
+std::int64_t ResidentBytes();
+
+}  // namespace mssql_cdc::bench
