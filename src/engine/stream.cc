@@ -77,9 +77,12 @@ class Stream::Impl {
       throw;
     }
     thread_ = std::thread([this] { Loop(); });
+    // Started once the batch thread has planned (or failed to plan) its first batch. A
+    // failure there (data loss at the first batch, say) is this stream's runtime failure, as
+    // a query's first batch is in Spark: it ends this stream alone and is reported by Await
+    // and error(), not thrown here, so the streams started after it still start.
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return planned_ || ended_; });
-    if (!planned_ && error_) std::rethrow_exception(error_);
   }
 
   void Stop() {
@@ -163,7 +166,12 @@ class Stream::Impl {
     {
       std::lock_guard lock(mu_);
       progress_.last_batch_id = next_batch_id_ - 1;
-      if (recovery.next_start) progress_.end = recovery.next_start;
+      if (recovery.next_start) {
+        progress_.end = recovery.next_start;
+      } else if (c.checkpoint->ReadSnapshot()) {
+        // Bronze holds the table as of the snapshot: that is the position a verdict may use.
+        progress_.end = *start;
+      }
     }
     if (params.trigger.kind() == Trigger::Kind::kAvailableNow) {
       // Fixed now: changes committed later wait for the next run.

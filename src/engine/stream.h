@@ -76,7 +76,9 @@ class Stream {
 
   // Resolves the capture instance, creates bronze when missing, runs the bootstrap when asked
   // and not yet done, recovers the checkpoint, then starts the batch thread. Returns once the
-  // stream has started its source (the first planning ran). Throws the start's error.
+  // stream has started its source (the first planning ran). Throws the errors of what runs
+  // before the batch thread (options, instance, tables, checkpoint, bootstrap); a failure of
+  // the first planning (data loss) ends the stream and is reported by Await and error().
   void Start();
   // Asks the stream to stop after its current batch.
   void Stop();
