@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "core/errors.h"
@@ -33,20 +32,6 @@ namespace {
 constexpr std::int64_t kProbeRows = 50'000;
 // Writer threads at most: each holds one row group's encoded pages in memory.
 constexpr unsigned kMaxWriterThreads = 4;
-
-// A random (version 4) UUID: file names must not collide across writers and processes.
-std::string RandomUuid() {
-  thread_local std::mt19937_64 generator{std::random_device{}()};
-  std::uint64_t high = generator(), low = generator();
-  high = (high & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;
-  low = (low & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
-  char out[37];
-  std::snprintf(out, sizeof out, "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(high >> 32), static_cast<unsigned>((high >> 16) & 0xFFFF),
-                static_cast<unsigned>(high & 0xFFFF), static_cast<unsigned>(low >> 48),
-                static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFULL));
-  return out;
-}
 
 parquet::Compression::type CompressionCodec(const std::string& name) {
   if (name == "snappy") return parquet::Compression::SNAPPY;

@@ -5,12 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <cstdio>
-#include <random>
 #include <unordered_set>
 
 #include "core/errors.h"
 #include "delta/checkpoint.h"
+#include "delta/data_file_io.h"
 #include "delta/data_files.h"
 #include "delta/filesystem.h"
 #include "delta/log_files.h"
@@ -29,19 +28,6 @@ std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string NewUuid() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uint64_t high = rng(), low = rng();
-  high = (high & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;  // version 4
-  low = (low & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;   // RFC 4122 variant
-  char text[40];
-  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(high >> 32), static_cast<unsigned>((high >> 16) & 0xFFFF),
-                static_cast<unsigned>(high & 0xFFFF), static_cast<unsigned>(low >> 48),
-                static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFULL));
-  return text;
 }
 
 std::string Lower(std::string text) {
@@ -280,7 +266,7 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
   if (Exists(uri)) return open_existing();
 
   Metadata metadata;
-  metadata.id = NewUuid();
+  metadata.id = RandomUuid();
   metadata.name = options.name;
   metadata.description = options.description;
   metadata.schema_string = schema_string;
@@ -350,6 +336,21 @@ void DeltaTable::CheckpointIfDue() {
     spdlog::warn("Delta table {}: checkpoint of version {} failed: {}", root_, snapshot_.version,
                  e.what());
   }
+}
+
+CommitResult DeltaTable::Committed(const std::vector<Action>& actions, std::int64_t version,
+                                   const std::vector<AddFile>& adds, std::int64_t rows,
+                                   int attempt) {
+  ApplyActions(snapshot_, actions, version);
+  CheckpointIfDue();
+  CommitResult result;
+  result.version = version;
+  result.written = true;
+  result.files = static_cast<std::int64_t>(adds.size());
+  result.rows = rows;
+  for (const auto& add : adds) result.bytes += add.size;
+  result.attempts = attempt;
+  return result;
 }
 
 namespace {
@@ -427,15 +428,7 @@ CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordB
     for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
       std::int64_t version = snapshot_.version + 1;
       if (fs_->WriteIfAbsent(CommitPath(root_, version), contents)) {
-        ApplyActions(snapshot_, actions, version);
-        CheckpointIfDue();
-        result.version = version;
-        result.written = true;
-        result.files = static_cast<std::int64_t>(adds.size());
-        result.rows = rows;
-        for (const auto& add : adds) result.bytes += add.size;
-        result.attempts = attempt;
-        return result;
+        return Committed(actions, version, adds, rows, attempt);
       }
       // Lost the race for `version`: learn what the winners did before trying the next one.
       for (;;) {
@@ -587,15 +580,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
 
       std::int64_t version = snapshot_.version + 1;
       if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
-        ApplyActions(snapshot_, actions, version);
-        CheckpointIfDue();
-        result.version = version;
-        result.written = true;
-        result.files = static_cast<std::int64_t>(adds.size());
-        result.rows = total_rows;
-        for (const auto& add : adds) result.bytes += add.size;
-        result.attempts = attempt;
-        return result;
+        return Committed(actions, version, adds, total_rows, attempt);
       }
       // Lost the race: every winner changed the files this upsert read, so it is recomputed
       // on the new snapshot unless a winner makes that impossible or unnecessary.

@@ -118,6 +118,10 @@ class DeltaTable {
   // Reads the commits after snapshot_ (those other writers made) into it.
   void CatchUp();
   void CheckpointIfDue();
+  // After `actions` were written as commit `version` on try `attempt`: the snapshot takes
+  // them in, a checkpoint follows when due, and the result counts the `adds` and their `rows`.
+  CommitResult Committed(const std::vector<Action>& actions, std::int64_t version,
+                         const std::vector<AddFile>& adds, std::int64_t rows, int attempt);
   std::shared_ptr<FileSystem> fs_;
   std::string uri_;
   std::string root_;  // the resolved local path of uri_

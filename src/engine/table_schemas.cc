@@ -166,32 +166,42 @@ std::shared_ptr<arrow::Schema> ControlSchema() {
   return schema;
 }
 
+namespace {
+
+// A table of the engine: its schema, its comment and the schema version it is at.
+delta::CreateOptions EngineTableOptions(std::shared_ptr<arrow::Schema> schema,
+                                        std::string description,
+                                        const std::string& schema_version) {
+  delta::CreateOptions options;
+  options.schema = std::move(schema);
+  options.description = std::move(description);
+  options.properties = {{kSchemaVersionProperty, schema_version}};
+  return options;
+}
+
+}  // namespace
+
 delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& output_schema,
                                         const std::string& capture_instance) {
-  delta::CreateOptions options;
-  options.schema = BronzeSchema(output_schema);
-  options.description = "mssql-cdc bronze: append-only change log of SQL Server capture instance " +
-                        capture_instance + ", one append per micro-batch";
-  options.properties = {{kSchemaVersionProperty, kBronzeSchemaVersion}};
-  return options;
+  return EngineTableOptions(
+      BronzeSchema(output_schema),
+      "mssql-cdc bronze: append-only change log of SQL Server capture instance " +
+          capture_instance + ", one append per micro-batch",
+      kBronzeSchemaVersion);
 }
 
 delta::CreateOptions FactsTableOptions() {
-  delta::CreateOptions options;
-  options.schema = FactsSchema();
-  options.description =
-      "mssql-cdc facts: one row per micro-batch or event of every stream writing here";
-  options.properties = {{kSchemaVersionProperty, kFactsSchemaVersion}};
-  return options;
+  return EngineTableOptions(
+      FactsSchema(),
+      "mssql-cdc facts: one row per micro-batch or event of every stream writing here",
+      kFactsSchemaVersion);
 }
 
 delta::CreateOptions ControlTableOptions() {
-  delta::CreateOptions options;
-  options.schema = ControlSchema();
-  options.description =
-      "mssql-cdc control: completeness verdict (finalized_until) per table, moved forward only";
-  options.properties = {{kSchemaVersionProperty, kControlSchemaVersion}};
-  return options;
+  return EngineTableOptions(
+      ControlSchema(),
+      "mssql-cdc control: completeness verdict (finalized_until) per table, moved forward only",
+      kControlSchemaVersion);
 }
 
 }  // namespace mssql_cdc

@@ -13,32 +13,13 @@ import signal
 import sqlite3
 import subprocess
 import time
-from pathlib import Path
 
 from deltalake import DeltaTable
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
-TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
+from helpers import BINARY, TABLES, pipeline_text
+
 KILLS = 50
-
-
-def pipeline_text(trigger):
-    return f"""tables = {json.dumps(TABLES)}
-
-[source]
-backend = "sim"
-simPath = "shop.sim"
-maxCommitsPerBatch = 25
-
-[stream]
-target = "lake/bronze/{{ci}}"
-app_id = "{{ci}}-v1"
-checkpoint = "checkpoints/{{ci}}"
-facts_table = "lake/ops/facts"
-control_table = "lake/ops/control"
-trigger = "{trigger}"
-"""
+SOURCE = 'simPath = "shop.sim"\nmaxCommitsPerBatch = 25'  # the [source] lines after the backend
 
 
 def change_table_keys(db, ci):
@@ -62,7 +43,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(cli, tmp_path):
     cli("sim", "create", "--db", db)  # the real clock: the workload runs in real time
     cli("sim", "demo-schema", "--db", db)
     pipeline = tmp_path / "pipeline.toml"
-    pipeline.write_text(pipeline_text("processingTime=100 ms"))
+    pipeline.write_text(pipeline_text("processingTime=100 ms", SOURCE))
 
     workload = subprocess.Popen(
         [BINARY, "sim", "workload", "--db", str(db), "--tps", "150", "--duration", "300",
@@ -89,7 +70,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(cli, tmp_path):
             workload.kill()
             workload.communicate()
 
-    pipeline.write_text(pipeline_text("availableNow"))
+    pipeline.write_text(pipeline_text("availableNow", SOURCE))
     final = cli("run", "--json", pipeline)
     summary = json.loads(final.stdout.splitlines()[-1])
     assert summary["failed"] == []

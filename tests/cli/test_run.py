@@ -8,14 +8,11 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
-TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
+from helpers import BINARY, ROOT, TABLES, pipeline_text
 
 
 def make_db(cli, tmp_path, transactions=200, seed=5):
@@ -29,24 +26,8 @@ def make_db(cli, tmp_path, transactions=200, seed=5):
 
 def write_pipeline(tmp_path, trigger="availableNow", source_extra="", tables=None, stream_extra=""):
     """A pipeline file with paths relative to its own directory."""
-    tables_text = tables if tables is not None else "tables = " + json.dumps(TABLES)
-    text = f"""{tables_text}
-
-[source]
-backend = "sim"
-sim_path = "shop.sim"
-sourceTimeZone = "UTC"
-{source_extra}
-
-[stream]
-target = "lake/bronze/{{ci}}"
-app_id = "{{ci}}-v1"
-checkpoint = "checkpoints/{{ci}}"
-facts_table = "lake/ops/facts"
-control_table = "lake/ops/control"
-trigger = "{trigger}"
-{stream_extra}
-"""
+    text = pipeline_text(trigger, f'sim_path = "shop.sim"\nsourceTimeZone = "UTC"\n{source_extra}',
+                         tables=tables, stream_extra=stream_extra)
     path = tmp_path / "pipeline.toml"
     path.write_text(text)
     return path

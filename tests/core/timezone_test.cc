@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {
 namespace {
@@ -368,24 +369,11 @@ TEST(TimeZone, UnknownNameIsRejectedWithHelp) {
   EXPECT_THROW(SourceClock::ForWindowsZone("UTC "), ConfigError);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("mssql_cdc_tz_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 TEST(TimeZone, MissingTzDataSaysWhatToInstall) {
   TempDir dir;
-  ScopedEnv tzdir("TZDIR", dir.path().string());
+  ScopedEnv tzdir("TZDIR", dir.path());
   try {
     SourceClock::ForWindowsZone("Pacific Standard Time");
     FAIL() << "expected ConfigError";
@@ -419,9 +407,9 @@ std::string FooterOnlyTzif(std::int32_t std_seconds, const std::string& footer) 
 
 // Puts a hand-made zone file where "Pacific Standard Time" is looked up.
 SourceClock ClockFromFile(const TempDir& dir, const std::string& contents) {
-  std::filesystem::create_directories(dir.path() / "America");
-  std::ofstream(dir.path() / "America" / "Los_Angeles", std::ios::binary) << contents;
-  ScopedEnv tzdir("TZDIR", dir.path().string());
+  std::filesystem::create_directories(dir.File("America"));
+  std::ofstream(dir.File("America/Los_Angeles"), std::ios::binary) << contents;
+  ScopedEnv tzdir("TZDIR", dir.path());
   return SourceClock::ForWindowsZone("Pacific Standard Time");
 }
 

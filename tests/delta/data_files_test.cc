@@ -9,7 +9,6 @@
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 #include <parquet/schema.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,29 +22,12 @@
 #include "delta/file_stats.h"
 #include "delta/filesystem.h"
 #include "delta/row_filter.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("mssql_cdc_delta_files_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 template <typename T>
 T ValueOrDie(arrow::Result<T> result) {

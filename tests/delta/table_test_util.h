@@ -4,9 +4,7 @@
 
 #include <arrow/api.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,27 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/testing/temp_dir.h"
+
 namespace mssql_cdc::delta::testing_util {
 
-class TempTableDir {
+// A temporary table directory, created empty; Log(name) is a file in its _delta_log.
+class TempTableDir : public mssql_cdc::testing::TempDir {
  public:
-  TempTableDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("mssql_cdc_delta_table_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempTableDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string path() const { return path_.string(); }
-  std::string Log(const std::string& name) const { return (path_ / "_delta_log" / name).string(); }
-
- private:
-  std::filesystem::path path_;
+  std::string Log(const std::string& name) const { return File("_delta_log/" + name); }
 };
 
 inline std::string Commit(std::int64_t version) {

@@ -4,14 +4,13 @@
 
 #include <arrow/api.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
 #include "delta/table.h"
 #include "engine/table_schemas.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {
 namespace {
@@ -53,21 +52,7 @@ FactsRow FullRow() {
   return row;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("mssql_cdc_facts_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 TEST(FactsBatch, HasTheFactsSchemaAndNullsForUnmeasuredFields) {
   FactsRow sparse;
@@ -94,7 +79,7 @@ TEST(FactsBatch, HasTheFactsSchemaAndNullsForUnmeasuredFields) {
 }
 
 TEST(FactsBatch, RoundTripsThroughADeltaFactsTableExactlyOnce) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   auto table = delta::DeltaTable::Create(dir.path(), FactsTableOptions());
   FactsRow sparse;
   sparse.app_id = "orders";

@@ -5,11 +5,9 @@
 
 #include <arrow/api.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <future>
 #include <random>
 #include <thread>
@@ -17,6 +15,7 @@
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/table_schemas.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {
 namespace {
@@ -27,21 +26,7 @@ Offset EndAt(std::uint64_t lsn, const char* commit_time) {
   return Offset{Lsn::FromUint64(lsn), At(commit_time)};
 }
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("mssql_cdc_finalization_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 // One control row as the silver writer stores it: its columns set, no verdict yet.
 std::shared_ptr<arrow::Table> SilverRow(const std::string& name, const std::string& applied_lsn,
@@ -87,20 +72,20 @@ TEST(FinalizationTruncate, ParsesGranularityNames) {
 }
 
 TEST(FinalizationControlTable, IsCreatedOnceAndAnotherTableIsRefused) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EnsureControlTable(dir.path());
   EnsureControlTable(dir.path());
   auto table = delta::DeltaTable::Open(dir.path());
   EXPECT_EQ(table.snapshot().version, 0);
   EXPECT_TRUE(table.snapshot().schema()->Equals(*ControlSchema(), /*check_metadata=*/false));
 
-  TempDir facts;
+  TempDir facts(TempDir::Mode::kNameOnly);
   delta::DeltaTable::Create(facts.path(), FactsTableOptions());
   EXPECT_THROW(EnsureControlTable(facts.path()), ConfigError);
 }
 
 TEST(FinalizationAdvance, MovesForwardOnly) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EXPECT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37:12")));
   auto verdict = ReadVerdict(dir.path(), "dbo.orders");
   ASSERT_TRUE(verdict);
@@ -131,7 +116,7 @@ TEST(FinalizationAdvance, MovesForwardOnly) {
 }
 
 TEST(FinalizationAdvance, AnEndOffsetWithoutCommitTimeMovesNothing) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   Offset unknown{Lsn::FromUint64(500), std::nullopt};
   EXPECT_FALSE(Advance(dir.path(), "dbo.orders", unknown));
   EXPECT_FALSE(ReadVerdict(dir.path(), "dbo.orders"));
@@ -144,7 +129,7 @@ TEST(FinalizationAdvance, AnEndOffsetWithoutCommitTimeMovesNothing) {
 }
 
 TEST(FinalizationAdvance, KeepsTheColumnsSilverWrote) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EnsureControlTable(dir.path());
   delta::DeltaTable::Open(dir.path())
       .UpsertByKey("table_name", SilverRow("silver.orders", "0xA1", 3));
@@ -163,7 +148,7 @@ TEST(FinalizationAdvance, KeepsTheColumnsSilverWrote) {
 }
 
 TEST(FinalizationIsFinal, PeriodsEndingAtOrBeforeTheVerdictAreFinal) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2000-01-01")));  // no control table
   ASSERT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37")));
   EXPECT_TRUE(IsFinal(dir.path(), "dbo.orders", At("2024-03-01 09:00")));
@@ -174,7 +159,7 @@ TEST(FinalizationIsFinal, PeriodsEndingAtOrBeforeTheVerdictAreFinal) {
 }
 
 TEST(FinalizationConcurrency, TwoWritersEndAtTheMaximumAndNeverMoveBack) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EnsureControlTable(dir.path());
   constexpr int kHours = 24;
   const auto base = At("2024-03-01");
@@ -218,7 +203,7 @@ TEST(FinalizationConcurrency, TwoWritersEndAtTheMaximumAndNeverMoveBack) {
 
 // The conditional upsert the verdict relies on, exercised directly.
 TEST(FinalizationConditionalUpsert, ARefusedConditionCommitsNothing) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EnsureControlTable(dir.path());
   auto table = delta::DeltaTable::Open(dir.path());
   table.UpsertByKey("table_name", SilverRow("t", "0x01", 1));
@@ -247,7 +232,7 @@ TEST(FinalizationConditionalUpsert, ARefusedConditionCommitsNothing) {
 }
 
 TEST(FinalizationConditionalUpsert, TheConditionIsCheckedAgainAfterALostRace) {
-  TempDir dir;
+  TempDir dir(TempDir::Mode::kNameOnly);
   EnsureControlTable(dir.path());
   auto table = delta::DeltaTable::Open(dir.path());
   table.UpsertByKey("table_name", SilverRow("t", "0x01", 1));

@@ -5,10 +5,7 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,28 +17,11 @@
 #include "engine/stream.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc::stream_testing {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("mssql_cdc_stream_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 // (_start_lsn, _seqval, _operation): one change row's identity.
 using ChangeKey = std::tuple<std::string, std::string, int>;

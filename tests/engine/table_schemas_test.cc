@@ -7,15 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "delta/table.h"
 #include "source/output_schema.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {
 namespace {
@@ -144,11 +142,9 @@ TEST(TableSchemasOptions, CarrySchemaCommentAndVersion) {
 }
 
 TEST(TableSchemasOptions, DeltaKeepsCommentsAndProperties) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("mssql_cdc_table_schemas_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  delta::DeltaTable::Create(dir.string(), FactsTableOptions());
-  auto table = delta::DeltaTable::Open(dir.string());
+  testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
+  delta::DeltaTable::Create(dir.path(), FactsTableOptions());
+  auto table = delta::DeltaTable::Open(dir.path());
   const auto& metadata = table.snapshot().metadata;
   EXPECT_EQ(metadata.configuration.at(kSchemaVersionProperty), "12");
   EXPECT_EQ(metadata.description, FactsTableOptions().description);
@@ -158,8 +154,7 @@ TEST(TableSchemasOptions, DeltaKeepsCommentsAndProperties) {
     EXPECT_EQ(CommentOf(*schema->field(i)), CommentOf(*FactsSchema()->field(i)));
   }
   // A second creation with the same definition finds the table and adds nothing.
-  EXPECT_EQ(delta::DeltaTable::Create(dir.string(), FactsTableOptions()).snapshot().version, 0);
-  std::filesystem::remove_all(dir);
+  EXPECT_EQ(delta::DeltaTable::Create(dir.path(), FactsTableOptions()).snapshot().version, 0);
 }
 
 }  // namespace

@@ -4,14 +4,14 @@
 
 #include <string>
 
-#include "../sim/temp_dir.h"
+#include "tests/testing/temp_dir.h"
 #include "core/errors.h"
 #include "sim/database.h"
 
 namespace mssql_cdc {
 namespace {
 
-using sim::testing::TempDir;
+using testing::TempDir;
 
 std::string ConfigErrorOf(const SourceOptions& options) {
   try {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../sim/temp_dir.h"
+#include "tests/testing/temp_dir.h"
 #include "core/errors.h"
 #include "core/timezone.h"
 #include "sim/database.h"
@@ -20,7 +20,7 @@
 namespace mssql_cdc {
 namespace {
 
-using sim::testing::TempDir;
+using testing::TempDir;
 
 constexpr const char* kInstance = "dbo_items";
 

@@ -9,12 +9,12 @@
 
 #include "core/errors.h"
 #include "sim/transaction.h"
-#include "temp_dir.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc::sim {
 namespace {
 
-using testing::TempDir;
+using mssql_cdc::testing::TempDir;
 
 constexpr std::int64_t kMinute = 60'000'000;
 

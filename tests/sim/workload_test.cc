@@ -5,12 +5,12 @@
 #include "core/errors.h"
 #include "sim/database.h"
 #include "sim/demo_schema.h"
-#include "temp_dir.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc::sim {
 namespace {
 
-using testing::TempDir;
+using mssql_cdc::testing::TempDir;
 
 std::unique_ptr<SimDatabase> DemoDatabase(const std::string& path) {
   CreateOptions options;

@@ -5,11 +5,9 @@
 #pragma once
 
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -17,6 +15,7 @@
 
 #include "core/lsn.h"
 #include "sim/storage.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc::testing {
 
@@ -30,26 +29,6 @@ struct FixtureColumn {
   std::string name;
   std::string type;     // SQL Server declaration, e.g. "decimal(38,10)"
   int key_ordinal = 0;  // 1.. for primary-key columns
-};
-
-// A fresh directory under the system temp dir, removed with its contents at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "mssql-cdc-source-test-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 inline Lsn L(std::uint64_t value) { return Lsn::FromUint64(value); }

@@ -241,7 +241,7 @@ TEST(SimSourceOpenTest, MissingFileFailsAndCreatesNothing) {
 
 TEST(SimSourceOpenTest, DirectoryIsNotADatabase) {
   TempDir dir;
-  EXPECT_THAT(MessageOf([&] { OpenSimSource(dir.path().string()); }), HasSubstr("not a file"));
+  EXPECT_THAT(MessageOf([&] { OpenSimSource(dir.path()); }), HasSubstr("not a file"));
 }
 
 TEST(SimSourceOpenTest, TextFileIsNotASimDatabaseAndStaysAsItWas) {

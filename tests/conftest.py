@@ -1,10 +1,13 @@
+"""The `cli` fixture for every test folder below: runs the mssql-cdc binary (MSSQL_CDC_BIN, else
+build/mssql-cdc) and fails with its stderr when it exits non-zero."""
+
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")

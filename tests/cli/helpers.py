@@ -1,0 +1,33 @@
+"""Shared by the `mssql-cdc run` tests: the binary, the demo schema's tables and pipeline files
+over a simulated database at shop.sim, with paths relative to the pipeline's own directory."""
+
+import json
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
+TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
+
+
+def pipeline_text(trigger, source, tables=None, stream_extra=None):
+    """A pipeline over the sim database: `source` holds the [source] lines after the backend,
+    `tables` the tables line (default: TABLES), `stream_extra` lines after [stream]'s trigger."""
+    tables_text = tables if tables is not None else "tables = " + json.dumps(TABLES)
+    text = f"""{tables_text}
+
+[source]
+backend = "sim"
+{source}
+
+[stream]
+target = "lake/bronze/{{ci}}"
+app_id = "{{ci}}-v1"
+checkpoint = "checkpoints/{{ci}}"
+facts_table = "lake/ops/facts"
+control_table = "lake/ops/control"
+trigger = "{trigger}"
+"""
+    if stream_extra is not None:
+        text += stream_extra + "\n"
+    return text
