@@ -19,6 +19,11 @@ out=bench/out/latest.md
   echo
   .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-10000000}" \
     --wide-rows "${BENCH_DELTA_WIDE_ROWS:-1000000}" --dir bench/out
+  echo
+  echo "Command: \`build/bench/engine_bench --rows ${BENCH_ENGINE_ROWS:-2000000} --wide-rows ${BENCH_ENGINE_WIDE_ROWS:-2000000} --tables 100 --dir bench/out\`"
+  echo
+  build/bench/engine_bench --rows "${BENCH_ENGINE_ROWS:-2000000}" \
+    --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-2000000}" --tables 100 --dir bench/out 2>/dev/null
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
 echo "bench: figures appended to bench/RESULTS.md"
