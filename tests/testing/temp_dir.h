@@ -1,10 +1,13 @@
-// A fresh directory under the system temp dir for one test, removed with its contents
-// afterwards. Shared by the GoogleTest binaries of every tests/<component>.
+// A fresh directory under the system temp dir ($TMPDIR) for one test, removed with its
+// contents afterwards, unless MSSQL_CDC_KEEP_TEST_DIRS is set: then it stays, so that a
+// second reader can open what the test wrote (tests/engine/test_tables_open_in_delta_rs.py).
+// Shared by the GoogleTest binaries of every tests/<component>.
 #pragma once
 
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -27,6 +30,7 @@ class TempDir {
     if (mode == Mode::kCreate) std::filesystem::create_directories(path_);
   }
   ~TempDir() {
+    if (std::getenv("MSSQL_CDC_KEEP_TEST_DIRS") != nullptr) return;
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
