@@ -127,10 +127,10 @@ std::vector<LsnRange> BatchPlanner::Split(Source& source, const std::string& cap
   }
   if (to < from) return {};
 
-  const int tiles_wanted =
-      std::min(max_partitions, kMaxPartitionsForTiling) * kTilesPerPartition;
-  // One partition needs only the row count, which a single tile gives.
-  const int n = max_partitions == 1 ? 1 : tiles_wanted;
+  // One partition is the whole range: counting its rows would scan them all once more
+  // (NTILE buffers the range) only to read them again.
+  if (max_partitions == 1) return {LsnRange{from, to, kUnknownRows}};
+  const int n = std::min(max_partitions, kMaxPartitionsForTiling) * kTilesPerPartition;
   const std::vector<Run> runs = RunsOfTiles(source.SplitPoints(capture_instance, from, to, n));
   if (runs.empty()) return {};
 

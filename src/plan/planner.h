@@ -22,12 +22,15 @@ class Source;
 class SourceClock;
 
 inline constexpr std::int64_t kMinRowsPerPartition = 50'000;
+inline constexpr std::int64_t kUnknownRows = -1;
 
 // One read of a batch: rows with __$start_lsn in [from, to], both commit-aligned.
 struct LsnRange {
   Lsn from;
   Lsn to;
-  std::int64_t rows = 0;  // change rows of the capture instance in the range (from the split)
+  // Change rows of the capture instance in the range, from the split; kUnknownRows when the
+  // range was not split (one partition), which costs no count.
+  std::int64_t rows = 0;
 };
 
 class BatchPlanner {
@@ -43,7 +46,8 @@ class BatchPlanner {
   // Commit-aligned ranges covering [from, to] for `capture_instance`: tiles of the source's
   // split points merged until each holds kMinRowsPerPartition rows (a short tail joins the
   // range before), at most `max_partitions`. One range [from, to] when the rows are fewer
-  // than 2 * kMinRowsPerPartition or max_partitions is 1; no range when there are no rows.
+  // than 2 * kMinRowsPerPartition; no range when there are no rows. With max_partitions 1
+  // the source is not asked: one range [from, to] of kUnknownRows rows.
   static std::vector<LsnRange> Split(Source& source, const std::string& capture_instance,
                                      const Lsn& from, const Lsn& to, int max_partitions);
 };

@@ -305,7 +305,7 @@ TEST_F(SplitLargeBatchTest, ManyPartitionsKeepAtLeastTheMinimumRowsEach) {
   }
 }
 
-TEST_F(SplitLargeBatchTest, OnePartitionGivesOneRange) {
+TEST_F(SplitLargeBatchTest, OnePartitionGivesTheWholeRangeUncounted) {
   auto source = OpenSimSource(db_->path());
   const Lsn from = db_->enable_lsn().Increment();
   const auto ranges = BatchPlanner::Split(*source, kInstance, from, idle_, 1);
@@ -313,7 +313,8 @@ TEST_F(SplitLargeBatchTest, OnePartitionGivesOneRange) {
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0].from, from);
   EXPECT_EQ(ranges[0].to, idle_);
-  EXPECT_EQ(ranges[0].rows, 250'000);
+  // Not split, so not counted: counting would scan the range once more.
+  EXPECT_EQ(ranges[0].rows, kUnknownRows);
 }
 
 TEST_F(SplitLargeBatchTest, RangeWithoutChangeRowsGivesNoRange) {
