@@ -83,10 +83,7 @@ class Loader {
     for (char c : key) {
       if (c != '_') squashed += c;
     }
-    squashed = AsciiLower(squashed);
-    for (std::size_t i = 0; i < kKnownSourceOptions.size(); ++i) {
-      if (kKnownSourceOptions[i] == squashed) return std::string(kSourceOptionNames[i]);
-    }
+    if (auto spelling = KnownSourceOptionSpelling(squashed)) return std::string(*spelling);
     return key;
   }
 

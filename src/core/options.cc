@@ -65,10 +65,7 @@ std::optional<bool> ParseBoolWord(std::string_view text) {
 
 // The camelCase spelling of a known option, for messages.
 std::string_view Spelling(std::string_view lower) {
-  for (std::size_t i = 0; i < kKnownSourceOptions.size(); ++i) {
-    if (kKnownSourceOptions[i] == lower) return kSourceOptionNames[i];
-  }
-  return lower;
+  return KnownSourceOptionSpelling(lower).value_or(lower);
 }
 
 // Names each unknown option has been warned about in this process (lower case), so a
@@ -343,10 +340,16 @@ std::string AsciiLower(std::string_view text) {
   return out;
 }
 
+std::optional<std::string_view> KnownSourceOptionSpelling(std::string_view name) {
+  const std::string lower = AsciiLower(name);
+  for (std::string_view known : kSourceOptionNames) {
+    if (AsciiLower(known) == lower) return known;
+  }
+  return std::nullopt;
+}
+
 bool IsKnownSourceOption(std::string_view name) {
-  std::string lower = AsciiLower(name);
-  return std::find(kKnownSourceOptions.begin(), kKnownSourceOptions.end(), lower) !=
-         kKnownSourceOptions.end();
+  return KnownSourceOptionSpelling(name).has_value();
 }
 
 bool IsSecretOptionName(std::string_view name) {

@@ -26,7 +26,8 @@
 
 namespace mssql_cdc {
 
-// Every source option this engine knows, as users write them. Docs headings use these.
+// Every source option this engine knows, as users write them. Docs headings use these;
+// names are compared in ASCII lower case (IsKnownSourceOption, KnownSourceOptionSpelling).
 inline constexpr std::array<std::string_view, 23> kSourceOptionNames = {
     "captureInstance", "connectionString", "user",            "password",
     "backend",         "sourceTimeZone",   "connectTimeout",  "lockTimeoutMs",
@@ -36,19 +37,13 @@ inline constexpr std::array<std::string_view, 23> kSourceOptionNames = {
     "snapshotLsn",     "fakePath",         "simPath",
 };
 
-// The same names in lower case, the form names are compared in.
-inline constexpr std::array<std::string_view, 23> kKnownSourceOptions = {
-    "captureinstance", "connectionstring", "user",            "password",
-    "backend",         "sourcetimezone",   "connecttimeout",  "locktimeoutms",
-    "startinglsn",     "maxcommitsperbatch", "numpartitions", "failondataloss",
-    "includecommandid", "columns",         "arrowbatchsize",  "metricspath",
-    "schemachangepolicy", "isolationlevel", "snapshotchunks", "snapshotkeys",
-    "snapshotlsn",     "fakepath",         "simpath",
-};
 
 // ASCII lower case (option names and keyword values are ASCII).
 std::string AsciiLower(std::string_view text);
 bool IsKnownSourceOption(std::string_view name);
+// The camelCase spelling of a known option named in any case or with underscores left out
+// (e.g. "startinglsn"); nullopt for an unknown name.
+std::optional<std::string_view> KnownSourceOptionSpelling(std::string_view name);
 // Whether an option's value must never be shown: `password`, `connectionString`, and, since
 // a misspelt secret is still a secret, any name that mentions a password, pwd, secret or token.
 bool IsSecretOptionName(std::string_view name);

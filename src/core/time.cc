@@ -88,6 +88,15 @@ std::string FormatDateTime(std::int64_t micros, int digits, char separator) {
   return out;
 }
 
+std::string FormatDate(std::int64_t days) {
+  int y;
+  unsigned m, d;
+  CivilFromDays(days, &y, &m, &d);
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", y, m, d);
+  return std::string(buf, n);
+}
+
 std::string FormatIsoMillis(std::int64_t micros) { return FormatDateTime(micros, 3, 'T'); }
 
 std::optional<std::int64_t> ParseDateTime(std::string_view s) {

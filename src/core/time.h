@@ -30,6 +30,8 @@ inline constexpr std::int64_t kMicrosPerDay = 24 * kMicrosPerHour;
 std::int64_t DaysFromCivil(int year, unsigned month, unsigned day);
 void CivilFromDays(std::int64_t days, int* year, unsigned* month, unsigned* day);
 
+// "YYYY-MM-DD" of a count of days since 1970-01-01.
+std::string FormatDate(std::int64_t days);
 // "YYYY-MM-DDTHH:MM:SS.mmm": the offset and facts format (exactly milliseconds, truncated).
 std::string FormatIsoMillis(std::int64_t micros);
 // "YYYY-MM-DD HH:MM:SS.ffffff" with `digits` fraction digits (0 to 7; 7 pads a zero).

@@ -277,15 +277,6 @@ std::optional<Parsed> ParseTemporal(const SqlType& t, std::string_view s) {
   return p;
 }
 
-std::string FormatDays(std::int64_t days) {
-  int y;
-  unsigned m, d;
-  CivilFromDays(days, &y, &m, &d);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", y, m, d);
-  return buf;
-}
-
 std::string FormatTicks(std::int64_t ticks) {
   const std::int64_t secs = ticks / kTicksPerSecond;
   char buf[64];
@@ -340,11 +331,11 @@ Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) 
   }
   if (days < min_days || days > max_days) {
     Reject(column, t, v,
-           "is outside the range of " + t.name + " (" + FormatDays(min_days) + " to " +
-               FormatDays(max_days) + ")");
+           "is outside the range of " + t.name + " (" + FormatDate(min_days) + " to " +
+               FormatDate(max_days) + ")");
   }
-  if (t.name == "date") return Value(FormatDays(days));
-  std::string out = FormatDays(days) + " " + FormatTicks(ticks);
+  if (t.name == "date") return Value(FormatDate(days));
+  std::string out = FormatDate(days) + " " + FormatTicks(ticks);
   if (t.name == "datetimeoffset") {
     const int m = p->offset_minutes.value_or(0);
     char buf[64];

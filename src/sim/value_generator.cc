@@ -41,15 +41,6 @@ std::string Digits(Random& random, int count) {
   return out;
 }
 
-std::string DateText(std::int64_t days) {
-  int y;
-  unsigned m, d;
-  CivilFromDays(days, &y, &m, &d);
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", y, m, d);
-  return buf;
-}
-
 std::string TimeText(std::int64_t seconds, std::int64_t fraction7) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld.%07lld", static_cast<long long>(seconds / 3600),
@@ -90,10 +81,10 @@ Value RandomValue(const SqlType& t, Random& random) {
   const std::int64_t day = DaysFromCivil(2000, 1, 1) + random.Uniform(0, 12000);
   const std::int64_t second = random.Uniform(0, 86399);
   const std::int64_t fraction = random.Uniform(0, 9'999'999);
-  if (n == "date") return Value(DateText(day));
+  if (n == "date") return Value(FormatDate(day));
   if (n == "time") return Value(TimeText(second, fraction));
   if (n == "datetime" || n == "datetime2" || n == "smalldatetime") {
-    return Value(DateText(day) + " " + TimeText(second, fraction));
+    return Value(FormatDate(day) + " " + TimeText(second, fraction));
   }
   if (n == "datetimeoffset") {
     const std::int64_t quarter_hours = random.Uniform(-48, 56);
@@ -101,7 +92,7 @@ Value RandomValue(const SqlType& t, Random& random) {
     std::snprintf(offset, sizeof offset, " %c%02lld:%02lld", quarter_hours < 0 ? '-' : '+',
                   static_cast<long long>(std::abs(quarter_hours) / 4),
                   static_cast<long long>(std::abs(quarter_hours) % 4 * 15));
-    return Value(DateText(day) + " " + TimeText(second, fraction) + offset);
+    return Value(FormatDate(day) + " " + TimeText(second, fraction) + offset);
   }
   if (n == "char" || n == "varchar" || n == "text") {
     return Value(RandomText(random, TextLength(t, random), false));
@@ -135,12 +126,12 @@ Value KeyValue(const SqlType& t, std::int64_t k) {
     if (static_cast<int>(text.size()) > room) text = text.substr(text.size() - static_cast<std::size_t>(room));
     return Value(text.empty() ? "0" : text);
   }
-  if (n == "date") return Value(DateText(DaysFromCivil(2000, 1, 1) + k % 2'900'000));
+  if (n == "date") return Value(FormatDate(DaysFromCivil(2000, 1, 1) + k % 2'900'000));
   if (n == "time") return Value(TimeText(k % 86400, 0));
   if (n == "datetime" || n == "datetime2" || n == "smalldatetime" || n == "datetimeoffset") {
     const std::int64_t unit = n == "smalldatetime" ? 60 : 1;
     const std::int64_t seconds = k * unit;
-    return Value(DateText(DaysFromCivil(2000, 1, 1) + seconds / 86400) + " " +
+    return Value(FormatDate(DaysFromCivil(2000, 1, 1) + seconds / 86400) + " " +
                  TimeText(seconds % 86400, 0));
   }
   if (n == "uniqueidentifier") return Value(GuidText(0, static_cast<std::uint64_t>(k)));
