@@ -1,0 +1,48 @@
+// A TDS 7.4 server: listens on a TCP port, speaks PRELOGIN (answering ENCRYPT_NOT_SUP, so
+// sessions are plaintext), LOGIN7, SQL batches, RPCs (sp_executesql, sp_prepexec,
+// sp_execute, sp_unprepare, by id or by name), transaction-manager requests and attention,
+// and hands every statement to the QueryHandler of its connection (tds/query_handler.h).
+//
+// One thread per connection; connections share nothing but the factory. A connection that
+// drops or sends garbage is closed alone; the others go on. Stop() closes the listener and
+// every connection and joins their threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tds/query_handler.h"
+
+namespace mssql_cdc::tds {
+
+struct ServerOptions {
+  std::string listen_address = "127.0.0.1";
+  int port = 0;  // 0: an ephemeral port, see TdsServer::port()
+  // A connection with no request for this long is closed (0: never).
+  int idle_timeout_seconds = 600;
+  // Log every request's kind and statement text (never a password) at INFO.
+  bool log_requests = false;
+};
+
+class TdsServer {
+ public:
+  // Binds and starts listening and accepting on a background thread. Throws ConfigError when
+  // the address cannot be bound (in use, not local), naming it.
+  TdsServer(std::shared_ptr<QueryHandlerFactory> factory, const ServerOptions& options);
+  ~TdsServer();  // Stop()
+  TdsServer(const TdsServer&) = delete;
+  TdsServer& operator=(const TdsServer&) = delete;
+
+  int port() const;
+  // Connections open now.
+  int connection_count() const;
+  // Closes the listener and every connection; joins all threads. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mssql_cdc::tds
