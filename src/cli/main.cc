@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mssql-cdc: SQL Server Change Data Capture into Delta Lake"};
   app.require_subcommand(1);
   mssql_cdc::cli::AddSimCommands(app);
+  mssql_cdc::cli::AddSimServeCommands(app);
   mssql_cdc::cli::AddDemoCommand(app);
   mssql_cdc::cli::AddRunCommand(app);
   mssql_cdc::cli::AddStatusCommand(app);

@@ -164,6 +164,48 @@ void Catalog::AddLsnTimeEntry(const Lsn& lsn, std::string_view begin_time,
       .Run();
 }
 
+std::optional<LoginInfo> Catalog::FindLogin(std::string_view name) {
+  Statement st(db_, "SELECT login_name, is_db_owner FROM sim_logins WHERE login_name = ?");
+  st.BindText(1, name);
+  if (!st.Step()) return std::nullopt;
+  return LoginInfo{st.Text(0), st.Int(1) != 0};
+}
+
+std::optional<LoginInfo> Catalog::Authenticate(std::string_view name, std::string_view password) {
+  Statement st(db_, "SELECT login_name, is_db_owner, password FROM sim_logins "
+                    "WHERE login_name = ?");
+  st.BindText(1, name);
+  if (!st.Step()) return std::nullopt;
+  // Every byte is compared, so the time taken does not tell how much of a guess was right.
+  const std::string_view stored = st.TextView(2);
+  unsigned char difference = stored.size() == password.size() ? 0 : 1;
+  for (std::size_t i = 0; i < password.size(); ++i) {
+    const char expected = i < stored.size() ? stored[i] : '\0';
+    difference |= static_cast<unsigned char>(expected ^ password[i]);
+  }
+  if (difference != 0) return std::nullopt;
+  return LoginInfo{st.Text(0), st.Int(1) != 0};
+}
+
+void Catalog::InsertLogin(std::string_view name, std::string_view password, bool is_db_owner) {
+  Statement st(db_, "INSERT INTO sim_logins(login_name, password, is_db_owner) VALUES(?, ?, ?)");
+  st.BindText(1, name).BindText(2, password).BindInt(3, is_db_owner ? 1 : 0).Run();
+}
+
+void Catalog::InsertGrant(std::string_view login, std::string_view object_name) {
+  db_.Exec(kGrantsSchema);
+  Statement st(db_, "INSERT OR IGNORE INTO sim_grants(login_name, object_name) VALUES(?, ?)");
+  st.BindText(1, login).BindText(2, object_name).Run();
+}
+
+bool Catalog::HasGrant(std::string_view login, std::string_view object_name) {
+  Statement exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sim_grants'");
+  if (!exists.Step()) return false;
+  Statement st(db_, "SELECT 1 FROM sim_grants WHERE login_name = ? AND object_name = ?");
+  st.BindText(1, login).BindText(2, object_name);
+  return st.Step();
+}
+
 std::string FormatServerDatetime(LocalMicros local) {
   // datetime counts 1/300 s; round to it, then print the milliseconds SQL Server shows.
   const std::int64_t second = local.value >= 0 ? local.value / kMicrosPerSecond * kMicrosPerSecond

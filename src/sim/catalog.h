@@ -16,6 +16,12 @@
 
 namespace mssql_cdc::sim {
 
+// A login of the TDS front end (sim_logins), without its password.
+struct LoginInfo {
+  std::string name;  // as stored
+  bool is_db_owner = false;
+};
+
 class Catalog {
  public:
   explicit Catalog(SqliteDb& db) : db_(db) {}
@@ -46,6 +52,17 @@ class Catalog {
   // Appends a cdc_lsn_time_mapping row.
   void AddLsnTimeEntry(const Lsn& lsn, std::string_view begin_time, std::string_view end_time,
                        const std::string& tran_id);
+
+  // Logins and grants (sim_logins, sim_grants); names compare ignoring case.
+  std::optional<LoginInfo> FindLogin(std::string_view name);
+  // The login named `name` when `password` is its password; nullopt otherwise, without saying
+  // which of the two was wrong.
+  std::optional<LoginInfo> Authenticate(std::string_view name, std::string_view password);
+  void InsertLogin(std::string_view name, std::string_view password, bool is_db_owner);
+  // Creates sim_grants first when the file lacks it; a repeated grant changes nothing.
+  void InsertGrant(std::string_view login, std::string_view object_name);
+  // False when the file has no sim_grants table.
+  bool HasGrant(std::string_view login, std::string_view object_name);
 
  private:
   std::vector<CaptureInstance> LoadInstances(std::string_view where, const std::string& arg);

@@ -579,6 +579,78 @@ CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {
   return result;
 }
 
+// ---- logins ----
+
+void SimDatabase::AddLogin(const std::string& name, const std::string& password,
+                           bool is_db_owner) {
+  CheckIdentifier(name, "login name");
+  if (password.empty()) throw ConfigError("login " + name + " needs a password; it is empty");
+  if (password.size() > 128) {
+    throw ConfigError("the password of login " + name +
+                      " is longer than 128 characters, which a TDS login cannot carry");
+  }
+  WriteTransaction tx(*db_);
+  if (auto existing = catalog_.FindLogin(name)) {
+    throw ConfigError("login " + existing->name + " already exists in " + path() +
+                      ": choose another name");
+  }
+  catalog_.InsertLogin(name, password, is_db_owner);
+  tx.Commit();
+}
+
+std::string SimDatabase::Grant(const std::string& login, const std::string& object) {
+  WriteTransaction tx(*db_);
+  const auto grantee = catalog_.FindLogin(login);
+  if (!grantee) {
+    throw ConfigError("there is no login named " + login + " in " + path() +
+                      ": add it with `mssql-cdc sim login add`");
+  }
+  TableName name;
+  try {
+    name = ParseTableName(object);
+  } catch (const ConfigError& e) {
+    throw ConfigError("cannot grant SELECT on '" + object +
+                      "': give cdc.<capture_instance>_CT or schema.table (" + e.what() + ")");
+  }
+  std::string canonical;
+  constexpr std::string_view kSuffix = "_CT";
+  if (SameName(name.schema, "cdc") && name.name.size() > kSuffix.size() &&
+      SameName(std::string_view(name.name).substr(name.name.size() - kSuffix.size()), kSuffix)) {
+    const std::string instance = name.name.substr(0, name.name.size() - kSuffix.size());
+    const auto found = catalog_.FindInstance(instance);
+    if (!found) {
+      std::string known;
+      for (const auto& ci : catalog_.ListInstances()) {
+        known += (known.empty() ? "" : ", ") + ChangeTableStorageName(ci.name);
+      }
+      throw ConfigError("cannot grant SELECT on " + object + ": there is no capture instance " +
+                        instance + " (change tables: " + (known.empty() ? "none" : known) + ")");
+    }
+    canonical = ChangeTableStorageName(found->name);
+  } else {
+    const auto found = catalog_.FindTable(name);
+    if (!found) {
+      std::string known;
+      for (const auto& t : catalog_.ListTables()) known += (known.empty() ? "" : ", ") + t.ToString();
+      throw ConfigError("cannot grant SELECT on " + object + ": there is no such table (tables: " +
+                        (known.empty() ? "none" : known) + "; change tables are cdc.<capture_instance>_CT)");
+    }
+    canonical = found->name.ToString();
+  }
+  catalog_.InsertGrant(grantee->name, canonical);
+  tx.Commit();
+  return canonical;
+}
+
+std::optional<LoginInfo> SimDatabase::Authenticate(const std::string& user,
+                                                   const std::string& password) {
+  return catalog_.Authenticate(user, password);
+}
+
+bool SimDatabase::HasGrant(const std::string& login, const std::string& object) {
+  return catalog_.HasGrant(login, object);
+}
+
 // ---- reads ----
 
 std::vector<TableName> SimDatabase::Tables() { return catalog_.ListTables(); }

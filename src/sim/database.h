@@ -162,6 +162,20 @@ class SimDatabase {
   std::vector<Row> Rows(const TableName& table);
   std::int64_t RowCount(const TableName& table);
 
+  // ---- logins of the TDS front end (`mssql-cdc sim serve`) ----
+  // Adds a login; a db owner reads everything, another login needs grants (Grant) to read
+  // change and source tables. Throws ConfigError when the login exists, the name is not a
+  // regular identifier, or the password is empty or longer than 128 characters.
+  void AddLogin(const std::string& name, const std::string& password, bool is_db_owner);
+  // GRANT SELECT on `object` to `login`: "cdc.<capture_instance>_CT" or "schema.table".
+  // Returns the object's name as the catalog spells it. Throws ConfigError for an unknown
+  // login or object.
+  std::string Grant(const std::string& login, const std::string& object);
+  // The login when `password` is its password, else nullopt.
+  std::optional<LoginInfo> Authenticate(const std::string& user, const std::string& password);
+  // Whether `login` was granted SELECT on `object` (as Grant returned it).
+  bool HasGrant(const std::string& login, const std::string& object);
+
   // For Transaction and the workload generator.
   SqliteDb& sqlite() { return *db_; }
   Catalog& catalog() { return catalog_; }

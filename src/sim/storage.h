@@ -12,7 +12,8 @@
 //   cdc_index_columns                    key columns per instance (cdc.index_columns)
 //   cdc_lsn_time_mapping                 commits and idle entries (cdc.lsn_time_mapping)
 //   cdc_ddl_history                      DDL on tracked tables (cdc.ddl_history)
-//   sim_logins                           logins, passwords and grants of the TDS front end
+//   sim_logins                           logins and passwords of the TDS front end
+//   sim_grants                           SELECT grants of those logins
 // Data tables:
 //   "<schema>.<table>"                   current rows of a source table, one column per live
 //                                        column, its primary key as the SQLite primary key
@@ -60,6 +61,12 @@
 //   cdc_ddl_history(source_object_id, object_id, required_column_update, ddl_command,
 //       ddl_lsn, ddl_time)   one row per DDL per capture instance of the table.
 //   sim_logins(login_name, password, is_db_owner)   for the TDS front end (issue 5).
+//       A db owner reads everything; another login reads the catalog functions and
+//       procedures, and a change or source table only with a grant.
+//   sim_grants(login_name, object_name)   SELECT on one object for one login; object_name is
+//       "cdc.<capture_instance>_CT" or "<schema>.<table>" as the catalog spells them; both
+//       compare ignoring case. Files made before this table existed lack it until the first
+//       grant creates it (kGrantsSchema); a reader takes a missing table as no grants.
 //
 // Change table columns carry SQLite affinities matching the encodings below (INTEGER, REAL,
 // TEXT, BLOB), so SQLite never converts a stored value. __$update_mask is big-endian like
@@ -137,6 +144,16 @@ CREATE TABLE cdc_ddl_history(
 CREATE TABLE sim_logins(
   login_name TEXT PRIMARY KEY COLLATE NOCASE, password TEXT NOT NULL,
   is_db_owner INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS sim_grants(
+  login_name TEXT NOT NULL COLLATE NOCASE, object_name TEXT NOT NULL COLLATE NOCASE,
+  PRIMARY KEY(login_name, object_name));
+)sql";
+
+// The sim_grants statement of kCatalogSchema, run on its own before the first grant of a file
+// made without it. A test keeps the two equal.
+inline constexpr std::string_view kGrantsSchema = R"sql(CREATE TABLE IF NOT EXISTS sim_grants(
+  login_name TEXT NOT NULL COLLATE NOCASE, object_name TEXT NOT NULL COLLATE NOCASE,
+  PRIMARY KEY(login_name, object_name));
 )sql";
 
 // Quotes an identifier for SQLite ("a""b").

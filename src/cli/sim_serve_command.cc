@@ -1,0 +1,141 @@
+// `mssql-cdc sim serve`, `sim login add` and `sim grant`: a simulated database behind a TDS
+// endpoint, for the odbc backend and its drivers, and the logins that may connect to it.
+// `serve` prints one line, "listening on <address>:<port>", once it accepts connections (so
+// that `--port 0` can be used by scripts), and runs until SIGINT or SIGTERM, then closes every
+// connection and exits 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "core/errors.h"
+#include "sim/database.h"
+#include "sim_server/sim_handler_factory.h"
+#include "tds/server.h"
+
+namespace mssql_cdc::cli {
+namespace {
+
+// Blocks SIGINT and SIGTERM in this thread and every thread it starts from now on, so that
+// they wait for WaitForStopSignal instead of ending the process mid-reply.
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+void WaitForStopSignal(const sigset_t& signals) {
+  int received = 0;
+  while (sigwait(&signals, &received) != 0) {
+  }
+  spdlog::info("sim serve: {} received, stopping", received == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+void AddServe(CLI::App& sim) {
+  struct Args {
+    std::string db, listen = "127.0.0.1";
+    int port = 1433;
+    bool log_requests = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = sim.add_subcommand(
+      "serve", "Answer the odbc backend's T-SQL over TDS from a simulated database");
+  cmd->add_option("--db", args->db, "The database file")->required();
+  cmd->add_option("--listen", args->listen, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", args->port, "TCP port; 0 picks a free one")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_flag("--log-requests", args->log_requests,
+                "Log every request's statement text (never a password)");
+  cmd->callback([args] {
+    // stdout carries the one "listening on" line a script waits for; logs go to stderr.
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "mssql-cdc", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+    auto factory = std::make_shared<sim_server::SimHandlerFactory>(args->db);
+    const sigset_t signals = BlockStopSignals();
+    tds::ServerOptions options;
+    options.listen_address = args->listen;
+    options.port = args->port;
+    options.log_requests = args->log_requests;
+    tds::TdsServer server(factory, options);
+    std::cout << "listening on " << args->listen << ":" << server.port() << std::endl;
+    WaitForStopSignal(signals);
+    server.Stop();
+  });
+}
+
+void AddLogin(CLI::App& sim) {
+  struct Args {
+    std::string db, name, password, password_env;
+    bool db_owner = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* login = sim.add_subcommand("login", "Logins that may connect to `sim serve`");
+  login->require_subcommand(1);
+  auto* cmd = login->add_subcommand("add", "Add a login");
+  cmd->add_option("--db", args->db, "The database file")->required();
+  cmd->add_option("--name", args->name, "Login name")->required();
+  auto* from_env = cmd->add_option("--password-env", args->password_env,
+                                   "Name of the environment variable holding the password");
+  auto* given = cmd->add_option("--password", args->password,
+                                "The password (visible to other users of the machine: prefer "
+                                "--password-env)");
+  from_env->excludes(given);
+  cmd->add_flag("--db-owner", args->db_owner,
+                "A db owner reads everything; other logins need `sim grant`");
+  cmd->callback([args] {
+    std::string password = args->password;
+    if (!args->password_env.empty()) {
+      const char* value = std::getenv(args->password_env.c_str());
+      if (value == nullptr) {
+        throw ConfigError("--password-env names " + args->password_env +
+                          ", which is not set: export it, or give --password");
+      }
+      password = value;
+    } else if (password.empty()) {
+      throw ConfigError("login " + args->name + " needs a password: give --password-env VAR or "
+                        "--password P");
+    }
+    auto db = sim::SimDatabase::Open(args->db);
+    db->AddLogin(args->name, password, args->db_owner);
+    std::cout << "added login " << args->name << (args->db_owner ? " (db owner)" : "") << "\n";
+  });
+}
+
+void AddGrant(CLI::App& sim) {
+  struct Args {
+    std::string db, login, object;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = sim.add_subcommand("grant", "GRANT SELECT on a change table or source table");
+  cmd->add_option("--db", args->db, "The database file")->required();
+  cmd->add_option("--login", args->login, "Login name")->required();
+  cmd->add_option("--object", args->object, "cdc.<capture_instance>_CT or schema.table")
+      ->required();
+  cmd->callback([args] {
+    auto db = sim::SimDatabase::Open(args->db);
+    const std::string object = db->Grant(args->login, args->object);
+    std::cout << "granted SELECT on " << object << " to " << args->login << "\n";
+  });
+}
+
+}  // namespace
+
+void AddSimServeCommands(CLI::App& app) {
+  CLI::App* sim = app.get_subcommand("sim");
+  AddServe(*sim);
+  AddLogin(*sim);
+  AddGrant(*sim);
+}
+
+}  // namespace mssql_cdc::cli

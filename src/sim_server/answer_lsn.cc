@@ -1,0 +1,95 @@
+// LSN bounds, lsn_time_mapping lookups and split points, answered by the sim backend of
+// Source, which holds the sim's CDC rules.
+#include "core/time.h"
+#include "sim_server/answers.h"
+#include "sim_server/object_lookup.h"
+#include "sim_server/result_types.h"
+#include "sim_server/server_errors.h"
+
+namespace mssql_cdc::sim_server {
+namespace {
+
+void BinaryLsn(tds::ResultSet& rows, const Lsn& lsn) {
+  rows.Binary(std::string_view(reinterpret_cast<const char*>(lsn.data()), Lsn::kSize));
+}
+
+// One row of one unnamed binary(10) column, NULL when `lsn` is nullopt.
+void LsnScalar(tds::ReplyWriter& reply, const std::optional<Lsn>& lsn) {
+  tds::ResultSet& rows = reply.BeginResult({Column("", types::Binary10())});
+  if (lsn) {
+    BinaryLsn(rows, *lsn);
+  } else {
+    rows.Null();
+  }
+  rows.EndRow();
+}
+
+}  // namespace
+
+void Answer(Session& session, const MaxLsnQuery&, tds::ReplyWriter& reply) {
+  LsnScalar(reply, session.source().MaxLsn());
+}
+
+void Answer(Session& session, const MinLsnQuery& query, tds::ReplyWriter& reply) {
+  // Zero, not an error, for an unknown instance and for one the login may not read: the
+  // function does not tell the two apart.
+  Lsn min_lsn;
+  if (const auto name = AsText(query.capture_instance)) {
+    const auto instance = FindCaptureInstance(session.catalog(), *name);
+    if (instance && session.access().CanReadChangeTable(instance->name)) {
+      min_lsn = session.source().MinLsn(instance->name);
+    }
+  }
+  LsnScalar(reply, min_lsn);
+}
+
+void Answer(Session&, const LsnStepQuery& query, tds::ReplyWriter& reply) {
+  const auto lsn = AsLsn(query.lsn);
+  if (!lsn) return LsnScalar(reply, std::nullopt);
+  LsnScalar(reply, query.increment ? lsn->Increment() : lsn->Decrement());
+}
+
+void Answer(Session& session, const NthCommitAfterQuery& query, tds::ReplyWriter& reply) {
+  const auto count = AsInteger(query.count);
+  if (!count || *count < 0) throw SqlError(errors::InvalidTopValue());
+  const auto after = AsLsn(query.after);
+  std::optional<Lsn> nth;
+  if (*count > 0 && after) nth = session.source().NthCommitAfter(*after, *count);
+  LsnScalar(reply, nth);
+}
+
+void Answer(Session& session, const CommitTimeQuery& query, tds::ReplyWriter& reply) {
+  tds::ResultSet& rows = reply.BeginResult({Column("tran_end_time", types::Datetime(), false)});
+  const auto lsn = AsLsn(query.lsn);
+  if (!lsn) return;
+  const auto time = query.at_or_before ? session.source().CommitTimeAtOrBefore(*lsn)
+                                       : session.source().CommitTime(*lsn);
+  if (!time) return;
+  rows.Text(FormatDateTime(time->value, 3));
+  rows.EndRow();
+}
+
+void Answer(Session& session, const SplitPointsQuery& query, tds::ReplyWriter& reply) {
+  const auto instance = FindChangeTable(session.catalog(), query.change_table);
+  if (!instance) throw SqlError(errors::InvalidObjectName("cdc." + query.change_table));
+  if (!session.access().CanReadChangeTable(instance->name)) {
+    throw SqlError(errors::SelectPermissionDenied(instance->name + "_CT",
+                                                  session.database_name(), "cdc"));
+  }
+  if (query.tiles < 1) throw SqlError(errors::NtileArgumentNotPositive());
+  const auto from = AsLsn(query.from);
+  const auto to = AsLsn(query.to);
+  tds::ResultSet& rows = reply.BeginResult({Column("b", types::Binary10()),
+                                            Column("n", types::Binary10()),
+                                            Column("r", types::Bigint())});
+  if (!from || !to) return;
+  const int tiles = query.tiles > 1'000'000'000 ? 1'000'000'000 : static_cast<int>(query.tiles);
+  for (const SplitPoint& point : session.source().SplitPoints(instance->name, *from, *to, tiles)) {
+    BinaryLsn(rows, point.bound);
+    BinaryLsn(rows, point.next);
+    rows.Int(point.rows);
+    rows.EndRow();
+  }
+}
+
+}  // namespace mssql_cdc::sim_server

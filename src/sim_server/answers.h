@@ -1,0 +1,47 @@
+// The answer to each recognised statement, one overload per statement, in families:
+//   answer_session.cc   what drivers send on their own, USER_NAME(), the server's time zone
+//   answer_lsn.cc       LSN bounds, lsn_time_mapping lookups, split points
+//   answer_catalog.cc   the CDC catalog procedures and sys.columns
+//   answer_changes.cc   change rows (the odbc backend's join, cdc.fn_cdc_get_all_changes_*)
+//   answer_snapshot.cc  current rows of a source table
+//   answer_unknown.cc   statements of no known shape
+// Each runs inside the read snapshot its caller opened on the session's connection and
+// answers through `reply`: result sets, an INFO message, or a SqlError thrown with SQL
+// Server's error.
+#pragma once
+
+#include "sim_server/recognized_statement.h"
+#include "sim_server/session.h"
+#include "tds/query_handler.h"
+
+namespace mssql_cdc::sim_server {
+
+void Answer(Session& session, const SetOption& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const UseDatabase& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const SessionQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const ServerPropertyQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const DatatypeInfoQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const TimeZoneSupportQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const TimeZoneIdQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const UserNameQuery& query, tds::ReplyWriter& reply);
+
+void Answer(Session& session, const MaxLsnQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const MinLsnQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const LsnStepQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const NthCommitAfterQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const CommitTimeQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const SplitPointsQuery& query, tds::ReplyWriter& reply);
+
+void Answer(Session& session, const ListCaptureInstancesQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const CapturedColumnsQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const DdlHistoryQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const SourceColumnsQuery& query, tds::ReplyWriter& reply);
+
+void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const AllChangesQuery& query, tds::ReplyWriter& reply);
+
+void Answer(Session& session, const SnapshotRowsQuery& query, tds::ReplyWriter& reply);
+
+void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);
+
+}  // namespace mssql_cdc::sim_server

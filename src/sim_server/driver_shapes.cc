@@ -1,0 +1,107 @@
+// The shapes of what drivers send on their own (SET, USE, session queries, type info) and of
+// the CDC functions a person types into a query tool.
+#include <utility>
+
+#include "sim_server/shapes.h"
+
+namespace mssql_cdc::sim_server {
+namespace {
+
+// ---- beyond statements.h ----
+
+bool LsnStep(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase increment("SELECT sys.fn_cdc_increment_lsn(?)");
+  static const Phrase decrement("SELECT sys.fn_cdc_decrement_lsn(?)");
+  std::vector<SqlValue> values;
+  TokenCursor other = cursor;
+  if (cursor.Match(increment, &values) && cursor.End()) {
+    *out = LsnStepQuery{true, std::move(values[0])};
+    return true;
+  }
+  values.clear();
+  if (other.Match(decrement, &values) && other.End()) {
+    *out = LsnStepQuery{false, std::move(values[0])};
+    return true;
+  }
+  return false;
+}
+
+bool AllChanges(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase head("SELECT * FROM cdc.");
+  static const Phrase arguments("(?, ?, ?)");
+  static constexpr std::string_view kPrefix = "fn_cdc_get_all_changes_";
+  if (!cursor.Match(head)) return false;
+  const SqlToken* name = cursor.Peek();
+  if (name == nullptr || !name->IsName() || name->text.size() <= kPrefix.size() ||
+      !EqualsIgnoringCase(std::string_view(name->text).substr(0, kPrefix.size()), kPrefix)) {
+    return cursor.Reject();
+  }
+  const std::string function = name->text;
+  cursor.Advance();
+  std::vector<SqlValue> values;
+  if (!cursor.Match(arguments, &values) || !cursor.End()) return false;
+  *out = AllChangesQuery{function.substr(kPrefix.size()), std::move(values[0]),
+                         std::move(values[1]), std::move(values[2])};
+  return true;
+}
+
+// ---- what drivers send on their own ----
+
+bool Set(TokenCursor& cursor, RecognizedStatement* out) {
+  if (!cursor.Keyword("set") || cursor.AtEnd()) return false;
+  *out = SetOption{};
+  return true;
+}
+
+bool Use(TokenCursor& cursor, RecognizedStatement* out) {
+  UseDatabase use;
+  if (!cursor.Keyword("use") || !cursor.Name(&use.name) || !cursor.End()) return false;
+  *out = std::move(use);
+  return true;
+}
+
+bool Session(TokenCursor& cursor, RecognizedStatement* out) {
+  static const std::pair<Phrase, SessionQuery::Kind> kQueries[] = {
+      {Phrase("SELECT @@SPID"), SessionQuery::Kind::kSpid},
+      {Phrase("SELECT 1"), SessionQuery::Kind::kSelectOne},
+      {Phrase("SELECT @@VERSION"), SessionQuery::Kind::kVersion},
+      {Phrase("SELECT DB_NAME()"), SessionQuery::Kind::kDatabaseName},
+      {Phrase("SELECT @@SERVERNAME"), SessionQuery::Kind::kServerName},
+  };
+  for (const auto& [phrase, kind] : kQueries) {
+    TokenCursor attempt = cursor;
+    if (attempt.Match(phrase) && attempt.End()) {
+      *out = SessionQuery{kind};
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ServerProperty(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase phrase("SELECT SERVERPROPERTY(?)");
+  std::vector<SqlValue> values;
+  if (!cursor.Match(phrase, &values) || !cursor.End()) return false;
+  if (values[0].kind != SqlValue::Kind::kText) return false;
+  *out = ServerPropertyQuery{values[0].bytes};
+  return true;
+}
+
+bool DatatypeInfo(TokenCursor& cursor, RecognizedStatement* out) {
+  std::vector<ProcedureArgument> arguments;
+  TokenCursor other = cursor;
+  if (!ProcedureCall(cursor, "sp_datatype_info_100", &arguments) &&
+      !ProcedureCall(other, "sp_datatype_info", &arguments)) {
+    return false;
+  }
+  *out = DatatypeInfoQuery{};
+  return true;
+}
+
+constexpr Shape kShapes[] = {LsnStep, AllChanges, Set, Use, Session, ServerProperty, DatatypeInfo};
+
+}  // namespace
+
+std::span<const Shape> DriverShapes() { return kShapes; }
+
+}  // namespace mssql_cdc::sim_server

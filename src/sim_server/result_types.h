@@ -1,0 +1,28 @@
+// The SQL Server types of the result columns the simulator sends, as SQL Server declares them
+// for its catalog procedures and CDC functions (sysname is nvarchar(128)).
+#pragma once
+
+#include <string>
+
+#include "core/sql_type.h"
+#include "tds/query_handler.h"
+
+namespace mssql_cdc::sim_server {
+
+namespace types {
+const SqlType& Sysname();
+const SqlType& Binary10();
+const SqlType& Varbinary128();
+const SqlType& Bit();
+const SqlType& Tinyint();
+const SqlType& Smallint();
+const SqlType& Int();
+const SqlType& Bigint();
+const SqlType& Datetime();
+const SqlType& NvarcharMax();
+SqlType Nvarchar(int length);
+}  // namespace types
+
+tds::ResultColumn Column(std::string name, const SqlType& type, bool nullable = true);
+
+}  // namespace mssql_cdc::sim_server

@@ -1,0 +1,47 @@
+// What the statement handlers of one connection share: the login, the connection's own
+// read-only SQLite connection to the sim file (with its catalog reader, prepared statements and
+// permission checks), and a Source over the same file, through which the sim backend answers
+// the CDC metadata questions with its own rules. Used by the connection's thread only.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sim/catalog.h"
+#include "sim/sqlite.h"
+#include "sim_server/access.h"
+#include "sim_server/statement_cache.h"
+#include "source/source.h"
+
+namespace mssql_cdc::sim_server {
+
+// @@SERVERNAME and the server name of the login reply.
+inline constexpr std::string_view kSimServerName = "mssql-cdc-sim";
+
+class Session {
+ public:
+  // Opens the connections; throws SourceError when the file cannot be read as a sim database.
+  Session(const std::string& path, std::string database_name, sim::LoginInfo login, int spid);
+
+  const std::string& database_name() const { return database_name_; }
+  const sim::LoginInfo& login() const { return access_.login(); }
+  int spid() const { return spid_; }
+
+  sim::SqliteDb& db() { return *db_; }
+  sim::Catalog& catalog() { return catalog_; }
+  Access& access() { return access_; }
+  StatementCache& statements() { return statements_; }
+  Source& source() { return *source_; }
+
+ private:
+  std::string database_name_;
+  int spid_;
+  std::shared_ptr<sim::SqliteDb> db_;
+  sim::Catalog catalog_;
+  Access access_;
+  StatementCache statements_;
+  std::unique_ptr<Source> source_;
+};
+
+}  // namespace mssql_cdc::sim_server

@@ -1,0 +1,24 @@
+// Recognises the statements of one request to `mssql-cdc sim serve`: the shapes of
+// source/odbc/statements.h and the few queries drivers send on their own.
+//
+// The text is tokenized (sql_tokens.h), so spacing, keyword case, comments and the quoting of
+// plain names do not matter; `?` and `@P<n>` markers both take the request's parameters, and a
+// literal may stand where a parameter would. A batch is split at top-level `;` into
+// statements, each recognised alone: the SET prefixes of a snapshot read become SetOption
+// statements before it. A statement that matches no shape comes back as UnknownStatement.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "sim_server/recognized_statement.h"
+#include "tds/query_handler.h"
+
+namespace mssql_cdc::sim_server {
+
+// Throws SqlError when the text cannot be read (an unclosed quote: 105) or a parameter
+// marker has no value (137 for @P<n>, 102 for `?`).
+std::vector<RecognizedStatement> RecognizeBatch(std::string_view sql,
+                                                const std::vector<tds::ParamValue>& params);
+
+}  // namespace mssql_cdc::sim_server

@@ -1,0 +1,290 @@
+// Recognition of every statement the odbc backend sends (texts made by the builders of
+// source/odbc/statements.h, so the two stay in step), as RPCs with @P<n> markers and as
+// batches with `?` or literals, with odd names, other spacing and keyword case; and of what
+// drivers send on their own. Statements of no known shape are recognised as unknown.
+#include "sim_server/statement_recognizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+
+#include "params.h"
+#include "sim_server/server_errors.h"
+#include "source/odbc/statements.h"
+
+namespace mssql_cdc::sim_server {
+namespace {
+
+using namespace mssql_cdc::testing;
+namespace sql = odbc_sql;
+
+template <typename T>
+T Single(const std::vector<RecognizedStatement>& statements) {
+  EXPECT_EQ(statements.size(), 1u);
+  const T* statement = std::get_if<T>(&statements.at(0));
+  if (statement == nullptr) {
+    const auto* unknown = std::get_if<UnknownStatement>(&statements.at(0));
+    throw std::runtime_error("recognised as statement #" + std::to_string(statements[0].index()) +
+                             (unknown ? " (unknown, near '" + unknown->near + "')" : ""));
+  }
+  return *statement;
+}
+
+template <typename T>
+T Recognize(std::string_view text, const std::vector<tds::ParamValue>& params = {}) {
+  return Single<T>(RecognizeBatch(text, params));
+}
+
+// The text with each run of spaces outside quotes and brackets turned into a newline and a
+// tab, and letters outside them in `upper` or lower case.
+std::string Respaced(std::string_view text, bool upper) {
+  std::string out;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      out += c;
+      if (c == quote) {
+        if (i + 1 < text.size() && text[i + 1] == quote) {
+          out += text[++i];
+        } else {
+          quote = 0;
+        }
+      }
+      continue;
+    }
+    if (c == '[' || c == '\'') {
+      quote = c == '[' ? ']' : '\'';
+      out += c;
+    } else if (c == ' ') {
+      out += "\n\t ";
+    } else {
+      out += static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
+                                     : std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+std::string Bytes(const Lsn& lsn) {
+  return std::string(reinterpret_cast<const char*>(lsn.data()), Lsn::kSize);
+}
+
+const Lsn kFrom = Lsn::FromUint64(0x1234);
+const Lsn kTo = Lsn::FromUint64(0xABCDEF);
+
+TEST(StatementRecognizerTest, FixedStatementsWithoutParameters) {
+  for (bool upper : {false, true}) {
+    SCOPED_TRACE(upper);
+    Recognize<TimeZoneSupportQuery>(Respaced(sql::kHasTimeZoneId, upper));
+    Recognize<TimeZoneIdQuery>(Respaced(sql::kTimeZoneId, upper));
+    Recognize<MaxLsnQuery>(Respaced(sql::kMaxLsn, upper));
+    Recognize<ListCaptureInstancesQuery>(Respaced(sql::kListCaptureInstances, upper));
+    Recognize<UserNameQuery>(Respaced(sql::kUserName, upper));
+  }
+  Recognize<TimeZoneSupportQuery>(sql::kHasTimeZoneId);
+  Recognize<MaxLsnQuery>(sql::kMaxLsn);
+  Recognize<MaxLsnQuery>("  select SYS.fn_cdc_get_max_lsn ( ) ;  ");
+  Recognize<MaxLsnQuery>("SELECT [sys].[fn_cdc_get_max_lsn]() -- the max LSN");
+  Recognize<ListCaptureInstancesQuery>("EXECUTE sys.sp_cdc_help_change_data_capture");
+  Recognize<ListCaptureInstancesQuery>("sp_cdc_help_change_data_capture");
+}
+
+TEST(StatementRecognizerTest, LsnStatementsTakeTheirParametersAsRpcOrBatch) {
+  const auto& min = Recognize<MinLsnQuery>(ToRpcText(sql::kMinLsn), {TextParam("@P1", "dbo_orders")});
+  EXPECT_EQ(min.capture_instance.kind, SqlValue::Kind::kText);
+  EXPECT_EQ(min.capture_instance.bytes, "dbo_orders");
+  // `?` markers with positional parameters, and a literal in the parameter's place.
+  EXPECT_EQ(Recognize<MinLsnQuery>(sql::kMinLsn, {TextParam("", "x")}).capture_instance.bytes, "x");
+  EXPECT_EQ(Recognize<MinLsnQuery>("SELECT sys.fn_cdc_get_min_lsn(N'Ventes été')")
+                .capture_instance.bytes,
+            "Ventes été");
+
+  const auto& nth = Recognize<NthCommitAfterQuery>(
+      ToRpcText(sql::kNthCommitAfter), {IntParam("@P1", 500), LsnParam("@P2", kFrom)});
+  EXPECT_EQ(nth.count.int_value, 500);
+  EXPECT_EQ(nth.after.bytes, Bytes(kFrom));
+  // Parameters matched by name, whatever order they arrive in.
+  const auto& swapped = Recognize<NthCommitAfterQuery>(
+      ToRpcText(sql::kNthCommitAfter), {LsnParam("@P2", kTo), IntParam("@P1", 7)});
+  EXPECT_EQ(swapped.count.int_value, 7);
+  EXPECT_EQ(swapped.after.bytes, Bytes(kTo));
+
+  const auto& exact =
+      Recognize<CommitTimeQuery>(Respaced(ToRpcText(sql::kCommitTime), true), {LsnParam("@P1", kTo)});
+  EXPECT_FALSE(exact.at_or_before);
+  EXPECT_EQ(exact.lsn.bytes, Bytes(kTo));
+  const auto& before = Recognize<CommitTimeQuery>(
+      "SELECT TOP (1) tran_end_time FROM cdc.lsn_time_mapping WHERE start_lsn <= "
+      "0x00000000000000ABCDEF ORDER BY start_lsn DESC");
+  EXPECT_TRUE(before.at_or_before);
+  EXPECT_EQ(before.lsn.kind, SqlValue::Kind::kBinary);
+  EXPECT_EQ(before.lsn.bytes, Bytes(kTo));
+}
+
+TEST(StatementRecognizerTest, CatalogProcedures) {
+  const auto& columns = Recognize<CapturedColumnsQuery>(ToRpcText(sql::kCapturedColumns),
+                                                        {TextParam("@P1", "dbo_orders")});
+  EXPECT_EQ(columns.capture_instance.bytes, "dbo_orders");
+  const auto& ddl = Recognize<DdlHistoryQuery>(Respaced(ToRpcText(sql::kDdlHistory), false),
+                                               {TextParam("@P1", "sales_items")});
+  EXPECT_EQ(ddl.capture_instance.bytes, "sales_items");
+  // As a person types them: positional, with a literal.
+  EXPECT_EQ(Recognize<CapturedColumnsQuery>("exec sys.sp_cdc_get_captured_columns 'a b'")
+                .capture_instance.bytes,
+            "a b");
+  const auto& source = Recognize<SourceColumnsQuery>(ToRpcText(sql::kSourceColumns),
+                                                     {TextParam("@P1", "[dbo].[we]]ird]")});
+  EXPECT_EQ(source.object_name.bytes, "[dbo].[we]]ird]");
+}
+
+TEST(StatementRecognizerTest, SplitPointsWithOddCaptureInstanceNames) {
+  for (const std::string name : {"dbo_orders", "Ventes été 2024", "with space", "x$#@_1"}) {
+    SCOPED_TRACE(name);
+    const std::string text = sql::SplitPoints(name, 12);
+    const auto& rpc = Recognize<SplitPointsQuery>(ToRpcText(text),
+                                                  {LsnParam("@P1", kFrom), LsnParam("@P2", kTo)});
+    EXPECT_EQ(rpc.change_table, name + "_CT");
+    EXPECT_EQ(rpc.tiles, 12);
+    EXPECT_EQ(rpc.from.bytes, Bytes(kFrom));
+    EXPECT_EQ(rpc.to.bytes, Bytes(kTo));
+    const auto& batch = Recognize<SplitPointsQuery>(
+        Respaced(text, true), {LsnParam("", kFrom), LsnParam("", kTo)});
+    EXPECT_EQ(batch.change_table, name + "_CT");
+    EXPECT_EQ(batch.to.bytes, Bytes(kTo));
+  }
+}
+
+TEST(StatementRecognizerTest, ChangeRowsWithOddColumnNames) {
+  const std::vector<std::string> columns = {"id", "a]b", "naïve col", "x]]y", "why?", "[br", "0x1"};
+  for (bool command_id : {true, false}) {
+    SCOPED_TRACE(command_id);
+    const std::string text = sql::ChangeRows("dbo_orders", columns, command_id);
+    const auto& query = Recognize<ChangeRowsQuery>(
+        ToRpcText(text), {LsnParam("@P1", kFrom), LsnParam("@P2", kTo)});
+    EXPECT_EQ(query.change_table, "dbo_orders_CT");
+    EXPECT_EQ(query.columns, columns);
+    EXPECT_EQ(query.include_command_id, command_id);
+    EXPECT_EQ(query.from.bytes, Bytes(kFrom));
+    EXPECT_EQ(query.to.bytes, Bytes(kTo));
+    EXPECT_EQ(Recognize<ChangeRowsQuery>(Respaced(ToRpcText(text), false),
+                                         {LsnParam("@P1", kFrom), LsnParam("@P2", kTo)})
+                  .columns,
+              columns);
+  }
+  const auto& none = Recognize<ChangeRowsQuery>(
+      ToRpcText(sql::ChangeRows("ünïcode ci", {}, true)), {LsnParam("@P1", kFrom), LsnParam("@P2", kTo)});
+  EXPECT_EQ(none.change_table, "ünïcode ci_CT");
+  EXPECT_TRUE(none.columns.empty());
+}
+
+TEST(StatementRecognizerTest, SnapshotRowsWithPrefixesAndCasts) {
+  const std::vector<sql::SnapshotColumn> columns = {
+      {"id", SqlType::Parse("int"), true},
+      {"gone]col", SqlType::Parse("decimal(18,2)"), false},
+      {"note s", SqlType::Parse("nvarchar(max)"), false},
+      {"when", SqlType::Parse("datetime2(3)"), false},
+      {"prénom", SqlType::Parse("nvarchar(40)"), true},
+  };
+  const std::string text =
+      sql::SnapshotRows("my]schema", "tãble name", columns, {"id", "prénom"}, true, 5000);
+  const auto statements = RecognizeBatch(text, {});
+  ASSERT_EQ(statements.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<SetOption>(statements[0]));
+  EXPECT_TRUE(std::holds_alternative<SetOption>(statements[1]));
+  const auto& query = std::get<SnapshotRowsQuery>(statements[2]);
+  EXPECT_EQ(query.schema, "my]schema");
+  EXPECT_EQ(query.table, "tãble name");
+  ASSERT_EQ(query.columns.size(), columns.size());
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    EXPECT_EQ(query.columns[i].name, columns[i].name);
+    EXPECT_EQ(query.columns[i].present, columns[i].present);
+    if (!columns[i].present) EXPECT_EQ(query.columns[i].cast_type, columns[i].type);
+  }
+  EXPECT_EQ(query.key_columns, (std::vector<std::string>{"id", "prénom"}));
+
+  const auto plain = RecognizeBatch(
+      Respaced(sql::SnapshotRows("dbo", "t", columns, {"id"}, false, -1), true), {});
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(std::get<SnapshotRowsQuery>(plain[0]).table, "t");
+  const auto timeout_only = RecognizeBatch(sql::SnapshotRows("dbo", "t", columns, {}, false, 0), {});
+  ASSERT_EQ(timeout_only.size(), 2u);
+  EXPECT_TRUE(std::get<SnapshotRowsQuery>(timeout_only[1]).key_columns.empty());
+}
+
+TEST(StatementRecognizerTest, AllChangesAndLsnArithmetic) {
+  const auto& all = Recognize<AllChangesQuery>(
+      "SELECT * FROM cdc.fn_cdc_get_all_changes_dbo_orders(@P1, @P2, N'all update old')",
+      {LsnParam("@P1", kFrom), LsnParam("@P2", kTo)});
+  EXPECT_EQ(all.capture_instance, "dbo_orders");
+  EXPECT_EQ(all.row_filter.bytes, "all update old");
+  EXPECT_EQ(Recognize<AllChangesQuery>(
+                "select * from cdc.[fn_cdc_get_all_changes_Ventes été](0x01, 0x02, 'all')")
+                .capture_instance,
+            "Ventes été");
+  const auto& step = Recognize<LsnStepQuery>("SELECT sys.fn_cdc_increment_lsn(?)", {LsnParam("", kTo)});
+  EXPECT_TRUE(step.increment);
+  EXPECT_FALSE(Recognize<LsnStepQuery>("SELECT sys.fn_cdc_decrement_lsn(0x01)").increment);
+}
+
+TEST(StatementRecognizerTest, WhatDriversSendOnTheirOwn) {
+  const auto sets = RecognizeBatch(
+      "set textsize 2147483647; SET ANSI_NULLS ON;\nset quoted_identifier on", {});
+  ASSERT_EQ(sets.size(), 3u);
+  for (const auto& s : sets) EXPECT_TRUE(std::holds_alternative<SetOption>(s));
+  EXPECT_EQ(Recognize<UseDatabase>("USE [shop]").name, "shop");
+  EXPECT_EQ(Recognize<UseDatabase>("use shop;").name, "shop");
+  EXPECT_EQ(Recognize<SessionQuery>("SELECT @@spid").kind, SessionQuery::Kind::kSpid);
+  EXPECT_EQ(Recognize<SessionQuery>("select 1").kind, SessionQuery::Kind::kSelectOne);
+  EXPECT_EQ(Recognize<SessionQuery>("SELECT @@VERSION").kind, SessionQuery::Kind::kVersion);
+  EXPECT_EQ(Recognize<SessionQuery>("SELECT DB_NAME()").kind, SessionQuery::Kind::kDatabaseName);
+  EXPECT_EQ(Recognize<ServerPropertyQuery>("SELECT SERVERPROPERTY('ProductVersion')").property,
+            "ProductVersion");
+  Recognize<DatatypeInfoQuery>("exec sp_datatype_info_100 @data_type = 0, @ODBCVer = 3");
+  Recognize<DatatypeInfoQuery>("sp_datatype_info 93, @ODBCVer = 2");
+  EXPECT_TRUE(RecognizeBatch("  ;; -- nothing\n", {}).empty());
+}
+
+TEST(StatementRecognizerTest, UnknownStatementsSayWhereTheyLeftEveryShape) {
+  const std::vector<tds::ParamValue> two = {LsnParam("", kFrom), LsnParam("", kTo)};
+  auto unknown = [](std::string_view text, const std::vector<tds::ParamValue>& params = {}) {
+    return Recognize<UnknownStatement>(text, params);
+  };
+  EXPECT_EQ(unknown("SELEC 1").near, "SELEC");
+  EXPECT_EQ(unknown("DELETE FROM dbo.orders").near, "DELETE");
+  EXPECT_EQ(unknown("DELETE FROM dbo.orders").object, "dbo.orders");
+  const auto& change_table = unknown("SELECT * FROM cdc.dbo_orders_CT");
+  EXPECT_EQ(change_table.near, "dbo_orders_CT");
+  EXPECT_EQ(change_table.object, "cdc.dbo_orders_CT");
+  // A statement of the client with one piece changed is not taken for it.
+  EXPECT_EQ(unknown("SELECT sys.fn_cdc_get_max_lsn() + 1").near, "+");
+  EXPECT_EQ(unknown(std::string(sql::kNthCommitAfter) + " DESC", two).near, "DESC");
+  unknown("SELECT MAX(start_lsn) FROM (SELECT TOP (5) start_lsn FROM cdc.lsn_time_mapping "
+          "WHERE start_lsn >= 0x01 ORDER BY start_lsn) t");
+  std::string no_order = sql::ChangeRows("ci", {"a"}, true);
+  no_order = no_order.substr(0, no_order.find(" ORDER BY"));
+  EXPECT_EQ(unknown(no_order, two).near, "?");
+  unknown("SELECT * FROM cdc.fn_cdc_get_net_changes_ci(0x01, 0x02, 'all')");
+  unknown("EXEC sys.sp_cdc_get_captured_columns @source = 'x'");
+  unknown("EXEC sys.sp_cdc_enable_table @source_schema = 'dbo'");
+}
+
+TEST(StatementRecognizerTest, UnreadableTextAndMissingParametersAreSqlServerErrors) {
+  auto number = [](std::string_view text, const std::vector<tds::ParamValue>& params = {}) {
+    try {
+      RecognizeBatch(text, params);
+    } catch (const SqlError& e) {
+      return e.error().number;
+    }
+    return 0;
+  };
+  EXPECT_EQ(number("SELECT 'abc"), 105);
+  EXPECT_EQ(number("SELECT [abc"), 105);
+  EXPECT_EQ(number(ToRpcText(sql::kMinLsn)), 137);
+  EXPECT_EQ(number(sql::kMinLsn), 102);
+  EXPECT_EQ(number(ToRpcText(sql::kNthCommitAfter), {IntParam("@P1", 1)}), 137);
+  EXPECT_EQ(number(sql::kMaxLsn), 0);
+}
+
+}  // namespace
+}  // namespace mssql_cdc::sim_server
