@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "source/odbc/odbc_source.h"
 #include "source/sim_source.h"
 
 namespace mssql_cdc {
@@ -20,9 +21,10 @@ SourceFactory MakeSourceFactory(const SourceOptions& options) {
       return [path = *options.sim_path]() { return OpenSimSource(path); };
     }
     case Backend::kOdbc:
-      throw ConfigError(
-          "backend=odbc: the ODBC backend is not in this build yet; use backend=sim with "
-          "simPath set to a simulated database file");
+      // The connection string is checked now, so a bad one fails before any thread starts;
+      // connecting waits for the call, as each reading thread opens its own.
+      odbc::CheckOdbcOptions(options);
+      return [options]() { return odbc::OpenOdbcSource(options); };
   }
   throw ConfigError("unknown backend " + std::to_string(static_cast<int>(options.backend)));
 }

@@ -1,5 +1,5 @@
-// Opens the Source a set of source options names: backend `sim` reads simPath; `odbc` comes
-// with the ODBC backend. Every reading thread opens its own.
+// Opens the Source a set of source options names: backend `sim` reads simPath; `odbc` connects
+// through unixODBC with connectionString, user and password. Every reading thread opens its own.
 #pragma once
 
 #include <functional>

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "sim/sqlite.h"
 #include "sim/storage.h"
+#include "source/column_selection.h"
 #include "source/name_match.h"
 #include "source/sim_change_reader.h"
 #include "source/sim_snapshot_reader.h"
@@ -143,7 +144,7 @@ class SimSource final : public Source {
     SimChangeQuery query;
     query.path = path_;
     query.capture_instance = instance.info.name;
-    query.columns = Select(ColumnsOf(instance), request.columns, instance.info.name);
+    query.columns = SelectColumns(ColumnsOf(instance), request.columns, instance.info.name);
     query.from = request.from;
     query.to = request.to;
     query.include_command_id = request.include_command_id;
@@ -157,7 +158,7 @@ class SimSource final : public Source {
     SimSnapshotQuery query;
     query.path = path_;
     query.capture_instance = request.capture_instance;  // the name as configured
-    query.columns = Select(ColumnsOf(instance), request.columns, instance.info.name);
+    query.columns = SelectColumns(ColumnsOf(instance), request.columns, instance.info.name);
     query.lo = request.lo;
     query.hi = request.hi;
     query.snapshot_lsn = request.snapshot_lsn;
@@ -280,30 +281,6 @@ class SimSource final : public Source {
           return column;
         });
     return table;
-  }
-
-  // The requested captured columns in request order; all of them when none is named.
-  static std::vector<CapturedColumn> Select(const std::vector<CapturedColumn>& captured,
-                                            const std::vector<std::string>& requested,
-                                            const std::string& instance) {
-    if (requested.empty()) return captured;
-    std::vector<std::string> names;
-    for (const auto& column : captured) names.push_back(column.name);
-    std::vector<CapturedColumn> out;
-    std::vector<bool> taken(captured.size(), false);
-    for (const auto& wanted : requested) {
-      const int i = FindName(names, wanted);
-      if (i < 0) {
-        throw ConfigError("column '" + wanted + "' is not captured by capture instance '" +
-                          instance + "'; it captures: " + JoinNames(names));
-      }
-      if (taken[i]) {
-        throw ConfigError("column '" + wanted + "' is asked for twice in the columns to read");
-      }
-      taken[i] = true;
-      out.push_back(captured[i]);
-    }
-    return out;
   }
 
   LocalMicros LocalTime(std::string_view text, const char* what) const {

@@ -31,17 +31,6 @@ TEST(MakeSourceFactory, SimWithoutSimPathIsAConfigError) {
   EXPECT_NE(ConfigErrorOf(options).find("simPath"), std::string::npos);
 }
 
-TEST(MakeSourceFactory, OdbcIsNotInThisBuildAndSaysToUseSim) {
-  SourceOptions options;
-  options.backend = Backend::kOdbc;
-  options.connection_string = "Server=x;Password=hunter2";
-  const std::string message = ConfigErrorOf(options);
-  EXPECT_NE(message.find("ODBC"), std::string::npos) << message;
-  EXPECT_NE(message.find("backend=sim"), std::string::npos) << message;
-  EXPECT_NE(message.find("simPath"), std::string::npos) << message;
-  EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
-}
-
 TEST(MakeSourceFactory, SimFactoryOpensANewSourcePerCall) {
   TempDir dir;
   const std::string path = dir.File("sim.db");

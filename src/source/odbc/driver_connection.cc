@@ -1,0 +1,140 @@
+#include "source/odbc/driver_connection.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/options.h"
+#include "source/odbc/connection_string.h"
+
+namespace mssql_cdc::odbc {
+namespace {
+
+constexpr std::string_view kServerKeywords[] = {"Server", "Address", "Addr"};
+constexpr int kLargePacketSize = 32767;
+
+bool Installed(const std::vector<std::string>& drivers, std::string_view name) {
+  return std::any_of(drivers.begin(), drivers.end(),
+                     [&](const std::string& d) { return SameKeyword(d, name); });
+}
+
+// The driver to use when the string names none.
+std::string ChooseDriver(const std::vector<std::string>& installed) {
+  if (Installed(installed, kMicrosoftDriver18)) return std::string(kMicrosoftDriver18);
+  if (Installed(installed, kFreeTdsDriver)) return std::string(kFreeTdsDriver);
+  std::string listed;
+  for (const auto& d : installed) listed += (listed.empty() ? "" : ", ") + d;
+  throw ConfigError(
+      "no SQL Server ODBC driver is installed (unixODBC lists " +
+      (listed.empty() ? std::string("none") : listed) + "): install '" +
+      std::string(kMicrosoftDriver18) + "' (msodbcsql18) or FreeTDS (tdsodbc), or name an "
+      "installed driver with Driver={...} in connectionString");
+}
+
+std::string StripTcpPrefix(std::string_view server) {
+  if (server.size() > 4 && AsciiLower(server.substr(0, 4)) == "tcp:") server.remove_prefix(4);
+  return std::string(server);
+}
+
+// Microsoft's Encrypt values in FreeTDS's Encryption words.
+std::string FreeTdsEncryption(std::string_view encrypt) {
+  const std::string word = AsciiLower(encrypt);
+  if (word == "no" || word == "false" || word == "optional") return "off";
+  return "require";  // yes, true, mandatory, strict
+}
+
+// FreeTDS takes the port in its own keyword and knows neither Encrypt nor
+// TrustServerCertificate (it does not check certificates unless freetds.conf says so).
+void TranslateForFreeTds(ConnectionString& cs) {
+  for (std::string_view keyword : kServerKeywords) {
+    const auto value = cs.Get(keyword);
+    if (!value) continue;
+    std::string server = StripTcpPrefix(*value);
+    const auto comma = server.rfind(',');
+    if (comma != std::string::npos) {
+      const std::string port = server.substr(comma + 1);
+      server.resize(comma);
+      if (!cs.Has("Port")) cs.Set("Port", port);
+    }
+    if (keyword != "Server") cs.Remove(keyword);  // Address and Addr become Server
+    cs.Set("Server", server);
+    break;
+  }
+  if (!cs.Has("TDS_Version")) cs.Set("TDS_Version", "7.4");
+  if (const auto encrypt = cs.Get("Encrypt")) {
+    cs.Remove("Encrypt");
+    if (!cs.Has("Encryption")) cs.Set("Encryption", FreeTdsEncryption(*encrypt));
+  }
+  cs.Remove("TrustServerCertificate");
+  if (!cs.Has("ClientCharset")) cs.Set("ClientCharset", "UTF-8");
+  // FreeTDS takes the packet size from its keyword only (not SQL_ATTR_PACKET_SIZE).
+  if (!cs.Has("PacketSize")) cs.Set("PacketSize", std::to_string(kLargePacketSize));
+}
+
+}  // namespace
+
+bool IsFreeTdsDriver(std::string_view driver) {
+  const std::string lowered = AsciiLower(driver);
+  return lowered.find("freetds") != std::string::npos ||
+         lowered.find("libtdsodbc") != std::string::npos;
+}
+
+DriverConnection BuildDriverConnection(std::string_view connection_string,
+                                       const std::optional<std::string>& user,
+                                       const std::optional<std::string>& password,
+                                       const std::vector<std::string>& installed_drivers) {
+  ConnectionString cs = ConnectionString::Parse(connection_string);
+  DriverConnection out;
+
+  std::optional<std::string> server;
+  for (std::string_view keyword : {"Server", "Address", "Addr", "DSN"}) {
+    if ((server = cs.Get(keyword))) break;
+  }
+  if (!server || server->empty()) {
+    throw ConfigError(
+        "connectionString has no Server keyword: add Server=host,port (e.g. "
+        "Server=sqlhost,1433;Database=sales), or DSN=name for a configured data source");
+  }
+  out.server = StripTcpPrefix(*server);
+
+  if ((user || password) && (cs.Has("UID") || cs.Has("PWD"))) {
+    throw ConfigError(
+        "the login is given twice: connectionString has UID or PWD and the user or password "
+        "option is set; keep the login in one place (preferably the user and password "
+        "options)");
+  }
+  if (password && !user) {
+    throw ConfigError("option password is set without option user: give the login name too");
+  }
+  if (const auto uid = cs.Get("UID")) out.login = *uid;
+  if (const auto pwd = cs.Get("PWD"); pwd && !pwd->empty()) out.secrets.push_back(*pwd);
+
+  if (const auto driver = cs.Get("Driver")) {
+    out.driver = *driver;
+  } else if (!cs.Has("DSN")) {
+    out.driver = ChooseDriver(installed_drivers);
+    // First, as drivers and unixODBC expect it.
+    ConnectionString with_driver;
+    with_driver.Set("Driver", out.driver);
+    for (const auto& keyword : cs.keywords()) with_driver.Set(keyword.name, keyword.value);
+    cs = std::move(with_driver);
+  }
+  if (!out.driver.empty() && IsFreeTdsDriver(out.driver)) {
+    out.freetds = true;
+    TranslateForFreeTds(cs);
+  }
+
+  if (user) {
+    out.login = *user;
+    cs.Set("UID", *user);
+    if (password) {
+      cs.Set("PWD", *password);
+      out.secrets.push_back(*password);
+    }
+  }
+  out.sets_packet_size = out.freetds || cs.Has("PacketSize") || cs.Has("Packet Size");
+  out.utf8_char_data = out.freetds && AsciiLower(cs.Get("ClientCharset").value_or("")) == "utf-8";
+  out.text = cs.ToString(out.freetds ? BraceStyle::kFreeTds : BraceStyle::kOdbc);
+  return out;
+}
+
+}  // namespace mssql_cdc::odbc

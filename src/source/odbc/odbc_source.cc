@@ -1,0 +1,302 @@
+#include "source/odbc/odbc_source.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.h"
+#include "source/name_match.h"
+#include "source/odbc/catalog_queries.h"
+#include "source/odbc/change_reader.h"
+#include "source/column_selection.h"
+#include "source/odbc/connection.h"
+#include "source/odbc/failure_errors.h"
+#include "source/odbc/failure_kind.h"
+#include "source/odbc/odbc_environment.h"
+#include "source/odbc/row_batch_reader.h"
+#include "source/odbc/snapshot_reader.h"
+#include "source/odbc/statement.h"
+#include "source/odbc/statements.h"
+
+namespace mssql_cdc::odbc {
+namespace {
+
+class OdbcSource final : public Source {
+ public:
+  OdbcSource(std::shared_ptr<const ReaderSettings> settings, long long lock_timeout_ms,
+             bool snapshot_isolation)
+      : settings_(std::move(settings)),
+        lock_timeout_ms_(lock_timeout_ms),
+        snapshot_isolation_(snapshot_isolation) {}
+
+  void Connect() {
+    Run("connecting to " + settings_->connection->driver.server, std::nullopt,
+        [](OdbcConnection&) { return 0; });
+  }
+
+  std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
+    return Run("listing the capture instances (sys.sp_cdc_help_change_data_capture)",
+               std::nullopt, QueryCaptureInstances);
+  }
+
+  CaptureInstanceInfo ResolveCaptureInstance(const std::string& name) override {
+    odbc_sql::CheckCaptureInstanceName(name);
+    try {
+      return Source::ResolveCaptureInstance(name);
+    } catch (const NotFoundError&) {
+      // sys.sp_cdc_help_change_data_capture leaves out the instances the login may not read:
+      // touching the change table tells a missing grant (229) from a missing instance.
+      ThrowIfChangeTableIsDenied(name);
+      throw;
+    }
+  }
+
+  std::vector<CapturedColumn> CapturedColumns(const std::string& capture_instance) override {
+    return ColumnsOf(ResolveCaptureInstance(capture_instance).name);
+  }
+
+  std::vector<DdlEvent> DdlHistory(const std::string& capture_instance) override {
+    const std::string name = ResolveCaptureInstance(capture_instance).name;
+    return Run("reading the DDL history of capture instance '" + name + "'", std::nullopt,
+               [&](OdbcConnection& connection) { return QueryDdlHistory(connection, name); });
+  }
+
+  std::string ServerTimeZone() override {
+    const auto zone = Run("asking the server's time zone", std::nullopt, QueryTimeZone);
+    if (!zone || zone->empty()) {
+      throw ConfigError(
+          "the server does not report its time zone (CURRENT_TIMEZONE_ID() needs SQL Server "
+          "2022 or Azure SQL): set the sourceTimeZone option to the Windows name of the "
+          "server's time zone, e.g. sourceTimeZone=UTC or sourceTimeZone=Pacific Standard "
+          "Time");
+    }
+    return *zone;
+  }
+
+  Lsn MinLsn(const std::string& capture_instance) override {
+    odbc_sql::CheckCaptureInstanceName(capture_instance);
+    return Run("asking the minimum LSN of capture instance '" + capture_instance + "'",
+               std::nullopt,
+               [&](OdbcConnection& connection) { return QueryMinLsn(connection, capture_instance); });
+  }
+
+  std::optional<Lsn> MaxLsn() override {
+    return Run("asking the maximum LSN", std::nullopt, QueryMaxLsn);
+  }
+
+  std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) override {
+    if (n < 1) throw ConfigError("the commit count must be at least 1, got " + std::to_string(n));
+    return Run("finding the commit " + std::to_string(n) + " after " + after.ToString(),
+               std::nullopt,
+               [&](OdbcConnection& connection) { return QueryNthCommitAfter(connection, after, n); });
+  }
+
+  std::optional<LocalMicros> CommitTime(const Lsn& lsn) override {
+    return Run("asking the commit time of " + lsn.ToString(), std::nullopt,
+               [&](OdbcConnection& connection) {
+                 return QueryCommitTime(connection, odbc_sql::kCommitTime, lsn);
+               });
+  }
+
+  std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
+    return Run("asking the commit time at or before " + lsn.ToString(), std::nullopt,
+               [&](OdbcConnection& connection) {
+                 return QueryCommitTime(connection, odbc_sql::kCommitTimeAtOrBefore, lsn);
+               });
+  }
+
+  std::vector<SplitPoint> SplitPoints(const std::string& capture_instance, const Lsn& from,
+                                      const Lsn& to, int n) override {
+    if (n < 1) throw ConfigError("the split count must be at least 1, got " + std::to_string(n));
+    const std::string name = ResolveCaptureInstance(capture_instance).name;
+    return Run("splitting the change rows of capture instance '" + name + "'", name,
+               [&](OdbcConnection& connection) {
+                 return QuerySplitPoints(connection, name, from, to, n);
+               });
+  }
+
+  std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
+                                                         const SourceClock& clock) override {
+    const std::string name = ResolveCaptureInstance(request.capture_instance).name;
+    ChangeReadPlan plan;
+    plan.capture_instance = name;
+    plan.columns = SelectColumns(ColumnsOf(name), request.columns, name);
+    plan.from = request.from;
+    plan.to = request.to;
+    plan.include_command_id = request.include_command_id;
+    plan.batch_rows = request.batch_rows;
+    plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
+    return MakeChangeReader(settings_, plan, clock);
+  }
+
+  std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(const SnapshotReadRequest& request) override {
+    const CaptureInstanceInfo instance = ResolveCaptureInstance(request.capture_instance);
+    if (!request.lo.is_null() || !request.hi.is_null()) {
+      throw ConfigError(
+          "snapshot bounds are not supported by the odbc backend: read the snapshot whole "
+          "(snapshot=\"full\", no snapshotChunks)");
+    }
+    SnapshotReadPlan plan;
+    plan.capture_instance_stamp = request.capture_instance;  // as configured, like the sim backend
+    plan.schema = instance.source_schema;
+    plan.table = instance.source_table;
+    plan.columns = SelectColumns(ColumnsOf(instance.name), request.columns, instance.name);
+    const std::vector<std::string>& key =
+        request.key_columns.empty() ? instance.index_columns : request.key_columns;
+    if (key.empty()) {
+      throw ConfigError("capture instance '" + instance.name +
+                        "' has no index columns: give the key columns of the snapshot");
+    }
+    std::vector<std::string> live = TableColumns(instance);
+    if (live.empty()) {
+      ThrowIfTableIsUnreadable(instance, key);
+      // Readable but not described: take the captured names as they are.
+      for (const auto& column : plan.columns) live.push_back(column.name);
+    }
+    for (const auto& column : plan.columns) {
+      // A captured column dropped from the table reads as a typed NULL.
+      const int i = FindName(live, column.name);
+      plan.table_columns.push_back(
+          odbc_sql::SnapshotColumn{i >= 0 ? live[i] : column.name, column.type, i >= 0});
+    }
+    for (const auto& wanted : key) {
+      const int i = FindName(live, wanted);
+      if (i < 0) {
+        throw ConfigError("key column '" + wanted + "' is not a column of table " +
+                          instance.source_schema + "." + instance.source_table + "; it has: " +
+                          JoinNames(live));
+      }
+      plan.key_columns.push_back(live[i]);
+    }
+    plan.snapshot_isolation = snapshot_isolation_;
+    plan.lock_timeout_ms = lock_timeout_ms_;
+    plan.snapshot_lsn = request.snapshot_lsn;
+    plan.snapshot_commit_ts = request.snapshot_commit_ts;
+    plan.batch_rows = request.batch_rows;
+    plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
+    return MakeSnapshotReader(settings_, plan);
+  }
+
+ private:
+  // Runs `attempt` on the Source's connection, retrying transient failures on a new one and
+  // turning the last failure into the engine's error. `change_table_of` names the instance
+  // whose change table the statement reads.
+  template <typename Attempt>
+  auto Run(const std::string& action, const std::optional<std::string>& change_table_of,
+           Attempt&& attempt) -> decltype(attempt(std::declval<OdbcConnection&>())) {
+    FailureContext context;
+    context.action = action;
+    context.change_table_of = change_table_of;
+    return RunIn(std::move(context), std::forward<Attempt>(attempt));
+  }
+
+  // As Run, with what a failure message may name given in `context`.
+  template <typename Attempt>
+  auto RunIn(FailureContext context, Attempt&& attempt)
+      -> decltype(attempt(std::declval<OdbcConnection&>())) {
+    context.login = settings_->connection->driver.login;
+    context.database_user = [this] { return DatabaseUser(); };
+    for (int retries = 0;; ++retries) {
+      try {
+        if (connection_ == nullptr) connection_ = std::make_unique<OdbcConnection>(settings_->connection);
+        return attempt(*connection_);
+      } catch (const OdbcFailure& failure) {
+        const bool transient = Classify(failure) == FailureKind::kTransient;
+        if (transient) connection_.reset();
+        if (!transient || retries == settings_->retry.max_retries) {
+          context.attempts = retries + 1;
+          ThrowEngineError(failure, context);
+        }
+        settings_->retry.WaitBefore(retries + 1, failure, context.action);
+      }
+    }
+  }
+
+  std::optional<std::string> DatabaseUser() {
+    if (connection_ == nullptr) return std::nullopt;
+    try {
+      return QueryUserName(*connection_);
+    } catch (const std::exception&) {
+      return std::nullopt;  // the GRANT then names the login
+    }
+  }
+
+  void ThrowIfChangeTableIsDenied(const std::string& name) {
+    try {
+      Run("reading the change table of capture instance '" + name + "'", name,
+          [&](OdbcConnection& connection) { return QuerySplitPoints(connection, name, Lsn(), Lsn(), 1); });
+    } catch (const PermissionError&) {
+      throw;
+    } catch (const Error&) {
+      // Missing, or unreadable for another reason: the NotFoundError says more.
+    }
+  }
+
+  // sys.columns shows nothing of a table that is gone or that the login may not read; the
+  // table itself tells which: 208 (NotFoundError) or 229 (PermissionError with the GRANT).
+  void ThrowIfTableIsUnreadable(const CaptureInstanceInfo& instance,
+                                const std::vector<std::string>& key) {
+    const std::string object =
+        odbc_sql::QuoteName(instance.source_schema) + "." + odbc_sql::QuoteName(instance.source_table);
+    std::vector<odbc_sql::SnapshotColumn> columns;
+    for (const auto& name : key) columns.push_back(odbc_sql::SnapshotColumn{name, SqlType{}, true});
+    const std::string sql = odbc_sql::SnapshotRows(instance.source_schema, instance.source_table,
+                                                   columns, key, false, -1);
+    FailureContext context;
+    context.action = "reading table " + object;
+    context.source_table = object;
+    try {
+      RunIn(std::move(context), [&](OdbcConnection& connection) {
+        OdbcStatement statement(connection);
+        statement.Execute(sql);  // the first rows or the error; the rest is cancelled
+        return 0;
+      });
+    } catch (const NotFoundError&) {
+      throw NotFoundError("the source table " + instance.source_schema + "." +
+                          instance.source_table + " of capture instance '" + instance.name +
+                          "' no longer exists");
+    }
+  }
+
+  std::vector<CapturedColumn> ColumnsOf(const std::string& name) {
+    return Run("reading the captured columns of capture instance '" + name + "'", std::nullopt,
+               [&](OdbcConnection& connection) { return QueryCapturedColumns(connection, name); });
+  }
+
+  std::vector<std::string> TableColumns(const CaptureInstanceInfo& instance) {
+    const std::string object =
+        odbc_sql::QuoteName(instance.source_schema) + "." + odbc_sql::QuoteName(instance.source_table);
+    return Run("reading the columns of table " + object, std::nullopt,
+               [&](OdbcConnection& connection) { return QueryTableColumns(connection, object); });
+  }
+
+  std::shared_ptr<const ReaderSettings> settings_;
+  long long lock_timeout_ms_;
+  bool snapshot_isolation_;
+  std::unique_ptr<OdbcConnection> connection_;
+};
+
+std::shared_ptr<ReaderSettings> SettingsFor(const SourceOptions& options, const RetryPolicy& retry) {
+  auto connection = std::make_shared<ConnectionSettings>();
+  connection->driver = BuildDriverConnection(options.connection_string, options.user,
+                                             options.password, InstalledDrivers());
+  connection->login_timeout_seconds = options.connect_timeout_seconds;
+  auto settings = std::make_shared<ReaderSettings>();
+  settings->connection = std::move(connection);
+  settings->retry = retry;
+  return settings;
+}
+
+}  // namespace
+
+void CheckOdbcOptions(const SourceOptions& options) { SettingsFor(options, RetryPolicy{}); }
+
+std::unique_ptr<Source> OpenOdbcSource(const SourceOptions& options, const RetryPolicy& retry) {
+  auto settings = SettingsFor(options, retry);
+  spdlog::debug("odbc: opening a source on {} through driver {}", settings->connection->driver.server,
+                settings->connection->driver.driver.empty() ? "of the DSN" : settings->connection->driver.driver);
+  auto source = std::make_unique<OdbcSource>(std::move(settings), options.lock_timeout_ms.value_or(-1),
+                                             options.isolation_level == IsolationLevel::kSnapshot);
+  source->Connect();
+  return source;
+}
+
+}  // namespace mssql_cdc::odbc

@@ -1,0 +1,107 @@
+#include "source/odbc/utf16.h"
+
+#include <cstring>
+
+namespace mssql_cdc::odbc {
+namespace {
+
+constexpr char32_t kReplacement = 0xFFFD;
+
+bool IsHighSurrogate(char32_t u) { return u >= 0xD800 && u <= 0xDBFF; }
+bool IsLowSurrogate(char32_t u) { return u >= 0xDC00 && u <= 0xDFFF; }
+
+// Decodes the code point at text[i], advancing i; malformed sequences give U+FFFD.
+char32_t NextCodePoint(std::string_view text, std::size_t& i) {
+  const auto lead = static_cast<unsigned char>(text[i++]);
+  if (lead < 0x80) return lead;
+  int extra = 0;
+  char32_t cp = 0;
+  char32_t min = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    extra = 1, cp = lead & 0x1F, min = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    extra = 2, cp = lead & 0x0F, min = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    extra = 3, cp = lead & 0x07, min = 0x10000;
+  } else {
+    return kReplacement;
+  }
+  for (int k = 0; k < extra; ++k) {
+    if (i >= text.size() || (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      return kReplacement;
+    }
+    cp = (cp << 6) | (static_cast<unsigned char>(text[i++]) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return kReplacement;
+  return cp;
+}
+
+}  // namespace
+
+Utf16String Utf8ToUtf16(std::string_view text) {
+  Utf16String out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char32_t cp = NextCodePoint(text, i);
+    if (cp >= 0x10000) {
+      const char32_t v = cp - 0x10000;
+      out.push_back(static_cast<Utf16Unit>(0xD800 + (v >> 10)));
+      out.push_back(static_cast<Utf16Unit>(0xDC00 + (v & 0x3FF)));
+    } else {
+      out.push_back(static_cast<Utf16Unit>(cp));
+    }
+  }
+  return out;
+}
+
+std::size_t Utf16ToUtf8(const Utf16Unit* units, std::size_t count, char* out) {
+  char* p = out;
+  for (std::size_t i = 0; i < count; ++i) {
+    // ASCII runs four units at a time: most text in most tables.
+    while (i + 4 <= count) {
+      std::uint64_t four;
+      std::memcpy(&four, units + i, sizeof four);
+      if ((four & 0xFF80FF80FF80FF80ULL) != 0) break;
+      p[0] = static_cast<char>(four);
+      p[1] = static_cast<char>(four >> 16);
+      p[2] = static_cast<char>(four >> 32);
+      p[3] = static_cast<char>(four >> 48);
+      p += 4;
+      i += 4;
+    }
+    if (i == count) break;
+    char32_t cp = units[i];
+    if (cp < 0x80) {
+      *p++ = static_cast<char>(cp);
+      continue;
+    }
+    if (IsHighSurrogate(cp) && i + 1 < count && IsLowSurrogate(units[i + 1])) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (units[++i] - 0xDC00);
+    } else if (IsHighSurrogate(cp) || IsLowSurrogate(cp)) {
+      cp = kReplacement;
+    }
+    if (cp < 0x800) {
+      *p++ = static_cast<char>(0xC0 | (cp >> 6));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      *p++ = static_cast<char>(0xE0 | (cp >> 12));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      *p++ = static_cast<char>(0xF0 | (cp >> 18));
+      *p++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  return static_cast<std::size_t>(p - out);
+}
+
+std::string Utf16ToUtf8(const Utf16Unit* units, std::size_t count) {
+  std::string out(MaxUtf8Bytes(count), '\0');
+  out.resize(Utf16ToUtf8(units, count, out.data()));
+  return out;
+}
+
+}  // namespace mssql_cdc::odbc
