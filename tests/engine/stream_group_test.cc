@@ -17,6 +17,7 @@
 #include "sim/database.h"
 #include "sim/demo_schema.h"
 #include "sim/workload.h"
+#include "tests/testing/test_backend.h"
 #include "stream_test_util.h"
 
 namespace mssql_cdc {
@@ -55,8 +56,8 @@ class StreamGroupTest : public ::testing::Test {
   ManyConfig Config(const std::vector<std::string>& tables = kTables,
                     const std::string& trigger = "availableNow") const {
     ManyConfig config;
-    config.shared_options = Options{{"backend", "sim"}, {"simPath", db_->path()},
-                                    {"sourceTimeZone", "UTC"}};
+    config.shared_options = testing::BackendOptions(db_->path(), served_)
+                                .MergedWith(Options{{"sourceTimeZone", "UTC"}});
     for (const auto& ci : tables) config.tables.push_back({ci, Options{}});
     config.target = dir_.File("bronze_{ci}");
     config.app_id = "{ci}-v1";
@@ -108,6 +109,7 @@ class StreamGroupTest : public ::testing::Test {
 
   TempDir dir_;
   std::unique_ptr<sim::SimDatabase> db_;
+  mutable std::unique_ptr<testing::ServedSim> served_;
 };
 
 TEST(ExpandTemplateTest, ReplacesEveryPlaceholder) {

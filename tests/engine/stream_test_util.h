@@ -18,6 +18,7 @@
 #include "sim/database.h"
 #include "sim/transaction.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_backend.h"
 
 namespace mssql_cdc::stream_testing {
 
@@ -72,10 +73,8 @@ class StreamTest : public ::testing::Test {
   }
 
   Options SourceOptionsText() const {
-    return Options{{"captureInstance", kInstance},
-                   {"backend", "sim"},
-                   {"simPath", db_->path()},
-                   {"sourceTimeZone", "UTC"}};
+    return testing::BackendOptions(db_->path(), served_)
+        .MergedWith(Options{{"captureInstance", kInstance}, {"sourceTimeZone", "UTC"}});
   }
 
   StreamConfig Config(const Options& extra = {}, const std::string& app_id = "app") const {
@@ -135,6 +134,8 @@ class StreamTest : public ::testing::Test {
 
   TempDir dir_;
   std::unique_ptr<sim::SimDatabase> db_;
+  // The server of the odbc backend under test, started on first use.
+  mutable std::unique_ptr<testing::ServedSim> served_;
   sim::TableName items_ = sim::ParseTableName("dbo.items");
 };
 

@@ -1,0 +1,67 @@
+// A sim database served over TDS inside the test process, for tests that read it through the
+// odbc backend and the real unixODBC + FreeTDS stack: a login is added to the file, a
+// TdsServer with the sim_server factory listens on an ephemeral port, and Options() gives the
+// source options that reach it. The server stops when the object is destroyed.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/options.h"
+#include "sim/database.h"
+#include "sim_server/sim_handler_factory.h"
+#include "tds/server.h"
+
+namespace mssql_cdc::testing {
+
+class ServedSim {
+ public:
+  static constexpr char kUser[] = "cdc_reader";
+  static constexpr char kPassword[] = "Test-pw-1!";
+
+  // Adds kUser (a db owner) to the database at `path` unless it exists, and serves it.
+  explicit ServedSim(const std::string& path) : path_(path) {
+    {
+      auto db = sim::SimDatabase::Open(path);
+      if (!db->Authenticate(kUser, kPassword)) db->AddLogin(kUser, kPassword, true);
+      database_ = db->database_name();
+    }
+    Start();
+  }
+
+  void Start() {
+    tds::ServerOptions options;
+    options.port = port_;
+    server_ = std::make_unique<tds::TdsServer>(
+        std::make_shared<sim_server::SimHandlerFactory>(path_), options);
+    port_ = server_->port();
+  }
+  // Stops serving (every connection drops) and serves again on the same port.
+  void Restart() {
+    server_->Stop();
+    server_.reset();
+    Start();
+  }
+
+  int port() const { return port_; }
+  tds::TdsServer& server() { return *server_; }
+
+  std::string ConnectionString() const {
+    return "Server=127.0.0.1," + std::to_string(port_) + ";Database=" + database_ + ";Encrypt=no";
+  }
+  // backend=odbc options reaching this server as kUser.
+  Options SourceOptionsText() const {
+    return Options{{"backend", "odbc"},
+                   {"connectionString", ConnectionString()},
+                   {"user", kUser},
+                   {"password", kPassword}};
+  }
+
+ private:
+  std::string path_;
+  std::string database_;
+  int port_ = 0;
+  std::unique_ptr<tds::TdsServer> server_;
+};
+
+}  // namespace mssql_cdc::testing
