@@ -286,8 +286,16 @@ std::string FormatTicks(std::int64_t ticks) {
   return buf;
 }
 
+// Division rounding toward minus infinity: instants before 1970 are negative tick counts.
+std::int64_t FloorDiv(std::int64_t value, std::int64_t unit) {
+  return value / unit - ((value % unit) < 0 ? 1 : 0);
+}
+std::int64_t FloorMod(std::int64_t value, std::int64_t unit) {
+  return value - FloorDiv(value, unit) * unit;
+}
+
 std::int64_t RoundTo(std::int64_t value, std::int64_t unit) {
-  return (value + unit / 2) / unit * unit;
+  return FloorDiv(value + unit / 2, unit) * unit;
 }
 
 Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) {
@@ -305,7 +313,7 @@ Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) 
   std::int64_t total = p->days * kTicksPerDay + p->ticks;
   if (t.name == "datetime") {
     // 1/300 s, shown as milliseconds ending in 0, 3 or 7.
-    const std::int64_t fraction = total % kTicksPerSecond;
+    const std::int64_t fraction = FloorMod(total, kTicksPerSecond);
     const std::int64_t base = total - fraction;
     const std::int64_t three_hundredths = (fraction * 300 + kTicksPerSecond / 2) / kTicksPerSecond;
     const std::int64_t ms = (three_hundredths * 10 + 1) / 3;
@@ -321,8 +329,8 @@ Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) 
     if (total >= kTicksPerDay) Reject(column, t, v, "rounds past 23:59:59.9999999");
     return Value(FormatTicks(total));
   }
-  const std::int64_t days = total / kTicksPerDay;
-  const std::int64_t ticks = total % kTicksPerDay;
+  const std::int64_t days = FloorDiv(total, kTicksPerDay);
+  const std::int64_t ticks = FloorMod(total, kTicksPerDay);
   std::int64_t min_days = DaysFromCivil(1, 1, 1), max_days = DaysFromCivil(9999, 12, 31);
   if (t.name == "datetime") min_days = DaysFromCivil(1753, 1, 1);
   if (t.name == "smalldatetime") {

@@ -69,6 +69,17 @@ TEST(ValueCodecTest, DatesAndTimes) {
   ExpectRejected("datetime2", 20260101);
 }
 
+TEST(ValueCodecTest, InstantsBefore1970RoundLikeLaterOnes) {
+  EXPECT_EQ(Encode("smalldatetime", "1900-01-01 00:00:00"), Value("1900-01-01 00:00:00.0000000"));
+  EXPECT_EQ(Encode("smalldatetime", "1969-12-31 23:59:31"), Value("1970-01-01 00:00:00.0000000"));
+  EXPECT_EQ(Encode("datetime", "1753-01-01 00:00:00.002"), Value("1753-01-01 00:00:00.0030000"));
+  EXPECT_EQ(Encode("datetime2(0)", "0001-01-01 00:00:00.4"), Value("0001-01-01 00:00:00.0000000"));
+  EXPECT_EQ(Encode("datetime2(3)", "1969-12-31 23:59:59.9996"),
+            Value("1970-01-01 00:00:00.0000000"));
+  EXPECT_EQ(Encode("datetimeoffset(2)", "1950-06-01 12:00:00.125 +02:00"),
+            Value("1950-06-01 12:00:00.1300000 +02:00"));
+}
+
 TEST(ValueCodecTest, StringsCountTheirUnits) {
   EXPECT_EQ(Encode("nvarchar(3)", "\xC3\xA9t\xC3\xA9"), Value("\xC3\xA9t\xC3\xA9"));
   ExpectRejected("varchar(3)", "\xC3\xA9t\xC3\xA9");  // 5 bytes
