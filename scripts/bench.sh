@@ -5,6 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/out
 out=bench/out/latest.md
+
+# The peers of bench/odbc_bench.py, installed into .venv once per change of the pins.
+stamp=.venv/.requirements-bench.sha256
+want=$(sha256sum scripts/requirements-bench.txt | cut -d' ' -f1)
+if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
+  echo "bench: installing scripts/requirements-bench.txt into .venv"
+  .venv/bin/python -m pip install -q -r scripts/requirements-bench.txt
+  echo "$want" > "$stamp"
+fi
 {
   echo
   echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
@@ -24,6 +33,10 @@ out=bench/out/latest.md
   echo
   build/bench/engine_bench --rows "${BENCH_ENGINE_ROWS:-2000000}" \
     --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-2000000}" --tables 100 --dir bench/out 2>/dev/null
+  echo
+  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --dir bench/out\`"
+  echo
+  .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" --dir bench/out
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
 echo "bench: figures appended to bench/RESULTS.md"
