@@ -23,7 +23,7 @@ void VariableValues::Reserve(std::int64_t rows) {
   }
 }
 
-char* VariableValues::Room(std::size_t bytes) {
+char* VariableValues::Grow(std::size_t bytes) {
   if (data_.length() + static_cast<std::int64_t>(bytes) > std::numeric_limits<std::int32_t>::max()) {
     throw SourceError(label_ + " holds more than 2 GiB in one record batch, more than an Arrow "
                       "array can take: lower arrowBatchSize");

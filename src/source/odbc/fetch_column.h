@@ -10,8 +10,8 @@
 // Conversion writes straight into Arrow buffers with no allocation per value: fixed-width
 // values are converted in a loop per column, text arrives as UTF-16 (SQL_C_WCHAR) and is
 // written as UTF-8 into the value buffer (or as UTF-8 already, from a driver that offers it
-// for single-byte text), decimals arrive as text and become Decimal128, time and
-// datetimeoffset arrive as the SQL Server driver structures.
+// for single-byte text), decimals arrive as text (or, from FreeTDS, as SQL_NUMERIC_STRUCT)
+// and become Decimal128, time and datetimeoffset arrive as the SQL Server driver structures.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -67,6 +67,9 @@ std::vector<std::size_t> SelectPositions(const std::vector<SqlType>& types);
 struct FetchOptions {
   // SQL_C_CHAR data comes as UTF-8 (FreeTDS with ClientCharset=UTF-8).
   bool utf8_char_data = false;
+  // decimal and numeric values asked for as SQL_C_BINARY come as SQL_NUMERIC_STRUCT at the
+  // column's own precision and scale (FreeTDS), which spares printing and parsing them as text.
+  bool numeric_struct_binary = false;
 };
 
 // The column for values of `type`, producing ArrowTypeFor(type). `label` names it in

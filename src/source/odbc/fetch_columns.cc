@@ -109,6 +109,47 @@ arrow::Decimal128 DecimalOf(const DecimalText& text, SQLLEN length, int precisio
   return *value;
 }
 
+// decimal and numeric from FreeTDS as SQL_C_BINARY: the SQL_NUMERIC_STRUCT of the value at
+// the precision and scale the server declared, the magnitude little-endian in val.
+arrow::Decimal128 DecimalOf(const SQL_NUMERIC_STRUCT& n, SQLLEN length, int precision, int scale,
+                            const std::string& label) {
+  if (length != static_cast<SQLLEN>(sizeof(SQL_NUMERIC_STRUCT))) {
+    throw SourceError(label + " came back as " + std::to_string(length) +
+                      " bytes where the driver's numeric structure has " +
+                      std::to_string(sizeof(SQL_NUMERIC_STRUCT)));
+  }
+  unsigned __int128 magnitude = 0;
+  for (int i = SQL_MAX_NUMERIC_LEN - 1; i >= 0; --i) magnitude = (magnitude << 8) | n.val[i];
+  // The declared scale is the captured one unless the column changed since; values are
+  // brought to the captured scale, and refused as the text path refuses them when they do
+  // not fit it.
+  bool fits = n.scale >= 0 && n.scale <= 38;
+  int from_scale = fits ? n.scale : 0;
+  for (; fits && from_scale < scale; ++from_scale) {
+    fits = magnitude <= ~static_cast<unsigned __int128>(0) / 10;
+    magnitude *= 10;
+  }
+  for (; fits && from_scale > scale; --from_scale) {
+    fits = magnitude % 10 == 0;
+    magnitude /= 10;
+  }
+  unsigned __int128 limit = 1;
+  for (int i = 0; i < precision; ++i) limit *= 10;
+  if (!fits || magnitude >= limit) {
+    std::string digits;
+    for (unsigned __int128 m = magnitude; m > 0 || digits.empty(); m /= 10) {
+      digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
+    }
+    throw SourceError(label + " holds " + (n.sign == 0 ? "-" : "") + digits + " at scale " +
+                      std::to_string(n.scale) + ", which does not fit decimal(" +
+                      std::to_string(precision) + "," + std::to_string(scale) +
+                      "), the type the column was captured with");
+  }
+  if (n.sign == 0) magnitude = ~magnitude + 1;  // two's complement, as Arrow stores decimals
+  return arrow::Decimal128(static_cast<std::int64_t>(magnitude >> 64),
+                           static_cast<std::uint64_t>(magnitude));
+}
+
 // time and datetimeoffset come as SQL_C_BINARY, which SQL Server drivers (Microsoft's and
 // FreeTDS) fill with the SQL_SS_TIME2 and SQL_SS_TIMESTAMPOFFSET structures; the
 // driver-specific C types for them are refused by unixODBC for ODBC 3.0 applications.
@@ -318,6 +359,14 @@ std::unique_ptr<FetchColumn> MakeFetchColumn(const SqlType& type, std::string_vi
       return MakeSame<double>(arrow_type, SQL_C_DOUBLE, std::move(label));
     case arrow::Type::DECIMAL128: {
       const auto& decimal = static_cast<const arrow::Decimal128Type&>(*arrow_type);
+      if (options.numeric_struct_binary && IsOneOf(name, {"decimal", "numeric"})) {
+        return MakeFixed<SQL_NUMERIC_STRUCT, arrow::Decimal128>(
+            arrow_type, SQL_C_BINARY, std::move(label),
+            [precision = decimal.precision(), scale = decimal.scale()](
+                const SQL_NUMERIC_STRUCT& n, SQLLEN length, const std::string& l) {
+              return DecimalOf(n, length, precision, scale, l);
+            });
+      }
       return MakeFixed<DecimalText, arrow::Decimal128>(
           arrow_type, SQL_C_CHAR, std::move(label),
           [precision = decimal.precision(), scale = decimal.scale()](
