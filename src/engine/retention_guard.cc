@@ -22,7 +22,9 @@ Retention ReadRetention(Source& source, const SourceClock& clock,
 }
 
 void ThrowDataLoss(const std::string& capture_instance, const Offset& last_processed,
-                   const Retention& retention, std::int64_t batch_id, bool during_read) {
+                   const Retention& retention, std::optional<std::int64_t> batch_id,
+                   bool during_read) {
+  const std::string batch = batch_id ? "batch " + std::to_string(*batch_id) : "this batch";
   const std::string last_ts =
       last_processed.commit_ts ? FormatIsoMillis(last_processed.commit_ts->value) + " UTC"
                                : std::string("an unknown time");
@@ -31,11 +33,10 @@ void ThrowDataLoss(const std::string& capture_instance, const Offset& last_proce
                              : std::string("unknown");
   throw DataLossError(
       "capture instance '" + capture_instance + "': CDC cleanup purged changes this stream "
-      "has not read" + (during_read ? " (while batch " + std::to_string(batch_id) + " read them)"
-                                    : std::string()) +
+      "has not read" + (during_read ? " (while " + batch + " read them)" : std::string()) +
       ". Last processed commit: " + last_ts + " (LSN " + last_processed.lsn.ToString() +
       "); retention watermark: " + watermark + " (min LSN " + retention.min_lsn.ToString() +
-      "). Nothing was written for batch " + std::to_string(batch_id) +
+      "). Nothing was written for " + batch +
       ". To go on, set failOnDataLoss=false to record the gap in the facts and continue, or "
       "take a new snapshot into a new checkpoint with a new app_id; to avoid this, keep CDC "
       "retention longer than the stream's longest stop.");

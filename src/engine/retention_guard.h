@@ -34,8 +34,10 @@ inline bool Purged(const Retention& retention, const Lsn& first_to_read) {
 
 // The DataLossError of a purged batch: names the capture instance, the last processed commit
 // (time and LSN) and the retention watermark, says nothing was written and how to go on.
+// `batch_id` is the batch's id, or nullopt where the caller does not know it (Spark mode's
+// driver and executors: Spark numbers the batches), and the message then says "this batch".
 [[noreturn]] void ThrowDataLoss(const std::string& capture_instance, const Offset& last_processed,
-                                const Retention& retention, std::int64_t batch_id,
+                                const Retention& retention, std::optional<std::int64_t> batch_id,
                                 bool during_read);
 
 }  // namespace mssql_cdc

@@ -2,12 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/bootstrap.h"
 #include "engine/stream_batch.h"
+#include "engine/stream_start.h"
 #include "engine/table_schemas.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
@@ -39,12 +38,6 @@ void CheckSupported(const StreamConfig& config) {
   if (config.params.snapshot_on_switch) {
     throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
   }
-}
-
-delta::DeltaTable OpenOrCreate(const std::string& uri, const delta::CreateOptions& options) {
-  // A table that exists keeps its schema: appends merge new columns into it.
-  if (delta::DeltaTable::Exists(uri)) return delta::DeltaTable::Open(uri);
-  return delta::DeltaTable::Create(uri, options);
 }
 
 }  // namespace
@@ -130,14 +123,15 @@ class Stream::Impl {
     const auto output_schema = OutputSchema(c.source->CapturedColumns(c.instance.name),
                                             c.config.source.include_command_id);
     c.bronze_schema = BronzeSchema(output_schema);
-    c.partitions = c.config.source.num_partitions
-                       ? static_cast<int>(*c.config.source.num_partitions)
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    c.partitions = ReadPartitions(c.config.source);
 
     c.checkpoint.emplace(params.checkpoint);
     c.checkpoint->ClaimFor({params.app_id, c.instance.name, params.target});
-    c.bronze.emplace(OpenOrCreate(params.target, BronzeTableOptions(output_schema, c.instance.name)));
-    if (params.facts_table) c.facts.emplace(OpenOrCreate(*params.facts_table, FactsTableOptions()));
+    c.bronze.emplace(
+        OpenOrCreateTable(params.target, BronzeTableOptions(output_schema, c.instance.name)));
+    if (params.facts_table) {
+      c.facts.emplace(OpenOrCreateTable(*params.facts_table, FactsTableOptions()));
+    }
     if (c.config.control_table) EnsureControlTable(*c.config.control_table);
 
     std::optional<Offset> start = c.checkpoint->ReadStart();
@@ -151,7 +145,7 @@ class Stream::Impl {
                   .offset;
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
-      start = InitialOffset();
+      start = InitialOffset(*c.source, *c.clock, c.instance, c.config.source.starting_position());
       c.checkpoint->WriteStart(*start);
     } else if (params.bootstrap && !snapshot) {
       spdlog::warn("capture instance '{}': bootstrap asked for, but checkpoint {} already "
@@ -177,29 +171,6 @@ class Stream::Impl {
       // Fixed now: changes committed later wait for the next run.
       target_ = c.source->MaxLsn();
     }
-  }
-
-  // Where a new checkpoint without bootstrap starts (startingLsn): the LSN given counts as
-  // processed, so the first batch reads what follows it.
-  Offset InitialOffset() {
-    StreamContext& c = context_;
-    const StartingLsn starting = c.config.source.starting_position();
-    Offset offset;
-    switch (starting.kind) {
-      case StartingLsn::Kind::kEarliest:
-        offset.lsn = c.source->MinLsn(c.instance.name).Decrement();
-        break;
-      case StartingLsn::Kind::kLatest:
-        offset.lsn = c.source->MaxLsn().value_or(c.instance.start_lsn.Decrement());
-        break;
-      case StartingLsn::Kind::kLsn:
-        offset.lsn = starting.lsn;
-        break;
-    }
-    if (auto local = c.source->CommitTimeAtOrBefore(offset.lsn)) {
-      offset.commit_ts = c.clock->ToUtc(*local);
-    }
-    return offset;
   }
 
   void MarkPlanned() {

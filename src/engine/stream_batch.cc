@@ -28,12 +28,15 @@ std::int64_t MillisSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+}  // namespace
+
+std::string FactsTxnAppId(const std::string& app_id) { return app_id + "#facts"; }
+
 void FillRowStats(FactsRow& row, const RowStats& stats) {
   row.rows = stats.rows;
   row.deletes = stats.deletes;
   row.inserts = stats.inserts;
   row.updates = stats.updates;
-  // Ranges are NULL on a batch without rows (reference-features 3.3).
   if (stats.rows > 0) {
     row.min_lsn = stats.min_lsn;
     row.max_lsn = stats.max_lsn;
@@ -42,9 +45,28 @@ void FillRowStats(FactsRow& row, const RowStats& stats) {
   }
 }
 
-}  // namespace
-
-std::string FactsTxnAppId(const std::string& app_id) { return app_id + "#facts"; }
+FactsRow DataSkippedRow(const std::string& app_id, const std::string& target,
+                        const BatchOffsets& offsets, bool certain,
+                        const std::optional<UtcMicros>& lost_to_ts, const std::string& reason) {
+  FactsRow row;
+  row.app_id = app_id;
+  row.batch_id = offsets.batch_id;
+  row.rows = 0;
+  row.event = "data_skipped";
+  const Lsn resumed = offsets.read_from.value_or(offsets.start.lsn.Increment());
+  row.min_lsn = row.max_lsn = resumed.ToString();
+  row.lost_from_ts = offsets.start.commit_ts;
+  row.lost_to_ts = lost_to_ts;
+  nlohmann::json detail = {{"from", offsets.start.lsn.ToString()},
+                           {"to", resumed.ToString()},
+                           {"certain", certain}};
+  if (!reason.empty()) detail["reason"] = reason;
+  row.detail = detail.dump();
+  row.end_lsn = offsets.end.lsn.ToString();
+  row.end_commit_ts = offsets.end.commit_ts;
+  row.target = target;
+  return row;
+}
 
 void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
   if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
@@ -82,27 +104,11 @@ bool BatchRunner::CheckBeforeRead(BatchOffsets& offsets) {
   return true;
 }
 
-std::optional<FactsRow> BatchRunner::SkippedRow(const BatchOffsets& offsets, bool certain,
-                                                const std::optional<UtcMicros>& lost_to_ts,
-                                                const std::string& reason) {
-  FactsRow row;
-  row.app_id = context_.config.params.app_id;
-  row.batch_id = offsets.batch_id;
-  row.rows = 0;
-  row.event = "data_skipped";
-  const Lsn resumed = offsets.read_from.value_or(offsets.start.lsn.Increment());
-  row.min_lsn = row.max_lsn = resumed.ToString();
-  row.lost_from_ts = offsets.start.commit_ts;
-  row.lost_to_ts = lost_to_ts;
-  nlohmann::json detail = {{"from", offsets.start.lsn.ToString()},
-                           {"to", resumed.ToString()},
-                           {"certain", certain}};
-  if (!reason.empty()) detail["reason"] = reason;
-  row.detail = detail.dump();
-  row.end_lsn = offsets.end.lsn.ToString();
-  row.end_commit_ts = offsets.end.commit_ts;
-  row.target = context_.config.params.target;
-  return row;
+FactsRow BatchRunner::SkippedRow(const BatchOffsets& offsets, bool certain,
+                                 const std::optional<UtcMicros>& lost_to_ts,
+                                 const std::string& reason) {
+  return DataSkippedRow(context_.config.params.app_id, context_.config.params.target, offsets,
+                        certain, lost_to_ts, reason);
 }
 
 void BatchRunner::Measure(FactsRow& row, const BatchOffsets& offsets) {
@@ -159,7 +165,7 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   BatchRead read = ReadBatchRanges(request, *c.source, c.factory, *c.clock);
 
   std::vector<FactsRow> events;
-  if (offsets.read_from) events.push_back(*SkippedRow(offsets, true, offsets.lost_to_ts, ""));
+  if (offsets.read_from) events.push_back(SkippedRow(offsets, true, offsets.lost_to_ts, ""));
   // Cleanup during the read leaves the change table with less than the range held; only the
   // min LSN now tells.
   const Retention after = ReadRetention(*c.source, *c.clock, ci);
@@ -169,8 +175,8 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
     }
     BatchOffsets lost = offsets;
     lost.read_from = after.min_lsn;
-    events.push_back(*SkippedRow(lost, false, after.watermark_ts,
-                                 "CDC cleanup passed the range's start while it was read"));
+    events.push_back(SkippedRow(lost, false, after.watermark_ts,
+                                "CDC cleanup passed the range's start while it was read"));
   }
 
   FillRowStats(row, read.stats);
@@ -211,7 +217,7 @@ BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
   options.txn = delta::Txn{c.config.params.app_id, offsets.batch_id, std::nullopt};
   const std::int64_t version = c.bronze->Append({}, options).version;
   std::vector<FactsRow> events;
-  if (offsets.read_from) events.push_back(*SkippedRow(offsets, true, offsets.lost_to_ts, ""));
+  if (offsets.read_from) events.push_back(SkippedRow(offsets, true, offsets.lost_to_ts, ""));
   row.duration_ms = MillisSince(started);
   return Finish(offsets, std::move(row), std::move(events), version);
 }

@@ -12,6 +12,7 @@
 
 #include "core/timezone.h"
 #include "delta/table.h"
+#include "engine/batch_reader.h"
 #include "engine/facts.h"
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
@@ -42,6 +43,18 @@ struct BatchOutcome {
 // The txn app id of a stream's micro-batch facts rows.
 std::string FactsTxnAppId(const std::string& app_id);
 
+// The row counts and ranges of a micro-batch facts row from its rows' stats; the LSN and
+// commit time ranges stay NULL on a batch without rows (reference-features 3.3).
+void FillRowStats(FactsRow& row, const RowStats& stats);
+
+// The `data_skipped` event of a batch whose range cleanup purged: it resumed at `read_from`
+// (or the LSN after start when unset) and lost the changes from the start offset's commit time
+// to `lost_to_ts`; `certain` is false when the loss was seen only after the read, with
+// `reason` saying why. Every field but written_at is set.
+FactsRow DataSkippedRow(const std::string& app_id, const std::string& target,
+                        const BatchOffsets& offsets, bool certain,
+                        const std::optional<UtcMicros>& lost_to_ts, const std::string& reason);
+
 class BatchRunner {
  public:
   explicit BatchRunner(StreamContext& context) : context_(context) {}
@@ -64,9 +77,8 @@ class BatchRunner {
   BatchOutcome FinishFromBronze(const BatchOffsets& offsets);
   // Fills the measured fields of a micro-batch row: retention, max LSN, lags, end offset.
   void Measure(FactsRow& row, const BatchOffsets& offsets);
-  std::optional<FactsRow> SkippedRow(const BatchOffsets& offsets, bool certain,
-                                     const std::optional<UtcMicros>& lost_to_ts,
-                                     const std::string& reason);
+  FactsRow SkippedRow(const BatchOffsets& offsets, bool certain,
+                      const std::optional<UtcMicros>& lost_to_ts, const std::string& reason);
   BatchOutcome Finish(const BatchOffsets& offsets, FactsRow row,
                       std::vector<FactsRow> events, std::int64_t bronze_version);
   void Hook(BatchStep step, std::int64_t batch_id);

@@ -131,17 +131,16 @@ void StreamCheckpoint::ClaimFor(const StreamIdentity& identity) {
   if (ec) throw SourceError("checkpoint: cannot create " + Path("offsets") + ": " + ec.message());
   fs::create_directories(Path("commits"), ec);
   if (ec) throw SourceError("checkpoint: cannot create " + Path("commits") + ": " + ec.message());
-  const std::string path = Path("stream.json");
-  auto existing = ReadJsonFile(path);
+  auto existing = ReadIdentity();
   if (!existing) {
     json doc = {{"app_id", identity.app_id},
                 {"capture_instance", identity.capture_instance},
                 {"target", identity.target}};
-    WriteFileAtomically(path, doc.dump() + "\n");
+    WriteFileAtomically(Path("stream.json"), doc.dump() + "\n");
     return;
   }
-  const std::string app_id = existing->value("app_id", "");
-  const std::string target = existing->value("target", "");
+  const std::string& app_id = existing->app_id;
+  const std::string& target = existing->target;
   if (app_id != identity.app_id) {
     throw ConfigError("checkpoint " + directory_ + " belongs to app_id '" + app_id +
                       "', not '" + identity.app_id +
@@ -243,6 +242,13 @@ RecoveryPoint StreamCheckpoint::Recover() const {
   point.next_batch_id = *last_planned + 1;
   point.next_start = offsets->end;
   return point;
+}
+
+std::optional<StreamIdentity> StreamCheckpoint::ReadIdentity() const {
+  auto doc = ReadJsonFile(Path("stream.json"));
+  if (!doc) return std::nullopt;
+  return StreamIdentity{doc->value("app_id", ""), doc->value("capture_instance", ""),
+                        doc->value("target", "")};
 }
 
 }  // namespace mssql_cdc

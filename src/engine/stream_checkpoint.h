@@ -76,6 +76,9 @@ class StreamCheckpoint {
   std::optional<SnapshotState> ReadSnapshot() const;
   void WriteSnapshot(const SnapshotState& state);
 
+  // The identity stream.json holds; nullopt when there is none (not a checkpoint yet).
+  std::optional<StreamIdentity> ReadIdentity() const;
+
   RecoveryPoint Recover() const;
   void WriteOffsets(const BatchOffsets& offsets);
   void WriteCommit(const BatchCommit& commit);

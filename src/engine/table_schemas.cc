@@ -183,10 +183,12 @@ delta::CreateOptions EngineTableOptions(std::shared_ptr<arrow::Schema> schema,
 
 delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& output_schema,
                                         const std::string& capture_instance) {
+  const std::string instance =
+      capture_instance.empty() ? "a SQL Server capture instance"
+                               : "SQL Server capture instance " + capture_instance;
   return EngineTableOptions(
       BronzeSchema(output_schema),
-      "mssql-cdc bronze: append-only change log of SQL Server capture instance " +
-          capture_instance + ", one append per micro-batch",
+      "mssql-cdc bronze: append-only change log of " + instance + ", one append per micro-batch",
       kBronzeSchemaVersion);
 }
 
@@ -202,6 +204,11 @@ delta::CreateOptions ControlTableOptions() {
       ControlSchema(),
       "mssql-cdc control: completeness verdict (finalized_until) per table, moved forward only",
       kControlSchemaVersion);
+}
+
+delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options) {
+  if (delta::DeltaTable::Exists(uri)) return delta::DeltaTable::Open(uri);
+  return delta::DeltaTable::Create(uri, options);
 }
 
 }  // namespace mssql_cdc

@@ -25,10 +25,15 @@ std::shared_ptr<arrow::Schema> FactsSchema();
 // The control table's columns.
 std::shared_ptr<arrow::Schema> ControlSchema();
 
-// Create options (schema, comment, properties) of each table.
+// Create options (schema, comment, properties) of each table. The bronze table's comment
+// names its capture instance; an empty name leaves the name out.
 delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& output_schema,
                                         const std::string& capture_instance);
 delta::CreateOptions FactsTableOptions();
 delta::CreateOptions ControlTableOptions();
+
+// The table at `uri`, created with `options` when there is none. A table that exists is
+// opened as it is, whatever its schema: appends merge new columns into it (merge_schema).
+delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options);
 
 }  // namespace mssql_cdc

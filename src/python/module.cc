@@ -16,6 +16,9 @@ namespace nb = nanobind;
 namespace mssql_cdc::python {
 void BindSource(nb::module_& m);  // source_bindings.cc
 void BindDelta(nb::module_& m);   // delta_bindings.cc
+void BindFeed(nb::module_& m);    // feed_bindings.cc
+void BindTables(nb::module_& m);  // table_bindings.cc
+void BindFinalization(nb::module_& m);  // finalization_bindings.cc
 }
 
 NB_MODULE(_core, m) {
@@ -36,4 +39,7 @@ NB_MODULE(_core, m) {
   }, "The Spark SQL type of a SQL Server type declaration under the engine's mapping.");
   python::BindSource(m);
   python::BindDelta(m);
+  python::BindFeed(m);
+  python::BindTables(m);
+  python::BindFinalization(m);
 }

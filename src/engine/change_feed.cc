@@ -1,0 +1,147 @@
+#include "engine/change_feed.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "core/errors.h"
+#include "delta/table.h"
+#include "engine/bootstrap.h"
+#include "engine/stream_checkpoint.h"
+#include "engine/stream_start.h"
+#include "engine/table_schemas.h"
+#include "source/output_schema.h"
+#include "source/source_clock.h"
+
+namespace mssql_cdc {
+namespace {
+
+std::unique_ptr<Source> OpenChecked(const SourceOptions& options, SourceFactory& factory) {
+  ChangeFeed::CheckOptions(options);
+  if (!factory) factory = MakeSourceFactory(options);
+  return factory();
+}
+
+}  // namespace
+
+void ChangeFeed::CheckOptions(const SourceOptions& options) {
+  if (options.capture_instance.empty()) {
+    throw ConfigError("option 'captureInstance' is required: name the capture instance to read");
+  }
+  // Refused rather than ignored: a feed that silently read other columns would lose data.
+  if (options.columns) {
+    throw ConfigError("option 'columns' is not supported in Spark mode yet: leave it out "
+                      "(every captured column is read)");
+  }
+}
+
+ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory)
+    : options_(std::move(options)),
+      factory_(std::move(factory)),
+      source_(OpenChecked(options_, factory_)),
+      instance_(source_->ResolveCaptureInstance(options_.capture_instance)),
+      clock_(ResolveSourceClock(*source_, options_.source_time_zone)),
+      output_schema_(OutputSchema(source_->CapturedColumns(instance_.name),
+                                  options_.include_command_id)) {}
+
+Offset ChangeFeed::InitialOffset() {
+  return mssql_cdc::InitialOffset(*source_, clock_, instance_, options_.starting_position());
+}
+
+std::optional<Offset> ChangeFeed::MaxOffset() {
+  const std::optional<Lsn> max_lsn = source_->MaxLsn();
+  if (!max_lsn) return std::nullopt;
+  Offset offset{*max_lsn, std::nullopt};
+  if (auto local = source_->CommitTimeAtOrBefore(*max_lsn)) offset.commit_ts = clock_.ToUtc(*local);
+  return offset;
+}
+
+Offset ChangeFeed::LatestOffset(const Offset& start, std::optional<std::int64_t> max_commits,
+                                std::optional<Lsn> target) {
+  if (!target) target = source_->MaxLsn();
+  if (!target) return start;
+  std::optional<Offset> end = BatchPlanner::PlanEnd(*source_, clock_, start, *target, max_commits);
+  if (!end) return start;
+  if (auto purged = Purged(start); purged && options_.fail_on_data_loss) {
+    ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt, /*during_read=*/false);
+  }
+  return *end;
+}
+
+std::optional<PurgedRange> ChangeFeed::Purged(const Offset& start) {
+  const Lsn first = start.lsn.Increment();
+  Retention retention = ReadRetention(*source_, clock_, instance_.name);
+  if (!mssql_cdc::Purged(retention, first)) return std::nullopt;
+  return PurgedRange{first, std::move(retention)};
+}
+
+std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& end) {
+  if (end.lsn <= start.lsn) return {};
+  Lsn from = start.lsn.Increment();
+  if (auto purged = Purged(start)) {
+    if (options_.fail_on_data_loss) {
+      ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt,
+                    /*during_read=*/false);
+    }
+    spdlog::warn("capture instance '{}': CDC cleanup purged changes after LSN {} up to LSN {}; "
+                 "failOnDataLoss=false, so the batch reads from LSN {}",
+                 instance_.name, start.lsn.ToString(), purged->retention.min_lsn.ToString(),
+                 purged->retention.min_lsn.ToString());
+    from = purged->retention.min_lsn;
+  }
+  if (end.lsn < from) return {};
+  return BatchPlanner::Split(*source_, instance_.name, from, end.lsn, ReadPartitions(options_));
+}
+
+Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
+  StreamParams params;
+  params.target = request.target;
+  params.app_id = request.app_id;
+  params.checkpoint = request.state_dir;
+  params.facts_table = request.facts_table;
+  params.bootstrap = true;
+  ValidateStreamConfig(options_, params);
+
+  StreamCheckpoint state(request.state_dir);
+  state.ClaimFor({request.app_id, instance_.name, request.target});
+  delta::DeltaTable bronze =
+      OpenOrCreateTable(request.target, BronzeTableOptions(output_schema_, instance_.name));
+  std::optional<delta::DeltaTable> facts;
+  if (request.facts_table) {
+    facts.emplace(OpenOrCreateTable(*request.facts_table, FactsTableOptions()));
+  }
+
+  const BootstrapRequest snapshot{instance_, BronzeSchema(output_schema_), request.app_id,
+                                  request.target, options_.arrow_batch_size};
+  const Offset start = RunBootstrap(snapshot, *source_, clock_, state, bronze,
+                                    facts ? &*facts : nullptr)
+                           .offset;
+  if (!state.ReadStart()) state.WriteStart(start);
+  return start;
+}
+
+std::optional<Offset> NativeHandoverOffset(const std::string& checkpoint_dir) {
+  const StreamCheckpoint checkpoint(checkpoint_dir);
+  const std::optional<StreamIdentity> identity = checkpoint.ReadIdentity();
+  if (!identity) {
+    throw NotFoundError("no native stream checkpoint at " + checkpoint_dir +
+                        ": it has no stream.json; give the checkpoint directory of a stream "
+                        "that has run");
+  }
+  const RecoveryPoint point = checkpoint.Recover();
+  if (point.next_start) return point.next_start;
+  if (point.replay) {
+    // The batch a restart would replay: its rows are in bronze when its append landed.
+    if (delta::DeltaTable::Exists(identity->target)) {
+      const auto& held = delta::DeltaTable::Open(identity->target).snapshot().app_versions;
+      if (auto it = held.find(identity->app_id);
+          it != held.end() && it->second >= point.replay->batch_id) {
+        return point.replay->end;
+      }
+    }
+    return point.replay->start;
+  }
+  return checkpoint.ReadStart();
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,103 @@
+// Spark mode's driver side (decision 0004): the decisions the native Stream makes before a
+// micro-batch reads, for a caller that drives the batches and keeps the checkpoint itself.
+//
+// A ChangeFeed is one capture instance of one source. It starts where a native stream starts
+// (stream_start.h), ends each batch where the native planner would (BatchPlanner::PlanEnd),
+// checks retention before a batch as the native stream does (retention_guard.h), and splits a
+// batch into the same commit-aligned ranges (BatchPlanner::Split). It reads no change rows:
+// the ranges are read on Spark's executors (feed_range.h). It can also run the native
+// bootstrap, with its crash-safe snapshot state kept in a directory of the caller's.
+//
+// A ChangeFeed holds one Source and is used from one thread at a time.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/offset.h"
+#include "core/options.h"
+#include "core/timezone.h"
+#include "engine/retention_guard.h"
+#include "plan/planner.h"
+#include "source/open_source.h"
+
+namespace mssql_cdc {
+
+// Changes after a position that CDC cleanup has purged.
+struct PurgedRange {
+  Lsn first_lost;       // the first LSN after the position
+  Retention retention;  // the min LSN, where reading can resume, and its commit time
+};
+
+struct FeedBootstrapRequest {
+  std::string target;      // the bronze table (path or file:// URI)
+  std::string app_id;      // the stream's app id: names the snapshot's txn and facts row
+  std::string state_dir;   // where the snapshot state is kept (a native checkpoint's layout)
+  std::optional<std::string> facts_table;  // gets the `bootstrap` event row when given
+};
+
+class ChangeFeed {
+ public:
+  // Throws ConfigError when captureInstance is missing or `columns` is given (every captured
+  // column is read), then opens the source through `factory` (MakeSourceFactory(options)
+  // when null), resolves the capture instance (NotFoundError) and the source clock, and
+  // builds the output schema (UnsupportedTypeError, ConfigError for a reserved name).
+  explicit ChangeFeed(SourceOptions options, SourceFactory factory = nullptr);
+
+  // The refusals of the constructor, for callers that read with these options elsewhere.
+  static void CheckOptions(const SourceOptions& options);
+
+  const SourceOptions& options() const { return options_; }
+  const CaptureInstanceInfo& instance() const { return instance_; }
+  const std::shared_ptr<arrow::Schema>& output_schema() const { return output_schema_; }
+
+  // The position before the first change to read, by startingLsn (InitialOffset).
+  Offset InitialOffset();
+
+  // The max LSN and its commit time; nullopt while lsn_time_mapping is empty.
+  std::optional<Offset> MaxOffset();
+
+  // The end of the batch after `start`: up to `target` (the max LSN when nullopt), at most
+  // `max_commits` commits when given; `start` itself when nothing follows it. When a batch
+  // follows, retention is checked first: a purged start throws DataLossError (writing
+  // nothing) with failOnDataLoss, and is otherwise left for Purged() to report.
+  Offset LatestOffset(const Offset& start, std::optional<std::int64_t> max_commits,
+                      std::optional<Lsn> target);
+
+  // The changes after `start` that cleanup has purged; nullopt when none were.
+  std::optional<PurgedRange> Purged(const Offset& start);
+
+  // The commit-aligned ranges (start, end] is read in, at most numPartitions (or the
+  // hardware threads) of them; none when end <= start or the split finds no rows. A purged
+  // start throws DataLossError with failOnDataLoss, and otherwise reading starts at the min
+  // LSN.
+  std::vector<LsnRange> Partitions(const Offset& start, const Offset& end);
+
+  // The native bootstrap (engine/bootstrap.h) into `request.target`, creating bronze (and the
+  // facts table) when missing; a run that died mid-snapshot is retaken at the same LSN, and
+  // a finished one is not taken again. Returns the offset the stream starts after. ConfigError
+  // when startingLsn is given too, as for a native stream.
+  Offset Bootstrap(const FeedBootstrapRequest& request);
+
+ private:
+  SourceOptions options_;
+  SourceFactory factory_;
+  std::unique_ptr<Source> source_;
+  CaptureInstanceInfo instance_;
+  SourceClock clock_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+};
+
+// Where a native stream's checkpoint directory stands, for a stream that goes on in Spark
+// (startingLsn): the end of its last committed batch; the end of a batch planned but not
+// committed when its bronze append landed (bronze holds its txn), else that batch's start;
+// the start offset when no batch was planned; nullopt when the checkpoint has no start yet.
+// Throws NotFoundError when the directory holds no checkpoint.
+std::optional<Offset> NativeHandoverOffset(const std::string& checkpoint_dir);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,103 @@
+#include "engine/feed_range.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/timezone.h"
+#include "engine/batch_reader.h"
+#include "engine/change_feed.h"
+#include "engine/retention_guard.h"
+#include "source/error_status.h"
+#include "source/output_schema.h"
+#include "source/source_clock.h"
+
+namespace mssql_cdc {
+namespace {
+
+class FeedRangeReader final : public arrow::RecordBatchReader {
+ public:
+  FeedRangeReader(std::unique_ptr<Source> source, std::string capture_instance, SourceClock clock,
+                  std::shared_ptr<arrow::Schema> schema, const Lsn& from,
+                  std::unique_ptr<arrow::RecordBatchReader> changes, bool fail_on_data_loss)
+      : source_(std::move(source)),
+        capture_instance_(std::move(capture_instance)),
+        clock_(std::move(clock)),
+        schema_(std::move(schema)),
+        from_(from),
+        changes_(std::move(changes)),
+        fail_on_data_loss_(fail_on_data_loss) {}
+
+  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    return ReadNextOrStatus(batch, [this] { return Next(); }, [this] { Release(); });
+  }
+
+  arrow::Status Close() override {
+    Release();
+    return arrow::Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::RecordBatch> Next() {
+    while (changes_) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ThrowIfError(changes_->ReadNext(&batch));
+      if (!batch) {
+        changes_.reset();
+        CheckRetentionAfterRead();
+        break;
+      }
+      // The schema Spark was told, field for field, whatever the backend's batches carry.
+      if (batch->num_rows() > 0) return AlignToBronze(batch, schema_, std::nullopt, std::nullopt);
+    }
+    return nullptr;
+  }
+
+  void CheckRetentionAfterRead() {
+    const Retention after = ReadRetention(*source_, clock_, capture_instance_);
+    if (!Purged(after, from_) || !fail_on_data_loss_) return;
+    Offset last_processed{from_.Decrement(), std::nullopt};
+    if (auto local = source_->CommitTimeAtOrBefore(last_processed.lsn)) {
+      last_processed.commit_ts = clock_.ToUtc(*local);
+    }
+    ThrowDataLoss(capture_instance_, last_processed, after, std::nullopt, /*during_read=*/true);
+  }
+
+  void Release() { changes_.reset(); }
+
+  std::unique_ptr<Source> source_;
+  std::string capture_instance_;
+  SourceClock clock_;
+  std::shared_ptr<arrow::Schema> schema_;
+  Lsn from_;
+  std::unique_ptr<arrow::RecordBatchReader> changes_;  // null once read to the end or failed
+  bool fail_on_data_loss_;
+};
+
+}  // namespace
+
+std::unique_ptr<arrow::RecordBatchReader> ReadFeedRange(const SourceOptions& options,
+                                                        const Lsn& from, const Lsn& to,
+                                                        SourceFactory factory) {
+  ChangeFeed::CheckOptions(options);
+  if (!factory) factory = MakeSourceFactory(options);
+  std::unique_ptr<Source> source = factory();
+  const CaptureInstanceInfo instance = source->ResolveCaptureInstance(options.capture_instance);
+  SourceClock clock = ResolveSourceClock(*source, options.source_time_zone);
+  auto schema = OutputSchema(source->CapturedColumns(instance.name), options.include_command_id);
+  ChangeReadRequest request;
+  request.capture_instance = instance.name;
+  request.from = from;
+  request.to = to;
+  request.include_command_id = options.include_command_id;
+  request.batch_rows = options.arrow_batch_size;
+  auto changes = source->ReadChanges(request, clock);
+  return std::make_unique<FeedRangeReader>(std::move(source), instance.name, std::move(clock),
+                                           std::move(schema), from, std::move(changes),
+                                           options.fail_on_data_loss);
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,30 @@
+// Spark mode's executor side (decision 0004): one commit-aligned range of a batch, as a
+// ChangeFeed planned it, read through a Source of its own.
+//
+// The reader gives the change rows of [from, to] in the output schema exactly (the schema
+// Spark is told), in record batches of at most arrowBatchSize rows, commit times converted
+// to UTC by the source clock as in a native stream's read. After its last batch it checks
+// retention again (invariant 4): when cleanup passed `from` while the range was read, the
+// change table may have silently returned less than the range held, so with failOnDataLoss
+// the next read fails with DataLossError instead of ending. Failures come back from ReadNext
+// as a Status carrying the Error (source/error_status.h).
+#pragma once
+
+#include <arrow/record_batch.h>
+
+#include <memory>
+
+#include "core/lsn.h"
+#include "core/options.h"
+#include "source/open_source.h"
+
+namespace mssql_cdc {
+
+// Opens the source through `factory` (MakeSourceFactory(options) when null), resolves the
+// capture instance and the clock, and starts the read. Throws what ChangeFeed's constructor
+// throws, and the request errors of Source::ReadChanges.
+std::unique_ptr<arrow::RecordBatchReader> ReadFeedRange(const SourceOptions& options,
+                                                        const Lsn& from, const Lsn& to,
+                                                        SourceFactory factory = nullptr);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,26 @@
+// Where a stream starts and how many ranges a batch is read in: rules the native Stream and
+// Spark mode's ChangeFeed share, so a stream starts at the same position and splits its
+// batches the same way whichever of them drives it.
+#pragma once
+
+#include "core/offset.h"
+#include "core/options.h"
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+class SourceClock;
+
+// The offset a new stream without bootstrap starts after (startingLsn): earliest is the LSN
+// before the instance's min LSN; latest is the max LSN, or, while lsn_time_mapping is empty,
+// the LSN before the instance's start; a given LSN counts as processed, so the first batch
+// reads what follows it. The commit time is that of the last lsn_time_mapping entry at or
+// before the LSN, in UTC, or unknown when there is none.
+Offset InitialOffset(Source& source, const SourceClock& clock, const CaptureInstanceInfo& instance,
+                     const StartingLsn& starting);
+
+// The most ranges a batch is split into: numPartitions, or the machine's hardware threads
+// when it is not given.
+int ReadPartitions(const SourceOptions& options);
+
+}  // namespace mssql_cdc

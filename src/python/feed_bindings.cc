@@ -1,0 +1,188 @@
+// Python access to Spark mode's reading side (decision 0004): the driver's ChangeFeed
+// (engine/change_feed.h), the executors' range read (engine/feed_range.h), the bootstrap, and
+// the hand-over from a native checkpoint. Offsets cross as their JSON text (core/offset.h),
+// source options as a dict of strings parsed by SourceOptions::Parse.
+#include <arrow/record_batch.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/offset.h"
+#include "core/options.h"
+#include "delta/schema.h"
+#include "engine/change_feed.h"
+#include "engine/facts.h"
+#include "engine/feed_range.h"
+#include "engine/stream_batch.h"
+#include "engine/stream_group.h"
+#include "python/arrow_stream.h"
+
+namespace nb = nanobind;
+
+namespace mssql_cdc::python {
+namespace {
+
+// Source options from a dict: names as given (matched ignoring case by the parser), values
+// as text; a bool becomes "true" or "false".
+SourceOptions ParseSourceOptions(nb::handle mapping) {
+  if (!nb::isinstance<nb::dict>(mapping)) throw ConfigError("options must be a dict of str to str");
+  std::vector<Options::Entry> entries;
+  for (auto [key, value] : nb::borrow<nb::dict>(mapping)) {
+    if (!nb::isinstance<nb::str>(key)) throw ConfigError("option names must be str");
+    std::string text;
+    if (nb::isinstance<nb::bool_>(value)) {
+      text = nb::cast<bool>(value) ? "true" : "false";
+    } else {
+      text = nb::cast<std::string>(nb::str(value));
+    }
+    entries.emplace_back(nb::cast<std::string>(key), std::move(text));
+  }
+  return SourceOptions::Parse(Options(std::move(entries)));
+}
+
+std::optional<std::string> JsonOf(const std::optional<Offset>& offset) {
+  return offset ? std::optional<std::string>(offset->ToJson()) : std::nullopt;
+}
+
+class PyFeed {
+ public:
+  explicit PyFeed(nb::handle options) : feed_(ParseSourceOptions(options)) {}
+
+  const std::string& CaptureInstance() const { return feed_.instance().name; }
+
+  std::string SparkSchemaJson() const { return delta::ToDeltaSchemaString(*feed_.output_schema()); }
+
+  std::string InitialOffset() { return feed_.InitialOffset().ToJson(); }
+
+  std::optional<std::string> MaxOffset() { return JsonOf(feed_.MaxOffset()); }
+
+  std::string LatestOffset(const std::string& start, std::optional<std::int64_t> max_commits,
+                           const std::optional<std::string>& target) {
+    std::optional<Lsn> target_lsn;
+    if (target) target_lsn = Offset::FromJson(*target).lsn;
+    return feed_.LatestOffset(Offset::FromJson(start), max_commits, target_lsn).ToJson();
+  }
+
+  std::optional<std::pair<std::string, std::string>> SkippedRange(const std::string& start) {
+    auto purged = feed_.Purged(Offset::FromJson(start));
+    if (!purged) return std::nullopt;
+    return std::pair{purged->first_lost.ToString(), purged->retention.min_lsn.ToString()};
+  }
+
+  std::vector<std::pair<std::string, std::string>> Partitions(const std::string& start,
+                                                              const std::string& end) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const LsnRange& range : feed_.Partitions(Offset::FromJson(start), Offset::FromJson(end))) {
+      out.emplace_back(range.from.ToString(), range.to.ToString());
+    }
+    return out;
+  }
+
+  // The native `data_skipped` facts row of the batch (start, end] when cleanup purged changes
+  // after start; None otherwise.
+  nb::object SkippedFacts(const std::string& app_id, const std::string& target,
+                          std::int64_t batch_id, const std::string& start,
+                          const std::string& end) {
+    BatchOffsets offsets{batch_id, Offset::FromJson(start), Offset::FromJson(end), std::nullopt,
+                         std::nullopt};
+    auto purged = feed_.Purged(offsets.start);
+    if (!purged) return nb::none();
+    offsets.read_from = purged->retention.min_lsn;
+    FactsRow row = DataSkippedRow(app_id, target, offsets, /*certain=*/true,
+                                  purged->retention.watermark_ts, "");
+    row.written_at = NowUtc();
+    return ToPyArrowBatch(FactsToRecordBatch({row}));
+  }
+
+ private:
+  ChangeFeed feed_;
+};
+
+ArrowStream ReadRange(nb::handle options, const std::string& from_lsn, const std::string& to_lsn) {
+  const SourceOptions parsed = ParseSourceOptions(options);
+  const Lsn from = Lsn::ParseLenient(from_lsn);
+  const Lsn to = Lsn::ParseLenient(to_lsn);
+  std::shared_ptr<arrow::RecordBatchReader> reader;
+  {
+    nb::gil_scoped_release release;
+    reader = ReadFeedRange(parsed, from, to);
+  }
+  return ArrowStream(std::move(reader));
+}
+
+std::string Bootstrap(nb::handle options, const std::string& target, const std::string& app_id,
+                      const std::string& state_dir, const std::optional<std::string>& facts_table) {
+  SourceOptions parsed = ParseSourceOptions(options);
+  nb::gil_scoped_release release;
+  ChangeFeed feed(std::move(parsed));
+  return feed.Bootstrap({target, app_id, state_dir, facts_table}).ToJson();
+}
+
+}  // namespace
+
+void BindFeed(nb::module_& m) {
+  nb::class_<PyFeed>(m, "Feed",
+                     "The driver side of Spark mode for one capture instance: where the stream "
+                     "starts, where each batch ends, the retention check and the split into "
+                     "commit-aligned ranges, decided as a native stream decides them. Holds "
+                     "one source connection; not thread-safe.")
+      .def(nb::init<nb::handle>(), nb::arg("options"))
+      .def_prop_ro("capture_instance", &PyFeed::CaptureInstance)
+      .def("spark_schema_json", &PyFeed::SparkSchemaJson,
+           "The output schema as Spark StructType JSON.")
+      .def("initial_offset", &PyFeed::InitialOffset,
+           "Offset JSON of the position before the first change to read (startingLsn).")
+      .def("max_offset", &PyFeed::MaxOffset,
+           "Offset JSON of the max LSN; None while lsn_time_mapping is empty.")
+      .def("latest_offset", &PyFeed::LatestOffset, nb::arg("start"),
+           nb::arg("max_commits") = nb::none(), nb::arg("target") = nb::none(),
+           "Offset JSON of the end of the batch after `start` (up to the `target` offset, else "
+           "the max LSN; at most max_commits commits); `start` when nothing is new. Raises "
+           "DataLossError when cleanup purged changes after start and failOnDataLoss is on.")
+      .def("skipped_range", &PyFeed::SkippedRange, nb::arg("start"),
+           "(first_lost_lsn, min_lsn) when cleanup purged changes after `start`, else None.")
+      .def("partitions", &PyFeed::Partitions, nb::arg("start"), nb::arg("end"),
+           "Commit-aligned (from_lsn, to_lsn) ranges of (start, end], at most numPartitions.")
+      .def("skipped_facts", &PyFeed::SkippedFacts, nb::arg("app_id"), nb::arg("target"),
+           nb::arg("batch_id"), nb::arg("start"), nb::arg("end"),
+           "The native data_skipped facts row (a pyarrow.RecordBatch in the facts schema) of "
+           "the batch (start, end] when cleanup purged changes after start, else None.");
+
+  m.def("read_range", &ReadRange, nb::arg("options"), nb::arg("from_lsn"), nb::arg("to_lsn"),
+        "The change rows of [from_lsn, to_lsn] in the output schema, as an Arrow stream "
+        "(pyarrow.RecordBatchReader.from_stream, or iterate it), in batches of arrowBatchSize "
+        "rows. After the last batch retention is checked again: changes purged during the read "
+        "fail the next read with DataLossError when failOnDataLoss is on.");
+  m.def("bootstrap", &Bootstrap, nb::arg("options"), nb::arg("target"), nb::arg("app_id"),
+        nb::arg("state_dir"), nb::arg("facts_table") = nb::none(),
+        "The native bootstrap into bronze `target`, its snapshot state kept in `state_dir`; "
+        "returns the offset JSON the stream starts after.");
+  m.def("native_checkpoint_offset",
+        [](const std::string& checkpoint) {
+          nb::gil_scoped_release release;
+          return JsonOf(NativeHandoverOffset(checkpoint));
+        },
+        nb::arg("checkpoint"),
+        "Offset JSON of where a native stream's checkpoint stands (the end of its last batch "
+        "in bronze, else its start); None when it has no start yet.");
+  m.def("expand_template",
+        [](const std::string& pattern, const std::string& capture_instance,
+           const std::string& parameter) {
+          return ExpandTemplate(pattern, parameter, capture_instance);
+        },
+        nb::arg("template"), nb::arg("capture_instance"), nb::arg("parameter"),
+        "`template` with {ci} replaced by the capture instance; ConfigError naming `parameter` "
+        "when it has no {ci}.");
+}
+
+}  // namespace mssql_cdc::python
