@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
 ctest --test-dir build --output-on-failure -j2 || status=1
-MSSQL_CDC_BIN="$PWD/build/mssql-cdc" .venv/bin/python -m pytest -q tests/python tests/cli tests/delta tests/engine || status=1
+MSSQL_CDC_BIN="$PWD/build/mssql-cdc" .venv/bin/python -m pytest -q tests/python tests/cli tests/delta tests/engine tests/spark || status=1
 exit $status

@@ -1,4 +1,13 @@
-"""mssql_cdc: SQL Server Change Data Capture into Delta Lake, on a C++ engine."""
+"""mssql_cdc: SQL Server Change Data Capture into Delta Lake, on a C++ engine.
+
+The error classes load with the package; the Spark API (``stream``, ``register``,
+``start_many``, ``await_all``, ``stop_all``, ``is_data_loss``, ``is_schema_changed``,
+``MssqlCdcDataSource`` and the submodules ``finalization`` and ``sink``) loads PySpark on
+first use, so the package imports without it.
+"""
+
+import importlib
+from typing import Any
 
 import pyarrow  # noqa: F401  (loads the Arrow C++ libraries the extension links against)
 
@@ -16,9 +25,44 @@ from mssql_cdc.errors import (
 
 __version__ = _core.__version__
 
+# name -> module that defines it; imported on first access (PEP 562).
+_SPARK_API = {
+    "MssqlCdcDataSource": "mssql_cdc.datasource",
+    "register": "mssql_cdc.datasource",
+    "stream": "mssql_cdc.pipeline",
+    "CdcStream": "mssql_cdc.pipeline",
+    "start_many": "mssql_cdc.fanout",
+    "await_all": "mssql_cdc.fanout",
+    "stop_all": "mssql_cdc.fanout",
+    "is_data_loss": "mssql_cdc.fanout",
+    "is_schema_changed": "mssql_cdc.fanout",
+}
+_SPARK_MODULES = ("finalization", "sink", "datasource", "pipeline", "fanout")
+
+
+def _import(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if e.name is not None and e.name.split(".")[0] == "pyspark":
+            raise ImportError(f"mssql_cdc's Spark API needs PySpark 4.2 or later ({e}); run it on a Spark "
+                              "platform or install pyspark") from e
+        raise
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SPARK_API:
+        return getattr(_import(_SPARK_API[name]), name)
+    if name in _SPARK_MODULES:
+        return _import(f"mssql_cdc.{name}")
+    raise AttributeError(f"module 'mssql_cdc' has no attribute {name!r}")
+
+
 __all__ = [
+    "CdcStream",
     "ConfigError",
     "DataLossError",
+    "MssqlCdcDataSource",
     "MssqlCdcError",
     "NotFoundError",
     "PermissionError",
@@ -26,4 +70,12 @@ __all__ = [
     "SourceError",
     "UnsupportedTypeError",
     "__version__",
+    "await_all",
+    "finalization",
+    "is_data_loss",
+    "is_schema_changed",
+    "register",
+    "start_many",
+    "stop_all",
+    "stream",
 ]

@@ -1,0 +1,78 @@
+"""Small helpers the Spark modules share: option maps as Spark passes them, and local paths.
+
+Promises: option names are matched ignoring case, as the engine matches them, without parsing
+or validating any value (the engine does that); a path is local when it has no scheme or the
+``file`` scheme, and only then does Python read or write files under it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from mssql_cdc.errors import ConfigError
+
+
+def option_text(value: Any) -> str:
+    """An option value as Spark's ``DataStreamReader.option`` would pass it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def copy_options(options: Mapping[str, Any], what: str = "options") -> dict[str, str]:
+    """A plain ``dict[str, str]`` copy of a mapping of options (names kept as given)."""
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{what} must be a mapping of option names to values, not {type(options).__name__}")
+    out: dict[str, str] = {}
+    for name, value in options.items():
+        if not isinstance(name, str):
+            raise ConfigError(f"{what}: option names must be strings, not {name!r}")
+        out[name] = option_text(value)
+    return out
+
+
+def find_option(options: Mapping[str, str], name: str) -> str | None:
+    """The key under which `name` is set, ignoring case, or None."""
+    lower = name.lower()
+    for key in options:
+        if key.lower() == lower:
+            return key
+    return None
+
+
+def get_option(options: Mapping[str, str], name: str) -> str | None:
+    key = find_option(options, name)
+    return None if key is None else options[key]
+
+
+def set_option(options: dict[str, str], name: str, value: str) -> None:
+    """Sets `name`, replacing any spelling of it that differs only in case."""
+    for key in [k for k in options if k.lower() == name.lower()]:
+        del options[key]
+    options[name] = value
+
+
+def merged_options(base: Mapping[str, str], overrides: Mapping[str, Any]) -> dict[str, str]:
+    """`base` with `overrides` applied, names matched ignoring case (the override's spelling wins)."""
+    out = dict(base)
+    for name, value in copy_options(overrides, "per-table options").items():
+        set_option(out, name, value)
+    return out
+
+
+def local_path(location: str) -> str | None:
+    """The local filesystem path of a plain path or ``file:`` URI; None for other URIs."""
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
+        return location
+    return None
+
+
+def join(location: str, name: str) -> str:
+    """`name` inside the directory `location` (a path or URI), keeping its form."""
+    return location.rstrip("/") + "/" + name

@@ -1,0 +1,168 @@
+"""The Spark data source ``format("mssql_cdc")``: SQL Server CDC as a stream of change rows.
+
+Every decision is the engine's (``mssql_cdc._core``); this module only fits it to PySpark's
+Python streaming data source API (4.2, admission control and Trigger.AvailableNow):
+
+- on the driver, one ``_core.Feed`` per reader, created on first use and never pickled, answers
+  ``initialOffset`` (``startingLsn``), ``latestOffset`` (where the next batch ends under
+  ``maxCommitsPerBatch``, with the retention check), ``reportLatestOffset`` (the max LSN) and
+  ``partitions`` (the commit-aligned split of the range);
+- on the executors, ``read`` hands Spark the Arrow record batches of ``_core.read_range`` as
+  they come; the partition carries everything it needs (the options and the LSN range), since
+  Spark pickles the reader at query start and never updates the executors' copy.
+
+Offsets are the engine's ``{"lsn", "commit_ts"}`` JSON. ``maxCommitsPerBatch`` is the default
+read limit (``ReadMaxRows``); without it every batch reads all that is available. With a
+``metricsPath`` option the planner records each planned batch there for the sink
+(``mssql_cdc.handoff``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from mssql_cdc import _core, handoff
+from mssql_cdc._glue import get_option, local_path, set_option
+
+NAME = "mssql_cdc"
+
+
+def spark_schema(options: Mapping[str, str]) -> StructType:
+    """The stream's schema as the engine infers it (opens the source once)."""
+    return StructType.fromJson(json.loads(_core.Feed(dict(options)).spark_schema_json()))
+
+
+class LsnRange(InputPartition):
+    """One commit-aligned range [from_lsn, to_lsn] of a batch, read by one Spark task."""
+
+    def __init__(self, options: dict[str, str], from_lsn: str, to_lsn: str) -> None:
+        super().__init__((from_lsn, to_lsn))
+        self.options = options
+        self.from_lsn = from_lsn
+        self.to_lsn = to_lsn
+
+    def __repr__(self) -> str:
+        return f"LsnRange({self.from_lsn}, {self.to_lsn})"
+
+
+class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The stream reader; see the module docstring for what runs where."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        self._options = options
+        self._feed: Any = None  # _core.Feed, driver only
+        self._initial: dict | None = None
+        self._available_now = False
+        self._target: str | None = None  # offset JSON of the availableNow target
+        metrics = get_option(options, "metricsPath")
+        self._handoff_dir = local_path(metrics) if metrics else None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_feed"] = None  # executors never plan; the feed holds a source connection
+        return state
+
+    def _get_feed(self) -> Any:
+        if self._feed is None:
+            self._feed = _core.Feed(self._options)
+        return self._feed
+
+    # ---- driver side
+    def initialOffset(self) -> dict:
+        # Spark asks twice at the first start; the answer must not move in between
+        # (startingLsn=latest follows the max LSN).
+        if self._initial is None:
+            self._initial = json.loads(self._get_feed().initial_offset())
+        return self._initial
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        self._get_feed()  # validates the options first
+        max_commits = get_option(self._options, "maxCommitsPerBatch")
+        return ReadMaxRows(int(max_commits)) if max_commits else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._available_now = True
+        self._target = self._get_feed().max_offset()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        if self._available_now and self._target is None:
+            return start  # nothing was captured when the run began
+        max_commits = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = self._get_feed().latest_offset(json.dumps(start), max_commits, self._target)
+        return json.loads(end)
+
+    def reportLatestOffset(self) -> dict | None:
+        latest = self._get_feed().max_offset()
+        return None if latest is None else json.loads(latest)
+
+    def partitions(self, start: dict, end: dict) -> list[LsnRange]:
+        feed = self._get_feed()
+        start_json, end_json = json.dumps(start), json.dumps(end)
+        ranges = feed.partitions(start_json, end_json)
+        if self._handoff_dir is not None:
+            handoff.write(self._handoff_dir, start_json, end_json, feed.skipped_range(start_json))
+        return [LsnRange(self._options, from_lsn, to_lsn) for from_lsn, to_lsn in ranges]
+
+    def commit(self, end: dict) -> None:
+        pass  # Spark commits late and not at all at the end of a run: nothing depends on it
+
+    # ---- executor side
+    def read(self, partition: LsnRange) -> Iterator[pa.RecordBatch]:
+        # Iterated directly (not through pyarrow's C stream import), so that a failure keeps
+        # the engine's error class, e.g. DataLossError when cleanup passed the range meanwhile.
+        yield from _core.read_range(partition.options, partition.from_lsn, partition.to_lsn)
+
+
+class MssqlCdcDataSource(DataSource):
+    """``format("mssql_cdc")``: the change rows of one capture instance, as a stream.
+
+    ``default_num_partitions`` is the Spark session's cores, set by ``register``; it stands
+    for ``numPartitions=auto`` (0: let the engine decide).
+    """
+
+    default_num_partitions: int = 0
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def _source_options(self) -> dict[str, str]:
+        options = {k: str(v) for k, v in self.options.items()}
+        partitions = get_option(options, "numPartitions")
+        if self.default_num_partitions > 0 and (partitions is None or partitions.strip().lower() == "auto"):
+            set_option(options, "numPartitions", str(self.default_num_partitions))
+        return options
+
+    def schema(self) -> StructType:
+        return spark_schema(self._source_options())
+
+    def streamReader(self, schema: StructType) -> MssqlCdcStreamReader:
+        return MssqlCdcStreamReader(self._source_options())
+
+
+def available_cores(spark: Any) -> int:
+    """The session's default parallelism; 0 where it cannot be read (Spark Connect)."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 (any failure means: unknown)
+        return 0
+
+
+def register(spark: Any) -> None:
+    """Registers ``format("mssql_cdc")`` on `spark`, with the session's cores for numPartitions=auto."""
+    cores = available_cores(spark)
+    # A class of its own, not importable by name, so Spark pickles it by value, cores included.
+    source = type("MssqlCdcDataSourceOfSession", (MssqlCdcDataSource,), {"default_num_partitions": cores})
+    spark.dataSource.register(source)

@@ -1,0 +1,147 @@
+"""Many tables: one ``to_delta`` stream per capture instance in one Spark session.
+
+- ``start_many`` checks the ``{ci}`` templates of target, app_id and checkpoint for every
+  table before anything starts, creates the facts table once, then starts the streams one by
+  one, each once the query before it has started its source (or stopped). A start that raises
+  stops the queries already started and raises the error. Each stream is exactly the one
+  ``stream(spark, options).to_delta(...)`` starts for its table alone: no state is added.
+- ``await_all`` waits for every query (within one total timeout) and returns the error of
+  each query that failed, by capture instance; it raises nothing.
+- ``stop_all`` stops every query.
+- ``is_data_loss`` and ``is_schema_changed`` pick out the failures that need a decision, from
+  the error class itself or from the text Spark wraps it in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pyspark.errors import StreamingQueryException
+
+from mssql_cdc import _core
+from mssql_cdc._glue import copy_options, merged_options, set_option
+from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError
+from mssql_cdc.pipeline import stream
+
+_TEMPLATES = ("target", "app_id", "checkpoint")
+_START_POLL_SECONDS = 0.1
+_START_WAIT_SECONDS = 300.0
+
+
+Tables = str | Iterable[str] | Mapping[str, Mapping[str, Any]]
+
+
+def _tables(capture_instances: Tables) -> list[tuple[str, dict[str, str]]]:
+    if isinstance(capture_instances, str):
+        return [(capture_instances, {})]
+    if isinstance(capture_instances, Mapping):
+        out = []
+        for ci, overrides in capture_instances.items():
+            out.append((ci, copy_options(overrides or {}, f"options of {ci!r}")))
+        return out
+    return [(ci, {}) for ci in capture_instances]
+
+
+def _wait_until_source_started(query: Any, timeout: float = _START_WAIT_SECONDS) -> None:
+    """Returns once `query` has left Spark's initialisation (its source is planning), or stopped."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not query.isActive or query.recentProgress:
+            return
+        message = (query.status or {}).get("message", "")
+        if message and not message.startswith("Initializing"):
+            return
+        time.sleep(_START_POLL_SECONDS)
+
+
+def start_many(
+    spark: Any,
+    options: Mapping[str, Any],
+    capture_instances: Tables,
+    *,
+    target: str,
+    app_id: str,
+    checkpoint: str,
+    facts_table: str | None = None,
+    **to_delta_kwargs: Any,
+) -> dict[str, Any]:
+    """Starts one ``to_delta`` stream per capture instance; returns the queries by capture instance."""
+    shared = copy_options(options)
+    tables = _tables(capture_instances)
+    names = [ci for ci, _ in tables]
+    for ci in names:
+        if not isinstance(ci, str) or not ci:
+            raise ConfigError(f"start_many: capture instance names must be non-empty strings, not {ci!r}")
+    plans = []
+    for ci, overrides in tables:
+        params = {name: _core.expand_template(value, ci, name)
+                  for name, value in (("target", target), ("app_id", app_id), ("checkpoint", checkpoint))}
+        overrides = {k: v for k, v in overrides.items() if k.lower() != "captureinstance"}
+        table_options = merged_options(shared, overrides)
+        set_option(table_options, "captureInstance", ci)
+        plans.append((ci, table_options, params))
+
+    if facts_table is not None:
+        _core.ensure_facts(facts_table)
+
+    queries: dict[str, Any] = {}
+    try:
+        for ci, table_options, params in plans:
+            query = stream(spark, table_options).to_delta(
+                params["target"], params["app_id"], params["checkpoint"], facts_table, **to_delta_kwargs)
+            queries[ci] = query
+            _wait_until_source_started(query)
+    except BaseException:
+        stop_all(queries)
+        raise
+    return queries
+
+
+def await_all(queries: Mapping[str, Any], *, timeout: float | None = None) -> dict[str, Exception]:
+    """Waits for every query, at most `timeout` seconds in all; the errors of those that failed."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for query in queries.values():
+        try:
+            if deadline is None:
+                query.awaitTermination()
+            else:
+                left = deadline - time.monotonic()
+                if left > 0:  # Spark refuses a timeout of 0
+                    query.awaitTermination(left)
+        except StreamingQueryException:
+            pass  # collected below
+    failed: dict[str, Exception] = {}
+    for ci, query in queries.items():
+        if not query.isActive:
+            error = query.exception()
+            if error is not None:
+                failed[ci] = error
+    return failed
+
+
+def stop_all(queries: Mapping[str, Any]) -> None:
+    """Stops every query (a stopped or failed one is left as it is)."""
+    for query in queries.values():
+        query.stop()
+
+
+def _says(exc: BaseException, cls: type, marker: str) -> bool:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, cls) or marker in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def is_data_loss(exc: BaseException) -> bool:
+    """Whether `exc` is a DataLossError, or a Spark error that wraps one."""
+    return _says(exc, DataLossError, "mssql_cdc.errors.DataLossError:")
+
+
+def is_schema_changed(exc: BaseException) -> bool:
+    """Whether `exc` is a SchemaChangedError, or a Spark error that wraps one."""
+    return _says(exc, SchemaChangedError, "mssql_cdc.errors.SchemaChangedError:")

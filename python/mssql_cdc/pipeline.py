@@ -1,0 +1,149 @@
+"""``stream(spark, options).to_delta(...)``: one capture instance into one bronze Delta table.
+
+``to_delta`` checks its arguments and the source options (the engine parses the options and
+resolves the capture instance before anything starts), creates the facts table, runs the
+bootstrap snapshot when asked (the engine's own, into bronze, remembered under the
+checkpoint), then starts ``readStream.format("mssql_cdc")`` into ``foreachBatch(delta_sink)``
+and returns the StreamingQuery without waiting.
+
+Not supported yet, refused with a ConfigError (a ``ValueError``): ``on_data_loss="resnapshot"``,
+``snapshot="chunked"`` and ``snapshot_on_switch=True``. Tables are paths or ``file://`` URIs.
+Each batch's offsets reach the sink through a metrics directory: ``<metricsPath>/<app_id>``
+when that option is given, else ``<checkpoint>/_mssql_cdc_metrics`` when the checkpoint is a
+local path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql.types import StructType
+
+from mssql_cdc import _core
+from mssql_cdc._glue import copy_options, find_option, get_option, join, local_path, set_option
+from mssql_cdc.datasource import NAME, register
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.sink import delta_sink
+
+log = logging.getLogger("mssql_cdc")
+
+METRICS_DIR = "_mssql_cdc_metrics"
+BOOTSTRAP_DIR = "_mssql_cdc_bootstrap"
+
+
+class CdcStream:
+    """A configured CDC stream of one capture instance; made by ``stream()``."""
+
+    def __init__(self, spark: Any, options: dict[str, str]) -> None:
+        self._spark = spark
+        self._options = options
+
+    @property
+    def options(self) -> dict[str, str]:
+        return dict(self._options)
+
+    def to_delta(
+        self,
+        target: str,
+        app_id: str,
+        checkpoint: str,
+        facts_table: str | None = None,
+        *,
+        trigger: Mapping[str, Any] | None = None,
+        query_name: str | None = None,
+        bootstrap: bool = False,
+        on_data_loss: str = "fail",
+        resnapshot_interval_days: float = 7.0,
+        snapshot_on_switch: bool = False,
+        snapshot: str = "full",
+    ) -> Any:
+        """Starts the stream into `target` and returns its StreamingQuery (not waiting)."""
+        for name, value in (("target", target), ("app_id", app_id), ("checkpoint", checkpoint)):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"to_delta: {name} must be a non-empty string, not {value!r}")
+        if facts_table is not None and (not isinstance(facts_table, str) or not facts_table):
+            raise ConfigError(f"to_delta: facts_table must be a non-empty string or None, not {facts_table!r}")
+        if on_data_loss not in ("fail", "resnapshot"):
+            raise ConfigError(f'to_delta: on_data_loss must be "fail" or "resnapshot", not {on_data_loss!r}')
+        if snapshot not in ("full", "chunked"):
+            raise ConfigError(f'to_delta: snapshot must be "full" or "chunked", not {snapshot!r}')
+        days = resnapshot_interval_days
+        if isinstance(days, bool) or not isinstance(days, (int, float)) or days < 0:
+            raise ConfigError(f"to_delta: resnapshot_interval_days must be a number of days, 0 or more, "
+                              f"not {days!r}")
+        if on_data_loss == "resnapshot":
+            raise ConfigError('to_delta: on_data_loss="resnapshot" is not supported yet on Spark; '
+                              'use "fail" and recover by hand (docs/spark.md)')
+        if snapshot == "chunked":
+            raise ConfigError('to_delta: snapshot="chunked" is not supported yet on Spark; use "full"')
+        if snapshot_on_switch:
+            raise ConfigError("to_delta: snapshot_on_switch=True is not supported yet on Spark")
+        if trigger is not None and not isinstance(trigger, Mapping):
+            raise ConfigError(
+                f'to_delta: trigger must be a mapping such as {{"availableNow": True}}, not {trigger!r}')
+
+        options = dict(self._options)
+        if bootstrap and find_option(options, "startingLsn") is not None:
+            raise ConfigError("to_delta: bootstrap=True starts at the snapshot's LSN; "
+                              "remove the startingLsn option or pass bootstrap=False")
+        # The engine parses every option (warning about unknown names) and resolves the capture
+        # instance: errors here start nothing. Bronze is created as a native stream creates it.
+        feed = _core.Feed(options)
+        output_schema = feed.spark_schema_json()
+        capture_instance = feed.capture_instance
+        del feed
+        _core.ensure_bronze(target, output_schema, capture_instance)
+        if facts_table is not None:
+            _core.ensure_facts(facts_table)
+        if bootstrap:
+            log.info("mssql_cdc: bootstrap of %s into %s", capture_instance, target)
+            state = join(checkpoint, BOOTSTRAP_DIR)
+            offset = json.loads(_core.bootstrap(options, target, app_id, state, facts_table))
+            set_option(options, "startingLsn", offset["lsn"])
+            log.info("mssql_cdc: bootstrap done; the stream starts after %s", offset["lsn"])
+
+        metrics = get_option(options, "metricsPath")
+        if metrics:
+            metrics = join(metrics, app_id)
+        elif local_path(checkpoint) is not None:
+            metrics = join(checkpoint, METRICS_DIR)
+        if metrics:
+            set_option(options, "metricsPath", metrics)
+
+        schema = StructType.fromJson(json.loads(output_schema))
+        frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
+        sink = delta_sink(target, app_id, facts_table, metrics_path=metrics, options=options)
+        writer = (
+            frame.writeStream.foreachBatch(sink)
+            .option("checkpointLocation", checkpoint)
+            .queryName(query_name or app_id)
+        )
+        if trigger:
+            writer = writer.trigger(**dict(trigger))
+        return writer.start()
+
+
+def native_starting_lsn(checkpoint: str) -> str | None:
+    """The ``startingLsn`` that continues on Spark a stream the native engine started.
+
+    `checkpoint` is the native stream's checkpoint directory; the LSN is where it stands (the
+    end of its last batch in bronze). None when that stream never started. Continue into the
+    same bronze table with a new ``app_id`` and a new Spark checkpoint, once the native stream
+    has stopped.
+    """
+    offset = _core.native_checkpoint_offset(checkpoint)
+    return None if offset is None else json.loads(offset)["lsn"]
+
+
+def stream(spark: Any, options: Mapping[str, Any]) -> CdcStream:
+    """A CDC stream over `options` (copied) and registers the data source.
+
+    Unknown option names are reported by the engine when ``to_delta`` parses the options (one
+    WARNING per name and process, on stderr).
+    """
+    copied = copy_options(options)
+    register(spark)
+    return CdcStream(spark, copied)

@@ -1,0 +1,204 @@
+"""``delta_sink``: the ``foreachBatch`` function that appends a micro-batch to bronze, exactly once.
+
+For each micro-batch, in this order (data first, facts after):
+
+1. the batch is persisted once and summarised by one Spark aggregation (rows, LSN and commit
+   time ranges, deletes, inserts, updates);
+2. bronze is created or migrated by the engine on first use (``_core.ensure_bronze``), then the
+   rows are appended with Spark's Delta writer, aligned to the engine's bronze schema
+   (``_batch_id`` = the batch id, ``_snapshot`` and ``_chunk`` NULL), tagged
+   ``txnAppId=app_id``, ``txnVersion=batch_id`` and the engine's userMetadata; a batch without
+   rows writes no bronze commit;
+3. with a facts table, the engine builds the batch's facts row (``_core.batch_facts``, plus a
+   ``data_skipped`` row when the planner skipped purged changes) and Spark appends it tagged
+   ``txnAppId=<app_id>#facts``, ``txnVersion=batch_id``.
+
+A replayed batch id writes nothing: Delta finds its txn and skips the append. The batch's start
+and end offsets come from the planner through ``metrics_path`` (the reader's ``metricsPath``,
+one stream per directory; ``mssql_cdc.handoff``). The sink connects to SQL Server only to
+describe a range the planner skipped (``failOnDataLoss=false``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from mssql_cdc import _core, handoff
+from mssql_cdc._glue import local_path
+
+_EPOCH = datetime(1970, 1, 1)
+_MICRO = timedelta(microseconds=1)
+
+
+def _micros(value: datetime | None) -> int | None:
+    return None if value is None else (value - _EPOCH) // _MICRO
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def batch_stats(df: DataFrame) -> dict[str, Any]:
+    """The counts and ranges ``_core.batch_facts`` takes, in one Spark aggregation."""
+    op = F.col("_operation")
+    row = df.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.min("_start_lsn").alias("min_lsn"),
+        F.max("_start_lsn").alias("max_lsn"),
+        F.min("_commit_ts").alias("min_commit_ts"),
+        F.max("_commit_ts").alias("max_commit_ts"),
+        F.count(F.when(op == 1, 1)).alias("deletes"),
+        F.count(F.when(op == 2, 1)).alias("inserts"),
+        F.count(F.when(op == 4, 1)).alias("updates"),
+    ).collect()[0]
+    return {
+        "rows": int(row["rows"]),
+        "deletes": int(row["deletes"]),
+        "inserts": int(row["inserts"]),
+        "updates": int(row["updates"]),
+        "min_lsn": row["min_lsn"],
+        "max_lsn": row["max_lsn"],
+        "min_commit_ts_us": _micros(row["min_commit_ts"]),
+        "max_commit_ts_us": _micros(row["max_commit_ts"]),
+    }
+
+
+def bronze_rows(df: DataFrame, batch_id: int, bronze: StructType) -> DataFrame:
+    """The batch's rows in bronze's columns and types: ``_batch_id`` set, absent columns NULL."""
+    present = set(df.columns)
+    columns = []
+    for field in bronze.fields:
+        if field.name in present:
+            column = F.col(_quoted(field.name))
+        elif field.name == "_batch_id":
+            column = F.lit(batch_id)
+        else:
+            column = F.lit(None)
+        columns.append(column.cast(field.dataType).alias(field.name))
+    return df.select(*columns)
+
+
+# What a Spark job interrupted by StreamingQuery.stop() fails with.
+_INTERRUPTIONS = ("java.lang.InterruptedException", "java.io.InterruptedIOException",
+                  "java.nio.channels.ClosedByInterruptException")
+
+
+class SinkInterrupted(RuntimeError):
+    """A micro-batch's writes were interrupted because its query is stopping.
+
+    Spark recognises an interrupted ``foreachBatch`` by matching the error's text with a
+    pattern that overflows the stack on a long text (a Java stack trace), which kills the query
+    thread; this error's text is short and still matches it.
+    """
+
+
+def _interrupted(error: BaseException) -> str | None:
+    text = str(error)
+    for name in _INTERRUPTIONS:
+        if name in text:
+            return name
+    if "cancelled" in text and "org.apache.spark.SparkException" in text:
+        return "java.lang.InterruptedException"
+    return None
+
+
+def _struct(schema_json: str) -> StructType:
+    return StructType.fromJson(json.loads(schema_json))
+
+
+def delta_sink(
+    target: str,
+    app_id: str,
+    facts_table: str | None = None,
+    *,
+    metrics_path: str | None = None,
+    options: Mapping[str, str] | None = None,
+) -> Callable[[DataFrame, int], None]:
+    """The ``foreachBatch`` function that appends each micro-batch to `target` (see the module).
+
+    `options` (the stream's source options) is needed only to describe changes the planner
+    skipped with ``failOnDataLoss=false``: the sink then asks the source once for the range.
+    """
+    source_options = dict(options) if options is not None else None
+    handoff_dir = local_path(metrics_path) if metrics_path else None
+    ready = {"bronze": False, "facts": False}
+
+    def write_facts(df: DataFrame, batch_id: int, rows: list[pa.RecordBatch]) -> None:
+        spark = df.sparkSession
+        if not ready["facts"]:
+            _core.ensure_facts(facts_table)
+            ready["facts"] = True
+        table = pa.Table.from_batches(rows)
+        facts = spark.createDataFrame(table, schema=_struct(_core.facts_schema_json()))
+        (
+            facts.write.format("delta")
+            .mode("append")
+            .option("txnAppId", f"{app_id}#facts")
+            .option("txnVersion", batch_id)
+            .save(facts_table)
+        )
+
+    def sink(df: DataFrame, batch_id: int) -> None:
+        try:
+            write_batch(df, batch_id)
+        except Exception as error:  # noqa: BLE001 (re-raised, shortened only when stopping)
+            name = _interrupted(error)
+            if name is None:
+                raise
+            raise SinkInterrupted(
+                f"py4j.protocol.Py4JJavaError: An error occurred while calling the sink of {target} "
+                f"(batch {batch_id}): {name}") from None
+
+    def write_batch(df: DataFrame, batch_id: int) -> None:
+        started = time.time()
+        started_us = int(started * 1_000_000)
+        planned = handoff.newest(handoff_dir) if handoff_dir else None
+        start = planned.start if planned else None
+        end = planned.end if planned else None
+        df = df.persist()
+        try:
+            stats = batch_stats(df)
+            output_schema = df.schema.json()
+            if not ready["bronze"]:
+                _core.ensure_bronze(target, output_schema)
+                ready["bronze"] = True
+            if stats["rows"] > 0:
+                _, metadata = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, 0)
+                bronze = _struct(_core.bronze_schema_json(output_schema))
+                (
+                    bronze_rows(df, batch_id, bronze)
+                    .write.format("delta")
+                    .mode("append")
+                    .option("txnAppId", app_id)
+                    .option("txnVersion", batch_id)
+                    .option("mergeSchema", "true")
+                    .option("userMetadata", metadata)
+                    .save(target)
+                )
+            if facts_table is not None:
+                duration_ms = int((time.time() - started) * 1000)
+                row, _ = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, duration_ms)
+                rows = [row]
+                if planned is not None and planned.skipped is not None and source_options is not None:
+                    skipped = _core.Feed(source_options).skipped_facts(app_id, target, batch_id, start, end)
+                    if skipped is not None:
+                        rows.append(skipped)
+                write_facts(df, batch_id, rows)
+        finally:
+            try:
+                df.unpersist()
+            except Exception:  # noqa: BLE001 (an interrupted batch may fail here; the cache goes anyway)
+                pass
+        if planned is not None:
+            handoff.remove_through(handoff_dir, planned.end_lsn)
+
+    return sink

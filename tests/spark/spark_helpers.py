@@ -1,0 +1,96 @@
+"""Helpers of the Spark mode tests: simulated shop databases made with the CLI, and readers of
+what landed, through the engine's own Delta reader so that Spark does not check itself."""
+
+import glob
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
+# Bronze's columns that a stream adds to the change rows.
+ADDED = ("_batch_id", "_snapshot", "_chunk")
+
+
+def spark_jars():
+    """The Delta jars; fetched (once, cached) by scripts/setup_spark.sh."""
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "setup_spark.sh")], capture_output=True, text=True,
+                            timeout=600)
+    if result.returncode != 0:
+        raise RuntimeError(f"scripts/setup_spark.sh failed:\n{result.stderr}")
+    folder = result.stdout.strip().splitlines()[-1]
+    jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
+    if not any(Path(j).name.startswith("delta-spark_") for j in jars):
+        raise RuntimeError(f"no delta-spark jar in {folder}")
+    return jars
+
+
+def make_shop(cli, tmp_path, transactions=200, seed=5, name="shop.sim"):
+    """A simulated shop database on a manual clock: the demo schema and `transactions` transactions."""
+    db = tmp_path / name
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
+    cli("sim", "demo-schema", "--db", db)
+    workload(cli, db, transactions, seed)
+    return db
+
+
+def workload(cli, db, transactions, seed, tables=None):
+    """`transactions` more transactions of two statements each, on `tables` (e.g. "dbo.orders") or all."""
+    args = ["sim", "workload", "--db", db, "--tps", 100, "--transactions", transactions, "--seed", seed,
+            "--statements", 2]
+    if tables:
+        args += ["--tables", *tables]
+    cli(*args)
+
+
+def sim_options(db):
+    return {"backend": "sim", "simPath": str(db)}
+
+
+def info(cli, db):
+    return json.loads(cli("sim", "info", "--db", db, "--json").stdout)
+
+
+def change_table(db, ci):
+    """Every change row of `ci` the database holds, in the stream's output schema."""
+    from mssql_cdc import _core
+
+    source = _core.open_sim_source(str(db))
+    top = source.max_lsn()
+    if top is None:
+        return pa.table({})
+    stream = source.read_changes(ci, source.min_lsn(ci), top)
+    return pa.RecordBatchReader.from_stream(stream).read_all()
+
+
+def delta(path):
+    from mssql_cdc import _core
+
+    return pa.RecordBatchReader.from_stream(_core.delta_read(str(path))).read_all()
+
+
+def row_key(row):
+    return (row["_start_lsn"], row["_seqval"], row["_operation"])
+
+
+def assert_bronze_equals_change_table(db, ci, bronze_path):
+    """Every change of the change table is in bronze once, with the same values."""
+    changes = change_table(db, ci).to_pylist()
+    bronze = [{k: v for k, v in row.items() if k not in ADDED} for row in delta(bronze_path).to_pylist()]
+    assert changes, f"{ci} has no changes"
+    keys = [row_key(r) for r in bronze]
+    assert len(keys) == len(set(keys)), f"{ci}: bronze holds a change twice"
+    assert sorted(bronze, key=row_key) == sorted(changes, key=row_key)
+
+
+def wait_for(condition, timeout=120, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"gave up waiting for {what}")
