@@ -37,6 +37,11 @@ fi
   echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --dir bench/out\`"
   echo
   .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" --dir bench/out
+  echo
+  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-1000000} --tables 10 --many-rows ${BENCH_SPARK_MANY_ROWS:-100000} --rounds ${BENCH_SPARK_ROUNDS:-2} --dir bench/out\`"
+  echo
+  .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-1000000}" --tables 10 \
+    --many-rows "${BENCH_SPARK_MANY_ROWS:-100000}" --rounds "${BENCH_SPARK_ROUNDS:-2}" --dir bench/out
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
 echo "bench: figures appended to bench/RESULTS.md"

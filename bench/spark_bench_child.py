@@ -1,0 +1,299 @@
+"""One measured run of bench/spark_bench.py, in a process (and a Spark) of its own.
+
+The same script runs for both libraries, each with its own interpreter, since both packages are
+named `mssql_cdc`: our package from .venv, the reference (mssql-cdc-pyspark, used only through
+its public API) from bench/out/refvenv. It imports nothing from the repository but the package
+the interpreter has.
+
+    python bench/spark_bench_child.py gen-fake --path DIR --tables N --rows R   (reference only)
+    python bench/spark_bench_child.py run --lib ours|ref --data PATH --tables N --rows R
+                                      --warm PATH --jars DIR --work DIR --out FILE.json
+
+`gen-fake` writes the reference's fake CDC backend: N capture instances bench_narrow[_k], each
+with R insert changes in commits of 10,000, the rows of bench/bench_tables.cc's narrow shape.
+
+`run` starts a local[2] Spark (the session of tests/delta/conftest.py, driver memory 2g), warms
+it with one small availableNow stream of the same library (`--warm`, one table), then times
+N availableNow streams into Delta with a facts table: `stream(...).to_delta` for one table,
+`start_many` + `await_all` for several. Meanwhile a thread samples every 0.2 s the resident
+memory of this process (the driver, where foreachBatch runs), of the driver JVM, and of the
+Python processes the JVM starts for the queries on the driver side (streaming source runners,
+planners); the executors' Python workers (pyspark.daemon and its forks) are counted apart.
+The result (times, rows per table, memory peaks) goes to --out as JSON.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+
+PER_COMMIT = 10_000
+PAGE = os.sysconf("SC_PAGE_SIZE")
+FAKE_COLUMNS = ("id bigint, qty int, total bigint, name string, amount decimal(18,2), "
+                "created timestamp, active boolean, score double, day date, ref string")
+
+
+def text(i, length):
+    s = "v" + str(i * 2654435761 % 1000003)
+    while len(s) < length:
+        s += s
+    return s[:length]
+
+
+def narrow_row(i):
+    """bench/bench_tables.cc NarrowShape().row(i), as JSON-able values."""
+    return {"id": i, "qty": i % 1000, "total": i * 7, "name": text(i, 24),
+            "amount": f"{i % 100000}.{10 + i % 90}", "created": "2026-01-01 00:00:00.1234567",
+            "active": bool(i % 2), "score": i / 7.0, "day": "2026-03-15",
+            "ref": "%08X-0000-4000-8000-%012X" % (i & 0xFFFFFFFF, i)}
+
+
+def capture_instances(tables):
+    return ["bench_narrow"] if tables == 1 else [f"bench_narrow{k}" for k in range(tables)]
+
+
+def gen_fake(args):
+    from mssql_cdc.fake import FakeCdcDatabase
+
+    building = args.path + ".building"
+    shutil.rmtree(building, ignore_errors=True)
+    cis = capture_instances(args.tables)
+    db = FakeCdcDatabase(building, cis, columns={ci: FAKE_COLUMNS for ci in cis})
+    for ci in cis:
+        for first in range(1, args.rows + 1, PER_COMMIT):
+            rows = [(2, narrow_row(i)) for i in range(first, min(args.rows + 1, first + PER_COMMIT))]
+            # The fake stores JSON; its timestamps take microseconds.
+            for _, r in rows:
+                r["created"] = r["created"][:26] + "+00:00"
+            db.commit(ci, rows)
+    os.rename(building, args.path)
+
+
+# --- memory sampling through /proc ---------------------------------------------------------------
+
+def proc_table():
+    """{pid: (ppid, comm)} of every process."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        table[int(name)] = (ppid, comm)
+    return table
+
+
+def rss(pid):
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * PAGE
+    except OSError:
+        return 0
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def classify():
+    """The descendants of this process by kind: {"jvm": [...], "driver_py": [...], "executor_py": [...]}."""
+    table = proc_table()
+    children = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    kinds = {"jvm": [], "driver_py": [], "executor_py": []}
+    stack = [(c, False) for c in children.get(os.getpid(), [])]
+    while stack:
+        pid, under_daemon = stack.pop()
+        comm = table[pid][1]
+        line = cmdline(pid)
+        daemon = under_daemon or "pyspark.daemon" in line
+        if comm == "java":
+            kinds["jvm"].append(pid)
+        elif daemon:
+            kinds["executor_py"].append(pid)
+        elif comm.startswith("python") or "python" in line.split(" ")[0]:
+            kinds["driver_py"].append((pid, line))
+        stack.extend((c, daemon) for c in children.get(pid, []))
+    return kinds
+
+
+class Sampler(threading.Thread):
+    def __init__(self, interval=0.2):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.stop_event = threading.Event()
+        kinds = classify()
+        self.jvm_base = sum(rss(p) for p in kinds["jvm"])
+        self.self_base = rss(os.getpid())
+        self.base_driver_py = {pid for pid, _ in kinds["driver_py"]}
+        self.peak = {"total": 0, "jvm_delta": 0, "self_delta": 0, "driver_py": 0, "executor_py": 0,
+                     "driver_py_count": 0}
+        self.seen = {}
+        self.samples = 0
+
+    def sample(self):
+        kinds = classify()
+        jvm = sum(rss(p) for p in kinds["jvm"]) - self.jvm_base
+        me = rss(os.getpid()) - self.self_base
+        py = 0
+        n = 0
+        for pid, line in kinds["driver_py"]:
+            if pid in self.base_driver_py or not line:  # not line: a process that just ended
+                continue
+            py += rss(pid)
+            n += 1
+            module = next((w for w in line.split(" ") if w.startswith("pyspark.")), line[:120])
+            self.seen[module] = self.seen.get(module, set()) | {pid}
+        ex = sum(rss(p) for p in kinds["executor_py"])
+        total = max(jvm, 0) + max(me, 0) + py
+        self.samples += 1
+        for key, value in (("total", total), ("jvm_delta", jvm), ("self_delta", me), ("driver_py", py),
+                           ("executor_py", ex), ("driver_py_count", n)):
+            self.peak[key] = max(self.peak[key], value)
+
+    def run(self):
+        while not self.stop_event.is_set():
+            self.sample()
+            self.stop_event.wait(self.interval)
+
+    def finish(self):
+        self.stop_event.set()
+        self.join()
+        self.sample()
+        return {**self.peak, "samples": self.samples,
+                "driver_py_kinds": {k: len(v) for k, v in self.seen.items()}}
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+def spark_session(jars_dir, work):
+    import glob
+
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    warehouse = os.path.join(work, "warehouse")
+    jars = sorted(glob.glob(os.path.join(jars_dir, "*.jar")))
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("mssql-cdc-spark-bench")
+        .config("spark.jars", ",".join(jars))
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.databricks.delta.snapshotPartitions", "2")
+        .config("spark.driver.memory", "2g")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", warehouse)
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def options_for(lib, data):
+    if lib == "ours":
+        return {"backend": "sim", "simPath": data}
+    return {"backend": "fake", "fakePath": data}
+
+
+def run_streams(spark, lib, data, tables, root, app):
+    """Starts the availableNow streams, waits for them; returns {ci: query}."""
+    import mssql_cdc
+
+    cis = capture_instances(tables)
+    opts = options_for(lib, data)
+    facts = os.path.join(root, "facts")
+    if tables == 1:
+        ci = cis[0]
+        q = mssql_cdc.stream(spark, dict(opts, captureInstance=ci)).to_delta(
+            os.path.join(root, "bronze", ci), f"{app}-{ci}", os.path.join(root, "ckpt", ci), facts,
+            trigger={"availableNow": True})
+        q.awaitTermination()
+        return {ci: q}
+    queries = mssql_cdc.start_many(
+        spark, opts, cis, target=os.path.join(root, "bronze", "{ci}"), app_id=app + "-{ci}",
+        checkpoint=os.path.join(root, "ckpt", "{ci}"), facts_table=facts,
+        trigger={"availableNow": True})
+    failed = mssql_cdc.await_all(queries)
+    if failed:
+        raise RuntimeError(f"streams failed: {failed}")
+    return queries
+
+
+def run(args):
+    import mssql_cdc
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    result = {"lib": args.lib, "tables": args.tables, "rows_per_table": args.rows,
+              "package_file": mssql_cdc.__file__}
+    t = time.perf_counter()
+    spark = spark_session(args.jars, args.work)
+    result["session_s"] = time.perf_counter() - t
+
+    # Warm-up: the first query of a JVM pays class loading and the Python workers' start.
+    t = time.perf_counter()
+    run_streams(spark, args.lib, args.warm, 1, os.path.join(args.work, "warm"), "warm")
+    result["warmup_s"] = time.perf_counter() - t
+
+    sampler = Sampler()
+    sampler.start()
+    t = time.perf_counter()
+    queries = run_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench")
+    result["wall_s"] = time.perf_counter() - t
+    result["memory"] = sampler.finish()
+
+    root = os.path.join(args.work, "run")
+    result["rows"] = {ci: spark.read.format("delta").load(os.path.join(root, "bronze", ci)).count()
+                      for ci in queries}
+    result["facts_rows"] = spark.read.format("delta").load(os.path.join(root, "facts")).count()
+    result["batches"] = {ci: sum(1 for p in q.recentProgress if p["numInputRows"] > 0)
+                         for ci, q in queries.items()}
+    spark.stop()
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    shutil.rmtree(args.work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen-fake")
+    g.add_argument("--path", required=True)
+    g.add_argument("--tables", type=int, required=True)
+    g.add_argument("--rows", type=int, required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--lib", choices=["ours", "ref"], required=True)
+    r.add_argument("--data", required=True)
+    r.add_argument("--tables", type=int, required=True)
+    r.add_argument("--rows", type=int, required=True)
+    r.add_argument("--warm", required=True)
+    r.add_argument("--jars", required=True)
+    r.add_argument("--work", required=True)
+    r.add_argument("--out", required=True)
+    args = parser.parse_args()
+    gen_fake(args) if args.cmd == "gen-fake" else run(args)
+
+
+if __name__ == "__main__":
+    main()
