@@ -2,41 +2,17 @@
 session (jars from scripts/setup_spark.sh), a check that no test leaves a query running, and a
 simulated shop database per test (spark_helpers.py)."""
 
-import os
-import sys
-
 import pytest
 
-from spark_helpers import make_shop, spark_jars
+from local_spark import local_spark
+from spark_helpers import make_shop
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """One local Spark with Delta for every test of this folder."""
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("mssql-cdc-spark-tests")
-        .config("spark.jars", ",".join(spark_jars()))
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.databricks.delta.snapshotPartitions", "1")
-        .config("spark.driver.memory", "2g")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_spark("mssql-cdc-spark-tests", tmp_path_factory.mktemp("spark-warehouse"),
+                          driver_memory="2g", snapshot_partitions=1)
     yield session
     for query in session.streams.active:
         query.stop()

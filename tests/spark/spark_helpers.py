@@ -1,10 +1,7 @@
 """Helpers of the Spark mode tests: simulated shop databases made with the CLI, and readers of
 what landed, through the engine's own Delta reader so that Spark does not check itself."""
 
-import glob
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,19 +11,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
 # Bronze's columns that a stream adds to the change rows.
 ADDED = ("_batch_id", "_snapshot", "_chunk")
-
-
-def spark_jars():
-    """The Delta jars; fetched (once, cached) by scripts/setup_spark.sh."""
-    result = subprocess.run(["bash", str(ROOT / "scripts" / "setup_spark.sh")], capture_output=True, text=True,
-                            timeout=600)
-    if result.returncode != 0:
-        raise RuntimeError(f"scripts/setup_spark.sh failed:\n{result.stderr}")
-    folder = result.stdout.strip().splitlines()[-1]
-    jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
-    if not any(Path(j).name.startswith("delta-spark_") for j in jars):
-        raise RuntimeError(f"no delta-spark jar in {folder}")
-    return jars
 
 
 def make_shop(cli, tmp_path, transactions=200, seed=5, name="shop.sim"):
