@@ -268,3 +268,36 @@ def test_the_example_script_runs(spark, shop, tmp_path):
     for ci in ("dbo_customers", "dbo_orders", "dbo_order_items"):
         assert_bronze_equals_change_table(shop, ci, lake / "bronze" / ci)
     shutil.rmtree(lake)
+
+
+def test_the_odbc_backend_through_sim_serve_writes_the_same_bronze_as_the_sim_backend(spark, shop, cli, tmp_path):
+    """The data source reads through unixODBC and FreeTDS from `mssql-cdc sim serve` as well as
+    from the file directly; both streams hold every change once and write equal bronze."""
+    import os
+    import subprocess
+
+    from mssql_cdc import stream
+
+    cli("sim", "login", "add", "--db", shop, "--name", "spark_reader", "--password", "Spark-pw-1", "--db-owner")
+    binary = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
+    server = subprocess.Popen([binary, "sim", "serve", "--db", str(shop), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = server.stdout.readline().strip()
+        assert line.startswith("listening on "), line
+        port = line.rsplit(":", 1)[1]
+        database = info(cli, shop)["database"]
+        odbc = {"backend": "odbc", "user": "spark_reader", "password": "Spark-pw-1",
+                "connectionString": f"Server=127.0.0.1,{port};Database={database};Encrypt=no"}
+        for name, options in (("odbc", odbc), ("sim", sim_options(shop))):
+            query = stream(spark, dict(options, captureInstance="dbo_order_items", maxCommitsPerBatch="70")).to_delta(
+                f"{tmp_path}/{name}", f"items-{name}", f"{tmp_path}/ckpt-{name}", trigger={"availableNow": True})
+            query.awaitTermination()
+            assert_bronze_equals_change_table(shop, "dbo_order_items", f"{tmp_path}/{name}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    key = ["_start_lsn", "_seqval", "_operation"]
+    odbc_rows = delta(f"{tmp_path}/odbc").sort_by([(k, "ascending") for k in key])
+    sim_rows = delta(f"{tmp_path}/sim").sort_by([(k, "ascending") for k in key])
+    assert odbc_rows.equals(sim_rows)
