@@ -107,9 +107,10 @@ def await_all(queries: Mapping[str, Any], *, timeout: float | None = None) -> di
             if deadline is None:
                 query.awaitTermination()
             else:
-                left = deadline - time.monotonic()
-                if left > 0:  # Spark refuses a timeout of 0
-                    query.awaitTermination(left)
+                # Spark takes whole milliseconds and refuses 0: less than 1 ms left is none.
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                if left_ms >= 1:
+                    query.awaitTermination((left_ms + 0.5) / 1000)  # PySpark truncates to ms
         except StreamingQueryException:
             pass  # collected below
     failed: dict[str, Exception] = {}

@@ -258,3 +258,16 @@ def _change_rows(cli, db):
     from spark_helpers import info
 
     return {ci["name"]: ci["change_rows"] for ci in info(cli, db)["capture_instances"]}
+
+
+def test_await_all_with_a_timeout_shorter_than_a_millisecond_raises_nothing(spark, shop, tmp_path):
+    from mssql_cdc import await_all, start_many, stop_all
+
+    queries = start_many(spark, sim_options(shop), ["dbo_customers"], target=f"{tmp_path}/bronze/{{ci}}",
+                         app_id="{ci}-v1", checkpoint=f"{tmp_path}/checkpoints/{{ci}}",
+                         trigger={"processingTime": "1 second"})
+    try:
+        for timeout in (0, 0.0004, 0.0011):
+            assert await_all(queries, timeout=timeout) == {}
+    finally:
+        stop_all(queries)
