@@ -6,13 +6,15 @@ each table found under them is read by both."""
 
 import os
 import subprocess
+from pathlib import Path
 
 import deltalake
 import pyarrow as pa
 
 from mssql_cdc import _core
 
-from conftest import ROOT
+# Not imported from conftest: with several test folders, "conftest" may name another one's.
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_table_the_engine_tests_write_opens_in_delta_rs(tmp_path):
