@@ -18,6 +18,7 @@
 #include <arrow/api.h>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/finalization.h"
@@ -216,17 +217,17 @@ void AddDemoCommand(CLI::App& app) {
   CLI::App* demo = app.add_subcommand("demo", "Run the main job on the embedded simulated SQL Server");
   demo->add_option("--dir", settings->dir, "Where the demo writes its output")->capture_default_str();
   demo->add_option("--seconds", settings->seconds, "How long the workload runs")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(PositiveNumber("seconds"))->capture_default_str();
   demo->add_option("--tps", settings->tps, "Workload transactions per second")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(PositiveNumber("transactions per second"))->capture_default_str();
   demo->add_option("--statements", settings->statements, "Statements per transaction")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(PositiveNumber("statements"))->capture_default_str();
   demo->add_option("--seed", settings->seed, "Workload seed")->capture_default_str();
   demo->add_option("--time-zone", settings->time_zone, "Windows time zone of the server clock")
       ->capture_default_str();
   demo->callback([settings] {
     int rc = RunDemo(*settings);
-    if (rc != 0) throw CLI::RuntimeError(rc);
+    if (rc != kExitOk) ExitWith(rc);
   });
 }
 

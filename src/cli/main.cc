@@ -4,26 +4,33 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "core/errors.h"
 
 int main(int argc, char** argv) {
+  using namespace mssql_cdc::cli;
   CLI::App app{"mssql-cdc: SQL Server Change Data Capture into Delta Lake"};
   app.require_subcommand(1);
-  mssql_cdc::cli::AddSimCommands(app);
-  mssql_cdc::cli::AddSimServeCommands(app);
-  mssql_cdc::cli::AddDemoCommand(app);
-  mssql_cdc::cli::AddRunCommand(app);
-  mssql_cdc::cli::AddStatusCommand(app);
+  AddSimCommands(app);
+  AddSimServeCommands(app);
+  AddDemoCommand(app);
+  AddRunCommand(app);
+  AddStatusCommand(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own status (ExitWith); it said what happened
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    std::cerr << "mssql-cdc: " << e.what() << " (see mssql-cdc --help)\n";
+    return kExitBadInput;
   } catch (const mssql_cdc::Error& e) {
     std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
-    return 2;
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "mssql-cdc: " << e.what() << "\n";
-    return 2;
+    return kExitBadInput;
   }
-  return 0;
+  return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 #include "engine/finalization.h"
 
 namespace mssql_cdc::cli {
@@ -25,7 +26,13 @@ class Loader {
   }
 
   PipelineConfig Load() {
-    if (!fs::exists(file_)) Fail("the file does not exist");
+    std::error_code ec;
+    const auto status = fs::status(file_, ec);
+    if (!fs::exists(status)) Fail("the file does not exist");
+    if (fs::is_directory(status)) {
+      Fail("is a directory; give the pipeline's TOML file inside it, e.g. " +
+           (fs::path(file_) / "pipeline.toml").string());
+    }
     toml::table doc;
     try {
       doc = toml::parse_file(file_);
@@ -35,10 +42,13 @@ class Loader {
       Fail("not valid TOML at " + where.str() + ": " + std::string(e.description()));
     }
     for (const auto& [key, node] : doc) {
-      if (key != "source" && key != "stream" && key != "tables") {
-        Fail("unknown section or key '" + std::string(key.str()) +
-             "' (expected [source], [stream] and tables)");
+      if (key == "source" || key == "stream" || key == "tables") continue;
+      const std::string name(key.str());
+      if (auto section = SectionOf(name)) {
+        Fail(QuoteUserText(name) + " is at the top of the file but belongs in " + *section);
       }
+      Fail("unknown section or key " + QuoteUserText(name) +
+           " (expected [source], [stream] and tables)");
     }
     PipelineConfig config;
     config.file = file_;
@@ -51,6 +61,21 @@ class Loader {
   }
 
  private:
+  // The section a known key belongs in: "[source]" for a source option (any spelling the
+  // file accepts), "[stream]" for a to_delta parameter or a [stream]-only key; nullopt else.
+  static std::optional<std::string> SectionOf(const std::string& key) {
+    const std::string lower = AsciiLower(key);
+    if (IsStreamParamName(lower) || lower == "control_table" || lower == "granularity") {
+      return "[stream]";
+    }
+    std::string name = lower;
+    if (name.size() > kEnvSuffix.size() && name.ends_with(kEnvSuffix)) {
+      name.resize(name.size() - kEnvSuffix.size());
+    }
+    if (IsKnownSourceOption(SourceOptionName(name))) return "[source]";
+    return std::nullopt;
+  }
+
   [[noreturn]] void Fail(const std::string& what) const {
     throw ConfigError("pipeline file " + file_ + ": " + what);
   }
@@ -101,12 +126,17 @@ class Loader {
   }
 
   // Source options of [source] or of one table: `<option>_env` entries read the environment.
-  Options SourceSection(const toml::table& section, const std::string& where) {
+  Options SourceSection(const toml::table& section, const std::string& where,
+                        bool per_table = false) {
     std::vector<Options::Entry> entries;
     std::vector<std::string> literal_names;
     for (const auto& [key_view, node] : section) {
       std::string key(key_view.str());
       const std::string item = where + " " + key;
+      // A table's own section may set some to_delta parameters; StreamGroup says which.
+      if (SectionOf(key) == "[stream]" && !(per_table && IsStreamParamName(key))) {
+        Fail(QuoteUserText(key) + " is in " + where + " but belongs in [stream]");
+      }
       std::string value = Scalar(node, item);
       if (key.size() > kEnvSuffix.size() && AsciiLower(key).ends_with(kEnvSuffix)) {
         const std::string variable = value;
@@ -143,6 +173,9 @@ class Loader {
     for (const auto& [key_view, node] : section) {
       const std::string key(key_view.str());
       const std::string lower = AsciiLower(key);
+      if (SectionOf(key) == "[source]") {
+        Fail(QuoteUserText(key) + " is in [stream] but belongs in [source]");
+      }
       std::string value = Scalar(node, "[stream] " + key);
       if (lower == "target") {
         config.many.target = ResolvePath(value);
@@ -204,7 +237,8 @@ class Loader {
                        [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [line, key] : ordered) {
         const std::string ci(key->str());
-        tables.push_back({ci, SourceSection(*sections->get(*key)->as_table(), "[tables." + ci + "]")});
+        tables.push_back(
+            {ci, SourceSection(*sections->get(*key)->as_table(), "[tables." + ci + "]", true)});
       }
     } else {
       Fail("tables must be a list of capture instances or [tables.<capture_instance>] sections");

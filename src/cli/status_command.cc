@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/pipeline_config.h"
 #include "core/errors.h"
 #include "delta/table.h"
@@ -310,7 +311,7 @@ void AddStatusCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] {
     const int status = Status(*args);
-    if (status != 0) throw CLI::RuntimeError(status);
+    if (status != kExitOk) ExitWith(status);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 
 namespace mssql_cdc {
 
@@ -14,8 +15,8 @@ std::string Offset::ToJson() const {
 
 Offset Offset::FromJson(std::string_view json) {
   auto fail = [&](const std::string& why) -> ConfigError {
-    return ConfigError("not an offset: " + why + " in '" + std::string(json.substr(0, 120)) +
-                       "'; an offset is {\"lsn\": \"0x<20 hex>\", \"commit_ts\": "
+    return ConfigError("not an offset: " + why + " in " + QuoteUserText(json, 120) +
+                       "; an offset is {\"lsn\": \"0x<20 hex>\", \"commit_ts\": "
                        "\"YYYY-MM-DDTHH:MM:SS.mmm\"}");
   };
   nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 
 namespace mssql_cdc {
 namespace {
@@ -23,27 +24,6 @@ std::string_view Trim(std::string_view text) {
   if (begin == std::string_view::npos) return {};
   std::size_t end = text.find_last_not_of(kSpace);
   return text.substr(begin, end - begin + 1);
-}
-
-// A value as it goes into a message: quoted, control characters escaped so a message stays
-// one readable line, long values cut.
-std::string Shown(std::string_view text) {
-  constexpr std::size_t kShown = 60;
-  std::string out = "'";
-  std::size_t count = 0;
-  for (char c : text) {
-    if (count++ == kShown) {
-      out += "...";
-      break;
-    }
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) {
-      out += fmt::format("\\x{:02X}", u);
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 std::string JoinNames(std::span<const std::string_view> names) {
@@ -109,7 +89,7 @@ class Reader {
     if (auto b = ParseBoolWord(*value)) return b;
     throw ConfigError(fmt::format(
         "option {} must be a boolean, got {}: give true/1/yes/y or false/0/no/n (any case)",
-        Spelling(lower), Shown(*value)));
+        Spelling(lower), QuoteUserText(*value)));
   }
 
   // A whole number >= `minimum`; `accepted` says what is accepted, for the message.
@@ -120,7 +100,7 @@ class Reader {
     auto number = ParseInt(*value);
     if (!number || *number < minimum) {
       throw ConfigError(fmt::format("option {} must be {}, got {}", Spelling(lower), accepted,
-                                    Shown(*value)));
+                                    QuoteUserText(*value)));
     }
     return number;
   }
@@ -180,19 +160,19 @@ std::string ParseCaptureInstance(const std::optional<std::string>& value) {
   constexpr std::size_t kMaxChars = 100;
   auto chars = DecodeUtf8(*value);
   if (!chars) {
-    throw ConfigError(fmt::format("option captureInstance {} is not valid UTF-8", Shown(*value)));
+    throw ConfigError(fmt::format("option captureInstance {} is not valid UTF-8", QuoteUserText(*value)));
   }
   if (chars->size() > kMaxChars) {
     throw ConfigError(fmt::format(
         "option captureInstance {} has {} characters: a capture instance name has at most {}",
-        Shown(*value), chars->size(), kMaxChars));
+        QuoteUserText(*value), chars->size(), kMaxChars));
   }
   for (char32_t c : *chars) {
     if (c == U']' || c < 0x20 || (c >= 0x7F && c <= 0x9F)) {
       throw ConfigError(fmt::format(
           "option captureInstance {} contains ']' or a control character: a capture instance "
           "name may hold any other character",
-          Shown(*value)));
+          QuoteUserText(*value)));
     }
   }
   return *value;
@@ -211,7 +191,7 @@ Backend ParseBackend(const std::optional<std::string>& value) {
   throw ConfigError(fmt::format(
       "Unknown backend {}: give odbc (the default; mssql-python and arrow-odbc are read as "
       "odbc) or sim",
-      Shown(*value)));
+      QuoteUserText(*value)));
 }
 
 StartingLsn ParseStartingLsn(const std::string& value) {
@@ -224,7 +204,7 @@ StartingLsn ParseStartingLsn(const std::string& value) {
     throw ConfigError(fmt::format(
         "option startingLsn {} is not valid: give earliest, latest, or an LSN of 1 to 20 hex "
         "digits with or without 0x, e.g. 0x0000002A000001000001",
-        Shown(value)));
+        QuoteUserText(value)));
   }
 }
 
@@ -235,7 +215,7 @@ Lsn ParseSnapshotLsn(const std::string& value) {
     throw ConfigError(fmt::format(
         "option snapshotLsn {} is not an LSN: give 1 to 20 hex digits with or without 0x, "
         "e.g. 0x0000002A000001000001",
-        Shown(value)));
+        QuoteUserText(value)));
   }
 }
 
@@ -254,18 +234,18 @@ std::vector<std::string> ParseSnapshotKeys(const std::string& text) {
   nlohmann::json json = ParseJson("snapshotKeys", text, kShape);
   if (!json.is_array() || json.empty()) {
     throw ConfigError(fmt::format("option snapshotKeys {} is not a non-empty list: give {}",
-                                  Shown(text), kShape));
+                                  QuoteUserText(text), kShape));
   }
   std::vector<std::string> keys;
   for (const auto& item : json) {
     if (!item.is_string() || item.get<std::string>().empty()) {
       throw ConfigError(fmt::format(
           "option snapshotKeys {} holds an item that is not a non-empty string: give {}",
-          Shown(text), kShape));
+          QuoteUserText(text), kShape));
     }
     std::string key = item.get<std::string>();
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      throw ConfigError(fmt::format("option snapshotKeys names column {} twice", Shown(key)));
+      throw ConfigError(fmt::format("option snapshotKeys names column {} twice", QuoteUserText(key)));
     }
     keys.push_back(std::move(key));
   }
@@ -381,11 +361,11 @@ void Options::Add(std::string name, std::string value) {
   if (auto it = index_.find(lower); it != index_.end()) {
     const std::string& first = entries_[it->second].first;
     if (first == name) {
-      throw ConfigError(fmt::format("option {} is given twice: give it once", Shown(name)));
+      throw ConfigError(fmt::format("option {} is given twice: give it once", QuoteUserText(name)));
     }
     throw ConfigError(fmt::format(
         "options {} and {} are the same option (names ignore case): give it once",
-        Shown(first), Shown(name)));
+        QuoteUserText(first), QuoteUserText(name)));
   }
   index_.emplace(std::move(lower), entries_.size());
   entries_.emplace_back(std::move(name), std::move(value));
@@ -545,7 +525,7 @@ SourceOptions SourceOptions::Parse(const Options& options) {
       o.schema_change_policy = SchemaChangePolicy::kFail;
     } else {
       throw ConfigError(fmt::format(
-          "option schemaChangePolicy must be classify or fail (any case), got {}", Shown(*v)));
+          "option schemaChangePolicy must be classify or fail (any case), got {}", QuoteUserText(*v)));
     }
   }
   if (auto v = r.Raw("isolationlevel")) {
@@ -557,7 +537,7 @@ SourceOptions SourceOptions::Parse(const Options& options) {
     } else {
       throw ConfigError(fmt::format(
           "option isolationLevel must be readCommitted or snapshot (any case), got {}",
-          Shown(*v)));
+          QuoteUserText(*v)));
     }
   }
 
@@ -642,7 +622,7 @@ std::optional<double> UnitMillis(std::string_view unit) {
 ConfigError BadInterval(std::string_view text, std::string_view why) {
   return ConfigError(fmt::format("trigger processingTime {} {}: give a number and a unit "
                                  "(millisecond, second, minute, hour, day, week, or ms), {}",
-                                 Shown(text), why, kIntervalExamples));
+                                 QuoteUserText(text), why, kIntervalExamples));
 }
 
 }  // namespace
@@ -711,7 +691,7 @@ Trigger Trigger::FromKeywords(const Options& keywords) {
     if (ParseBoolWord(value) == true) return AvailableNow();
     throw ConfigError(fmt::format(
         "trigger availableNow must be true, got {}: to run without it, give no trigger",
-        Shown(value)));
+        QuoteUserText(value)));
   }
   if (lower == "processingtime") return ParseProcessingTime(value);
   if (lower == "once") {
@@ -725,7 +705,7 @@ Trigger Trigger::FromKeywords(const Options& keywords) {
         "processingTime='10 seconds'");
   }
   throw ConfigError(fmt::format(
-      "unknown trigger {}: give availableNow=True or processingTime='<interval>'", Shown(name)));
+      "unknown trigger {}: give availableNow=True or processingTime='<interval>'", QuoteUserText(name)));
 }
 
 Trigger Trigger::Parse(std::string_view text) {
@@ -744,7 +724,7 @@ Trigger Trigger::Parse(std::string_view text) {
   }
   throw ConfigError(fmt::format(
       "trigger {} is not valid: give availableNow, default, or processingTime=<interval> ({})",
-      Shown(text), kIntervalExamples));
+      QuoteUserText(text), kIntervalExamples));
 }
 
 std::string Trigger::ToString() const {
@@ -771,29 +751,23 @@ OnDataLoss ParseOnDataLoss(std::string_view text) {
   if (text == "fail") return OnDataLoss::kFail;
   if (text == "resnapshot") return OnDataLoss::kResnapshot;
   throw ConfigError(
-      fmt::format("on_data_loss must be \"fail\" or \"resnapshot\", got {}", Shown(text)));
+      fmt::format("on_data_loss must be \"fail\" or \"resnapshot\", got {}", QuoteUserText(text)));
 }
 
 SnapshotMode ParseSnapshotMode(std::string_view text) {
   if (text == "full") return SnapshotMode::kFull;
   if (text == "chunked") return SnapshotMode::kChunked;
   throw ConfigError(
-      fmt::format("snapshot must be \"full\" or \"chunked\", got {}", Shown(text)));
+      fmt::format("snapshot must be \"full\" or \"chunked\", got {}", QuoteUserText(text)));
 }
 
 namespace {
-
-constexpr std::array<std::string_view, 11> kStreamParamNames = {
-    "target",    "app_id",       "checkpoint",   "facts_table",
-    "trigger",   "query_name",   "bootstrap",    "on_data_loss",
-    "resnapshot_interval_days", "snapshot_on_switch", "snapshot",
-};
 
 bool ParamBool(std::string_view name, const std::string& value) {
   if (auto b = ParseBoolWord(value)) return *b;
   throw ConfigError(fmt::format(
       "{} must be a boolean, got {}: give true/1/yes/y or false/0/no/n (any case)", name,
-      Shown(value)));
+      QuoteUserText(value)));
 }
 
 // A URI has a scheme of two or more characters before ':' ("s3://", "dbfs:/"); a single
@@ -816,13 +790,17 @@ bool IsUnderDbfs(std::string_view path) {
 
 }  // namespace
 
+bool IsStreamParamName(std::string_view name) {
+  const std::string lower = AsciiLower(name);
+  return std::find(kStreamParamNames.begin(), kStreamParamNames.end(), lower) !=
+         kStreamParamNames.end();
+}
+
 StreamParams StreamParams::Parse(const Options& params) {
   for (const auto& [name, value] : params.entries()) {
-    std::string lower = AsciiLower(name);
-    if (std::find(kStreamParamNames.begin(), kStreamParamNames.end(), lower) ==
-        kStreamParamNames.end()) {
+    if (!IsStreamParamName(name)) {
       throw ConfigError(fmt::format("unknown to_delta parameter {}: accepted are {}",
-                                    Shown(name), JoinNames(kStreamParamNames)));
+                                    QuoteUserText(name), JoinNames(kStreamParamNames)));
     }
   }
   StreamParams p;
@@ -840,7 +818,7 @@ StreamParams StreamParams::Parse(const Options& params) {
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), days);
     if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
       throw ConfigError(fmt::format(
-          "resnapshot_interval_days must be a number of days, 0 or more, got {}", Shown(*v)));
+          "resnapshot_interval_days must be a number of days, 0 or more, got {}", QuoteUserText(*v)));
     }
     p.resnapshot_interval_days = days;
   }
@@ -882,7 +860,7 @@ void StreamParams::Validate() const {
       throw ConfigError(fmt::format(
           "on_data_loss=\"resnapshot\" needs a local or Volume checkpoint path, got {}: URIs "
           "and paths under /dbfs/ resolve differently for the engine and Spark",
-          Shown(checkpoint)));
+          QuoteUserText(checkpoint)));
     }
     if (!facts_table) {
       throw ConfigError(
@@ -898,7 +876,7 @@ void ValidateStreamConfig(const SourceOptions& source, const StreamParams& param
     throw ConfigError(fmt::format(
         "snapshot_on_switch=True with checkpoint URI {} needs the metricsPath option: give "
         "metricsPath, or use a local checkpoint path",
-        Shown(params.checkpoint)));
+        QuoteUserText(params.checkpoint)));
   }
   if (params.on_data_loss == OnDataLoss::kResnapshot && !source.fail_on_data_loss) {
     throw ConfigError(
@@ -909,7 +887,7 @@ void ValidateStreamConfig(const SourceOptions& source, const StreamParams& param
     throw ConfigError(fmt::format(
         "bootstrap=True cannot be combined with startingLsn {}: a bootstrap starts at its "
         "snapshot's LSN; remove one of them",
-        Shown(source.starting_lsn->ToString())));
+        QuoteUserText(source.starting_lsn->ToString())));
   }
 }
 

@@ -180,6 +180,15 @@ class Trigger {
   std::chrono::milliseconds interval_{0};
 };
 
+// The parameters of to_delta, as its keywords are spelt.
+inline constexpr std::array<std::string_view, 11> kStreamParamNames = {
+    "target",    "app_id",       "checkpoint",   "facts_table",
+    "trigger",   "query_name",   "bootstrap",    "on_data_loss",
+    "resnapshot_interval_days", "snapshot_on_switch", "snapshot",
+};
+// Whether `name` (any case) is one of kStreamParamNames.
+bool IsStreamParamName(std::string_view name);
+
 enum class OnDataLoss { kFail, kResnapshot };
 enum class SnapshotMode { kFull, kChunked };
 std::string_view OnDataLossName(OnDataLoss value);    // "fail", "resnapshot"

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/time.h"
+#include "core/user_text.h"
 
 namespace mssql_cdc {
 namespace {
@@ -57,10 +58,8 @@ class ColumnContext {
                       ": the file was not written by a matching simulator");
   }
   [[noreturn]] void BadText(std::string_view text) const {
-    constexpr std::size_t kShown = 60;
-    throw SourceError(label_ + " (" + type_.ToString() + ") holds '" +
-                      std::string(text.substr(0, kShown)) +
-                      "', which is not the sim storage encoding of that type");
+    throw SourceError(label_ + " (" + type_.ToString() + ") holds " + QuoteUserText(text) +
+                      ", which is not the sim storage encoding of that type");
   }
 
  private:

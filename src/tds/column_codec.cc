@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 #include "tds/text_encoding.h"
 #include "tds/tokens.h"
 #include "tds/value_text.h"
@@ -46,14 +47,6 @@ std::uint8_t DecimalBytes(int precision) {
 }
 
 std::uint8_t TimeBytes(int scale) { return scale <= 2 ? 3 : scale <= 4 ? 4 : 5; }
-
-std::string Shown(std::string_view value) {
-  constexpr std::size_t kShown = 48;
-  std::string shown(1, '\'');
-  shown.append(value.substr(0, kShown));
-  if (value.size() <= kShown) return shown.append(1, '\'');
-  return shown.append("...' (").append(std::to_string(value.size())).append(" bytes)");
-}
 
 void PutUnsigned(std::uint8_t* p, unsigned __int128 v, int bytes) {
   for (int i = 0; i < bytes; ++i) {
@@ -365,11 +358,11 @@ void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
         case DecimalParse::kOk:
           break;
         case DecimalParse::kMalformed:
-          Reject("value " + Shown(value) + " is not a decimal number");
+          Reject("value " + QuoteUserText(value) + " is not a decimal number");
         case DecimalParse::kTooManyDigits:
-          Reject("value " + Shown(value) + " has more integer digits than the type holds");
+          Reject("value " + QuoteUserText(value) + " has more integer digits than the type holds");
         case DecimalParse::kInexact:
-          Reject("value " + Shown(value) + " has more decimal places than the type holds");
+          Reject("value " + QuoteUserText(value) + " has more decimal places than the type holds");
       }
       if (is_decimal) {
         PutScaledDecimal(out, negative, magnitude);
@@ -380,7 +373,7 @@ void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
     }
     case Wire::kDate: {
       std::int32_t days;
-      if (!ParseDate(value, &days)) Reject("value " + Shown(value) + " is not a date");
+      if (!ParseDate(value, &days)) Reject("value " + QuoteUserText(value) + " is not a date");
       std::uint8_t* p = out.Extend(4);
       p[0] = 3;
       PutUnsigned(p + 1, static_cast<std::uint32_t>(days), 3);
@@ -388,7 +381,7 @@ void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
     }
     case Wire::kTime: {
       std::int64_t ticks;
-      if (!ParseTimeOfDay(value, &ticks)) Reject("value " + Shown(value) + " is not a time");
+      if (!ParseTimeOfDay(value, &ticks)) Reject("value " + QuoteUserText(value) + " is not a time");
       const std::int64_t unit = kPow10[7 - scale_];
       std::int64_t units = (ticks + unit / 2) / unit;
       const std::int64_t day_units = 86400 * kPow10[scale_];
@@ -408,7 +401,7 @@ void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
       std::uint8_t* p = out.Extend(17);
       if (!ParseGuid(value, p + 1)) {
         out.Truncate(out.size() - 17);
-        Reject("value " + Shown(value) + " is not a uniqueidentifier");
+        Reject("value " + QuoteUserText(value) + " is not a uniqueidentifier");
       }
       p[0] = 16;
       return;
@@ -418,7 +411,7 @@ void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
       std::int64_t v;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || end != value.data() + value.size()) {
-        Reject("value " + Shown(value) + " is not an integer");
+        Reject("value " + QuoteUserText(value) + " is not an integer");
       }
       Int(out, v);
       return;
@@ -428,7 +421,7 @@ void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
       double v;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || end != value.data() + value.size()) {
-        Reject("value " + Shown(value) + " is not a number");
+        Reject("value " + QuoteUserText(value) + " is not a number");
       }
       Float(out, v);
       return;
@@ -483,15 +476,15 @@ void ColumnCodec::PutMoney(WireBuffer& out, bool negative, unsigned __int128 mag
 
 void ColumnCodec::PutTimestamp(WireBuffer& out, std::string_view value) const {
   Timestamp ts;
-  if (!ParseTimestamp(value, &ts)) Reject("value " + Shown(value) + " is not a date and time");
+  if (!ParseTimestamp(value, &ts)) Reject("value " + QuoteUserText(value) + " is not a date and time");
   if (ts.has_offset && wire_ != Wire::kDateTimeOffset) {
-    Reject("value " + Shown(value) + " has a UTC offset; the type has none");
+    Reject("value " + QuoteUserText(value) + " has a UTC offset; the type has none");
   }
   std::int64_t days = ts.days;
   if (wire_ == Wire::kDateTime) {
     std::int64_t ticks = (ts.ticks * 3 + 50'000) / 100'000;  // 100 ns to 1/300 s, rounded
     if (ticks >= kDateTimeTicksPerDay) ticks -= kDateTimeTicksPerDay, ++days;
-    if (days < kDay1753 || days > kLastDay) Reject("value " + Shown(value) + " is out of range");
+    if (days < kDay1753 || days > kLastDay) Reject("value " + QuoteUserText(value) + " is out of range");
     std::uint8_t* p = out.Extend(9);
     p[0] = 8;
     const auto days_since_1900 = static_cast<std::int32_t>(days - kDay1900);
@@ -503,7 +496,7 @@ void ColumnCodec::PutTimestamp(WireBuffer& out, std::string_view value) const {
     std::int64_t minutes = (ts.ticks + 30 * kTicksPerSecond) / (60 * kTicksPerSecond);
     if (minutes >= 1440) minutes -= 1440, ++days;
     days -= kDay1900;
-    if (days < 0 || days > 0xFFFF) Reject("value " + Shown(value) + " is out of range");
+    if (days < 0 || days > 0xFFFF) Reject("value " + QuoteUserText(value) + " is out of range");
     std::uint8_t* p = out.Extend(5);
     p[0] = 4;
     WireBuffer::Store16(p + 1, static_cast<std::uint16_t>(days));
@@ -518,7 +511,7 @@ void ColumnCodec::PutTimestamp(WireBuffer& out, std::string_view value) const {
   if (wire_ == Wire::kDateTimeOffset) units -= ts.offset_minutes * 60 * kPow10[scale_];
   while (units < 0) units += day_units, --days;
   while (units >= day_units) units -= day_units, ++days;
-  if (days < 0 || days > kLastDay) Reject("value " + Shown(value) + " is out of range");
+  if (days < 0 || days > kLastDay) Reject("value " + QuoteUserText(value) + " is out of range");
   const bool with_offset = wire_ == Wire::kDateTimeOffset;
   const int length = width_ + 3 + (with_offset ? 2 : 0);
   std::uint8_t* p = out.Extend(1 + length);
@@ -540,7 +533,7 @@ void ColumnCodec::PutCodePageText(WireBuffer& out, std::string_view value) const
   std::ptrdiff_t length = Utf8ToCp1252(value, p + header);
   if (length < 0) {
     out.Truncate(start);
-    Reject("value " + Shown(value) + " is not valid UTF-8");
+    Reject("value " + QuoteUserText(value) + " is not valid UTF-8");
   }
   if (!plp && length > max_length_) {
     out.Truncate(start);
@@ -576,7 +569,7 @@ void ColumnCodec::PutUtf16Text(WireBuffer& out, std::string_view value) const {
   std::ptrdiff_t length = Utf8ToUtf16(value, p + header);
   if (length < 0) {
     out.Truncate(start);
-    Reject("value " + Shown(value) + " is not valid UTF-8");
+    Reject("value " + QuoteUserText(value) + " is not valid UTF-8");
   }
   if (!plp && length > 2 * max_length_) {
     out.Truncate(start);

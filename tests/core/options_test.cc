@@ -301,7 +301,7 @@ TEST(SourceOptions, CaptureInstanceAllowsUnicodeUpToOneHundredCharacters) {
   EXPECT_NE(ConfigErrorOf([] { ParseOdbc({{"captureInstance", "dbo_\xFF"}}); }).find("UTF-8"),
             std::string::npos);
   // A control character is shown escaped, so the message stays one line.
-  EXPECT_NE(ConfigErrorOf([] { ParseOdbc({{"captureInstance", "a\nb"}}); }).find("'a\\x0Ab'"),
+  EXPECT_NE(ConfigErrorOf([] { ParseOdbc({{"captureInstance", "a\nb"}}); }).find("'a\\nb'"),
             std::string::npos);
 }
 
