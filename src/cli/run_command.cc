@@ -3,8 +3,10 @@
 // On a terminal it keeps one live line per table; otherwise (or with --json) it writes JSON
 // lines: one per committed batch per table, one per failure and a final summary. SIGINT and
 // SIGTERM stop every stream after its current batch; a second signal ends the process at
-// once. Exit status: 0 when no table failed, 1 when one did (stderr names each with its
-// error class), 2 for a bad pipeline file or option.
+// once. Exit status (cli/exit_status.h): 0 when no table failed, 1 when one did (stderr
+// names each with its error class), 2 when the input was refused before anything was
+// written, 3 when no table failed but another run owned a table's checkpoint (that table was
+// refused, the others ran).
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -21,6 +23,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/pipeline_config.h"
 #include "core/errors.h"
 #include "engine/finalization.h"
@@ -65,13 +68,14 @@ class StopSignals {
 struct ErrorText {
   std::string error_class;
   std::string message;
+  bool refused = false;  // another run holds the table's checkpoint
 };
 
 ErrorText Describe(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const Error& e) {
-    return {std::string(e.class_name()), e.what()};
+    return {std::string(e.class_name()), e.what(), e.code() == ErrorCode::kCheckpointInUse};
   } catch (const std::exception& e) {
     return {"InternalError", e.what()};
   } catch (...) {
@@ -101,7 +105,7 @@ std::string Duration(double seconds) {
 
 // What the run reports about one table at a moment.
 struct TableState {
-  std::string status;  // running, finished, stopped, failed
+  std::string status;  // running, finished, stopped, failed, refused
   StreamProgress progress;
   std::optional<ErrorText> error;
 };
@@ -129,7 +133,7 @@ class RunReporter {
       if (!live_) {
         if (state.progress.batches > last.progress.batches) EmitBatch(ci, state);
         if (state.error && !last.error) {
-          Emit({{"event", "failed"}, {"table", ci}, {"error_class", state.error->error_class},
+          Emit({{"event", state.status}, {"table", ci}, {"error_class", state.error->error_class},
                 {"error", state.error->message}});
         }
       }
@@ -145,6 +149,7 @@ class RunReporter {
     }
     json tables = json::object();
     json failed = json::array();
+    json refused = json::array();
     for (const auto& ci : group_.order()) {
       const TableState& s = last_[ci];
       json t = {{"status", s.status},
@@ -168,11 +173,11 @@ class RunReporter {
       if (s.error) {
         t["error_class"] = s.error->error_class;
         t["error"] = s.error->message;
-        failed.push_back(ci);
+        (s.error->refused ? refused : failed).push_back(ci);
       }
       tables[ci] = std::move(t);
     }
-    Emit({{"event", "summary"}, {"tables", tables}, {"failed", failed},
+    Emit({{"event", "summary"}, {"tables", tables}, {"failed", failed}, {"refused", refused},
           {"exit_status", exit_status}});
   }
 
@@ -186,8 +191,8 @@ class RunReporter {
     if (stream.active()) {
       state.status = "running";
     } else if (auto error = stream.error()) {
-      state.status = "failed";
       state.error = Describe(error);
+      state.status = state.error->refused ? "refused" : "failed";
     } else {
       state.status = stop_requested ? "stopped" : "finished";
     }
@@ -247,11 +252,6 @@ struct RunArgs {
   std::optional<double> timeout_seconds;
 };
 
-// Exit statuses, documented in docs/pipelines.md.
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadConfig = 2;
-
 int RunPipeline(const RunArgs& args) {
   // stdout carries the output proper; the engine's log goes to stderr.
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
@@ -262,7 +262,7 @@ int RunPipeline(const RunArgs& args) {
     config = LoadPipelineConfig(args.file);
   } catch (const Error& e) {
     std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
-    return kExitBadConfig;
+    return kExitBadInput;
   }
   for (const auto& warning : config.warnings) std::cerr << "mssql-cdc: warning: " << warning << "\n";
   const bool live = !args.json && isatty(STDOUT_FILENO);
@@ -270,12 +270,15 @@ int RunPipeline(const RunArgs& args) {
   StopSignals signals;
   std::unique_ptr<StreamGroup> group;
   try {
-    group = StreamGroup::StartMany(config.many);
-  } catch (const ConfigError& e) {
-    std::cerr << "mssql-cdc: ConfigError: " << e.what() << "\n";
-    return kExitBadConfig;
+    group = StreamGroup::Prepare(config.many);
   } catch (const Error& e) {
-    // The message names the table (StartMany sees to it).
+    // The message names the table (Prepare sees to it); nothing was written.
+    std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  try {
+    group->Start();
+  } catch (const Error& e) {
     std::cerr << "mssql-cdc: a table failed to start, and the tables started before it were "
                  "stopped: "
               << e.class_name() << ": " << e.what() << "\n";
@@ -310,15 +313,19 @@ int RunPipeline(const RunArgs& args) {
   }
   if (stopper.joinable()) stopper.join();
 
-  const auto failed = group->AwaitAll(std::chrono::milliseconds(0));
-  const int status = failed.empty() ? kExitOk : kExitFailed;
+  const auto ended_with_error = group->AwaitAll(std::chrono::milliseconds(0));
+  bool any_failed = false;
+  for (const auto& [ci, error] : ended_with_error) any_failed |= !Describe(error).refused;
+  const int status = any_failed                  ? kExitFailed
+                     : !group->refused().empty() ? kExitInUse
+                                                 : kExitOk;
   reporter.Finish(status);
   for (const auto& ci : group->order()) {
-    auto it = failed.find(ci);
-    if (it == failed.end()) continue;
+    auto it = ended_with_error.find(ci);
+    if (it == ended_with_error.end()) continue;
     const ErrorText text = Describe(it->second);
-    std::cerr << "mssql-cdc: table " << ci << " failed: " << text.error_class << ": "
-              << text.message << "\n";
+    std::cerr << "mssql-cdc: table " << ci << (text.refused ? " refused: " : " failed: ")
+              << text.error_class << ": " << text.message << "\n";
   }
   return status;
 }
@@ -332,11 +339,11 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Write JSON lines even on a terminal");
   cmd->add_option("--timeout", args->timeout_seconds,
                   "Stop every stream after this many seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveNumber("seconds"));
   cmd->callback([args] {
     const int status = RunPipeline(*args);
     // CLI11 turns a RuntimeError into the process's exit status without printing anything.
-    if (status != 0) throw CLI::RuntimeError(status);
+    if (status != kExitOk) ExitWith(status);
   });
 }
 

@@ -13,6 +13,7 @@ std::string_view ErrorClassName(ErrorCode code) {
     case ErrorCode::kUnsupportedType: return "UnsupportedTypeError";
     case ErrorCode::kInternal: return "InternalError";
     case ErrorCode::kConcurrentModification: return "ConcurrentModificationError";
+    case ErrorCode::kCheckpointInUse: return "CheckpointInUseError";
   }
   return "Error";
 }
@@ -28,6 +29,7 @@ void ThrowError(ErrorCode code, const std::string& message) {
     case ErrorCode::kUnsupportedType: throw UnsupportedTypeError(message);
     case ErrorCode::kInternal: throw InternalError(message);
     case ErrorCode::kConcurrentModification: throw ConcurrentModificationError(message);
+    case ErrorCode::kCheckpointInUse: throw CheckpointInUseError(message);
   }
   throw Error(code, message);
 }

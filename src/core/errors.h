@@ -21,6 +21,15 @@ enum class ErrorCode : int {
   kUnsupportedType = 7, // a SQL Server type with no mapping
   kInternal = 8,        // a broken invariant: a bug
   kConcurrentModification = 9,  // another writer committed a conflicting change first
+  kCheckpointInUse = 10,  // another process runs the stream of this checkpoint now
+};
+
+// Every code, in order: what the Python package and other callers enumerate.
+inline constexpr ErrorCode kErrorCodes[] = {
+    ErrorCode::kConfig,         ErrorCode::kDataLoss,        ErrorCode::kSchemaChanged,
+    ErrorCode::kPermission,     ErrorCode::kNotFound,        ErrorCode::kSource,
+    ErrorCode::kUnsupportedType, ErrorCode::kInternal,       ErrorCode::kConcurrentModification,
+    ErrorCode::kCheckpointInUse,
 };
 
 // The reference's class name of each code ("DataLossError", "ValueError"-like "ConfigError", ...).
@@ -78,6 +87,13 @@ class ConcurrentModificationError : public Error {
  public:
   explicit ConcurrentModificationError(const std::string& m)
       : Error(ErrorCode::kConcurrentModification, m) {}
+};
+
+// A stream's checkpoint is owned by another running process (invariant 8: one writer per
+// stream). The message names the holder; nothing was read or written.
+class CheckpointInUseError : public Error {
+ public:
+  explicit CheckpointInUseError(const std::string& m) : Error(ErrorCode::kCheckpointInUse, m) {}
 };
 
 }  // namespace mssql_cdc

@@ -309,12 +309,30 @@ const Snapshot& DeltaTable::Refresh() {
   return snapshot_;
 }
 
-void DeltaTable::CatchUp() {
+const Snapshot& DeltaTable::CatchUp() {
   for (;;) {
     auto actions = ReadCommit(*fs_, root_, snapshot_.version + 1);
-    if (!actions) return;
+    if (!actions) return snapshot_;
     ApplyActions(snapshot_, *actions, snapshot_.version + 1);
   }
+}
+
+std::optional<DeltaTable::TxnCommit> DeltaTable::CommitHoldingTxn(const std::string& app_id) const {
+  const auto held = snapshot_.app_versions.find(app_id);
+  if (held == snapshot_.app_versions.end()) return std::nullopt;
+  for (std::int64_t v = snapshot_.version; v >= 0; --v) {
+    auto actions = ReadCommit(*fs_, root_, v);
+    if (!actions) return std::nullopt;
+    const Txn* txn = nullptr;
+    const CommitInfo* info = nullptr;
+    for (const auto& action : *actions) {
+      if (const auto* t = std::get_if<Txn>(&action); t && t->app_id == app_id) txn = t;
+      if (const auto* c = std::get_if<CommitInfo>(&action)) info = c;
+    }
+    if (txn == nullptr || txn->version != held->second) continue;
+    return TxnCommit{v, txn->version, info ? info->user_metadata : std::nullopt};
+  }
+  return std::nullopt;
 }
 
 void DeltaTable::CheckpointIfDue() {

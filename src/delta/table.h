@@ -89,6 +89,19 @@ class DeltaTable {
   const Snapshot& snapshot() const;
   // Reads the log again.
   const Snapshot& Refresh();
+  // Reads the commits other writers made since the snapshot into it (cheap: one lookup when
+  // there are none).
+  const Snapshot& CatchUp();
+
+  // The commit that gave `app_id` its current txn version in the snapshot: its table version,
+  // the txn version and its commitInfo.userMetadata. nullopt when the snapshot holds no txn
+  // for the app id or the commit is no longer on disk.
+  struct TxnCommit {
+    std::int64_t table_version = -1;
+    std::int64_t txn_version = -1;
+    std::optional<std::string> user_metadata;
+  };
+  std::optional<TxnCommit> CommitHoldingTxn(const std::string& app_id) const;
 
   CommitResult Append(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                       const AppendOptions& options = {});
@@ -115,8 +128,6 @@ class DeltaTable {
 
  private:
   DeltaTable(std::shared_ptr<FileSystem> fs, std::string uri, Snapshot snapshot);
-  // Reads the commits after snapshot_ (those other writers made) into it.
-  void CatchUp();
   void CheckpointIfDue();
   // After `actions` were written as commit `version` on try `attempt`: the snapshot takes
   // them in, a checkpoint follows when due, and the result counts the `adds` and their `rows`.

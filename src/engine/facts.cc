@@ -119,7 +119,7 @@ std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRo
                                   std::move(columns));
 }
 
-std::string BatchUserMetadata(const FactsRow& row) {
+std::string BatchUserMetadata(const FactsRow& row, const std::optional<std::string>& start_lsn) {
   nlohmann::ordered_json doc;
   doc["rows"] = JsonOrNull(row.rows);
   doc["min_lsn"] = JsonOrNull(row.min_lsn);
@@ -131,6 +131,8 @@ std::string BatchUserMetadata(const FactsRow& row) {
   doc["updates"] = JsonOrNull(row.updates);
   doc["batch_id"] = JsonOrNull(row.batch_id);
   doc["app_id"] = row.app_id;
+  if (start_lsn) doc["start_lsn"] = *start_lsn;
+  if (row.end_lsn) doc["end_lsn"] = *row.end_lsn;
   return doc.dump();
 }
 

@@ -42,7 +42,9 @@ struct FactsRow {
 std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRow>& rows);
 
 // The bronze commit's userMetadata of a micro-batch: rows, min_lsn, max_lsn, min_commit_ts,
-// max_commit_ts, deletes, inserts, updates, batch_id, app_id.
-std::string BatchUserMetadata(const FactsRow& row);
+// max_commit_ts, deletes, inserts, updates, batch_id, app_id, and the batch's range when known:
+// start_lsn (its start offset's LSN, exclusive) and end_lsn (the row's end_lsn), which
+// batch_agreement.h compares with a checkpoint.
+std::string BatchUserMetadata(const FactsRow& row, const std::optional<std::string>& start_lsn);
 
 }  // namespace mssql_cdc

@@ -2,9 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/bootstrap.h"
+#include "engine/checkpoint_lock.h"
 #include "engine/stream_batch.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
@@ -54,6 +57,17 @@ class Stream::Impl {
     if (thread_.joinable()) thread_.join();
   }
 
+  void Prepare() {
+    if (prepared_) return;
+    try {
+      CheckInput();
+    } catch (...) {
+      Fail(std::current_exception());
+      throw;
+    }
+    prepared_ = true;
+  }
+
   void Start() {
     {
       std::lock_guard lock(mu_);
@@ -61,12 +75,11 @@ class Stream::Impl {
       started_ = true;
     }
     try {
+      if (!prepared_) CheckInput();
+      prepared_ = true;
       Setup();
     } catch (...) {
-      std::lock_guard lock(mu_);
-      error_ = std::current_exception();
-      ended_ = true;
-      cv_.notify_all();
+      Fail(std::current_exception());
       throw;
     }
     thread_ = std::thread([this] { Loop(); });
@@ -112,23 +125,74 @@ class Stream::Impl {
   }
 
  private:
-  // Everything before the first batch, on the caller's thread, so that start errors reach
-  // the caller: instance, schemas, tables, checkpoint, bootstrap, recovery.
-  void Setup() {
+  // An error before the batch thread ran ends the stream with it, as Await and error() report,
+  // and lets go of the checkpoint: a stream that never ran owns nothing.
+  void Fail(std::exception_ptr error) {
+    lock_.reset();
+    std::lock_guard lock(mu_);
+    started_ = true;
+    error_ = std::move(error);
+    ended_ = true;
+    cv_.notify_all();
+  }
+
+  // Everything the stream reads before it writes anything, on the caller's thread: the source,
+  // the capture instance, the clock and the schemas; the checkpoint's lock and files when the
+  // checkpoint exists; startingLsn for a new checkpoint; the tables that exist already.
+  void CheckInput() {
     StreamContext& c = context_;
     const StreamParams& params = c.config.params;
     c.source = c.factory();
     c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
     c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
-    const auto output_schema = OutputSchema(c.source->CapturedColumns(c.instance.name),
-                                            c.config.source.include_command_id);
-    c.bronze_schema = BronzeSchema(output_schema);
+    output_schema_ = OutputSchema(c.source->CapturedColumns(c.instance.name),
+                                  c.config.source.include_command_id);
+    c.bronze_schema = BronzeSchema(output_schema_);
     c.partitions = ReadPartitions(c.config.source);
 
     c.checkpoint.emplace(params.checkpoint);
+    const StreamIdentity identity{params.app_id, c.instance.name, params.target};
+    std::error_code ec;
+    const auto status = std::filesystem::status(params.checkpoint, ec);
+    bool started_before = false;
+    if (std::filesystem::is_directory(status)) {
+      lock_ = CheckpointLock::Acquire(params.checkpoint);
+      c.checkpoint->Check(identity);
+      started_before = c.checkpoint->ReadStart() || c.checkpoint->ReadSnapshot();
+    } else if (std::filesystem::exists(status)) {
+      throw ConfigError("checkpoint " + params.checkpoint +
+                        " exists and is not a directory; give a directory for the checkpoint");
+    }
+    if (!started_before && !params.bootstrap) {
+      initial_ = InitialOffset(*c.source, *c.clock, c.instance,
+                               c.config.source.starting_position());
+    }
+    for (const std::string* table : {&params.target, params.facts_table ? &*params.facts_table
+                                                                        : nullptr}) {
+      if (table && delta::DeltaTable::Exists(*table)) delta::DeltaTable::Open(*table);
+    }
+  }
+
+  // The writes before the first batch: the lock (when the checkpoint is new) and its owner,
+  // the checkpoint's identity, the tables, the bootstrap, recovery.
+  void Setup() {
+    StreamContext& c = context_;
+    const StreamParams& params = c.config.params;
+    if (!lock_) {
+      std::error_code ec;
+      std::filesystem::create_directories(params.checkpoint, ec);
+      if (ec) {
+        throw SourceError("checkpoint: cannot create " + params.checkpoint + ": " + ec.message());
+      }
+      // Another run may have created it meanwhile: the lock decides, and the files are read
+      // again below, under it.
+      lock_ = CheckpointLock::Acquire(params.checkpoint);
+      c.checkpoint->Check({params.app_id, c.instance.name, params.target});
+    }
+    lock_->RecordOwner();
     c.checkpoint->ClaimFor({params.app_id, c.instance.name, params.target});
     c.bronze.emplace(
-        OpenOrCreateTable(params.target, BronzeTableOptions(output_schema, c.instance.name)));
+        OpenOrCreateTable(params.target, BronzeTableOptions(output_schema_, c.instance.name)));
     if (params.facts_table) {
       c.facts.emplace(OpenOrCreateTable(*params.facts_table, FactsTableOptions()));
     }
@@ -145,7 +209,9 @@ class Stream::Impl {
                   .offset;
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
-      start = InitialOffset(*c.source, *c.clock, c.instance, c.config.source.starting_position());
+      start = initial_ ? *initial_
+                       : InitialOffset(*c.source, *c.clock, c.instance,
+                                       c.config.source.starting_position());
       c.checkpoint->WriteStart(*start);
     } else if (params.bootstrap && !snapshot) {
       spdlog::warn("capture instance '{}': bootstrap asked for, but checkpoint {} already "
@@ -157,6 +223,7 @@ class Stream::Impl {
     replay_ = recovery.replay;
     next_batch_id_ = recovery.next_batch_id;
     next_start_ = recovery.next_start.value_or(*start);
+    c.bronze_txn = recovery.bronze_txn;
     {
       std::lock_guard lock(mu_);
       progress_.last_batch_id = next_batch_id_ - 1;
@@ -257,6 +324,9 @@ class Stream::Impl {
   }
 
   StreamContext context_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+  std::optional<Offset> initial_;  // where a new checkpoint starts, found by CheckInput
+  bool prepared_ = false;
   std::optional<BatchOffsets> replay_;
   std::int64_t next_batch_id_ = 0;
   Offset next_start_;
@@ -270,6 +340,9 @@ class Stream::Impl {
   bool stop_requested_ = false;
   std::exception_ptr error_;
   StreamProgress progress_;
+  // Declared before thread_ so that it is released after the thread is joined: the lock is
+  // held to after the last write.
+  std::unique_ptr<CheckpointLock> lock_;
   std::thread thread_;
 };
 
@@ -280,6 +353,7 @@ Stream::Stream(StreamConfig config, SourceFactory source_factory) : config_(std:
 
 Stream::~Stream() = default;
 
+void Stream::Prepare() { impl_->Prepare(); }
 void Stream::Start() { impl_->Start(); }
 void Stream::Stop() { impl_->Stop(); }
 bool Stream::Await(std::optional<std::chrono::milliseconds> timeout) {

@@ -17,6 +17,10 @@
 // of the next range the batch fails with DataLossError and writes nothing, or, with
 // failOnDataLoss=false, records a `data_skipped` facts row and goes on from the min LSN.
 //
+// One stream per checkpoint at a time (invariant 8): a running stream holds its checkpoint's
+// lock (checkpoint_lock.h), and before each append checks that bronze agrees with the
+// checkpoint (batch_agreement.h).
+//
 // Start/Stop/Await may be called from any thread; the batches run on the stream's own thread.
 #pragma once
 
@@ -74,11 +78,19 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  // Resolves the capture instance, creates bronze when missing, runs the bootstrap when asked
-  // and not yet done, recovers the checkpoint, then starts the batch thread. Returns once the
-  // stream has started its source (the first planning ran). Throws the errors of what runs
-  // before the batch thread (options, instance, tables, checkpoint, bootstrap); a failure of
-  // the first planning (data loss) ends the stream and is reported by Await and error().
+  // Checks everything the stream reads before it writes anything, and writes nothing:
+  // resolves the capture instance and the source clock, takes the checkpoint's lock and checks
+  // its files when the checkpoint exists, checks startingLsn for a new checkpoint, opens the
+  // tables that exist. Throws the input's errors (CheckpointInUseError when another run holds
+  // the checkpoint), which also end the stream as error() reports. Start runs it when it has
+  // not run; StreamGroup runs it for every table before any table writes.
+  void Prepare();
+  // Prepares when not yet done, takes the lock of a new checkpoint and records this process as
+  // its owner, creates bronze when missing, runs the bootstrap when asked and not yet done,
+  // recovers the checkpoint, then starts the batch thread. Returns once the stream has started
+  // its source (the first planning ran). Throws the errors of what runs before the batch
+  // thread; a failure of the first planning (data loss) ends the stream and is reported by
+  // Await and error(). The checkpoint stays locked until the stream object is destroyed.
   void Start();
   // Asks the stream to stop after its current batch.
   void Stop();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "engine/batch_agreement.h"
 #include "engine/batch_reader.h"
 #include "engine/finalization.h"
 #include "engine/retention_guard.h"
@@ -137,10 +138,11 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   StreamContext& c = context_;
   const std::string& app_id = c.config.params.app_id;
   const std::string& ci = c.instance.name;
-  const auto& held = c.bronze->snapshot().app_versions;
-  if (auto it = held.find(app_id); it != held.end() && it->second >= offsets.batch_id) {
-    return FinishFromBronze(offsets);
-  }
+  const BronzeCheck check{app_id, c.config.params.checkpoint, c.bronze_txn,
+                          !c.bronze_range_checked};
+  const bool in_bronze = CheckBronzeAgrees(*c.bronze, *c.checkpoint, check, offsets);
+  c.bronze_range_checked = true;
+  if (in_bronze) return FinishFromBronze(offsets);
   if (CheckBeforeRead(offsets)) c.checkpoint->WriteOffsets(offsets);
 
   FactsRow row;
@@ -188,8 +190,11 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   if (read.stats.rows > 0) {
     delta::AppendOptions options;
     options.txn = delta::Txn{app_id, offsets.batch_id, std::nullopt};
-    options.user_metadata = BatchUserMetadata(row);
-    version = c.bronze->Append(read.batches, options).version;
+    options.user_metadata = BatchUserMetadata(row, offsets.start.lsn.ToString());
+    const delta::CommitResult appended = c.bronze->Append(read.batches, options);
+    // Bronze took the txn between the check and the append: only another writer does that.
+    if (!appended.written) CheckHeldBatchAgrees(*c.bronze, check, offsets);
+    version = appended.version;
   }
   Hook(BatchStep::kBronzeAppended, offsets.batch_id);
   row.duration_ms = MillisSince(started);
@@ -239,7 +244,8 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   }
   Hook(BatchStep::kFactsAppended, offsets.batch_id);
   BatchOutcome outcome;
-  outcome.commit = BatchCommit{offsets.batch_id, bronze_version, row.rows.value_or(0)};
+  if (bronze_version >= 0) c.bronze_txn = offsets.batch_id;
+  outcome.commit = BatchCommit{offsets.batch_id, bronze_version, row.rows.value_or(0), c.bronze_txn};
   outcome.end = offsets.end;
   outcome.facts = std::move(row);
   c.checkpoint->WriteCommit(outcome.commit);

@@ -1,6 +1,7 @@
 // One micro-batch of a stream, step by step (the order is stream.h's contract): plan its end
-// and check retention, write its offsets, read its ranges in parallel, re-check retention,
-// append to bronze, append its facts rows, write its commit marker, advance the verdict.
+// and check retention, write its offsets, check that bronze agrees with the checkpoint
+// (batch_agreement.h), read its ranges in parallel, re-check retention, append to bronze,
+// append its facts rows, write its commit marker, advance the verdict.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -32,6 +33,10 @@ struct StreamContext {
   std::optional<delta::DeltaTable> facts;
   std::optional<StreamCheckpoint> checkpoint;
   int partitions = 1;
+  // Bronze's txn version for the app id as the checkpoint knows it (RecoveryPoint::bronze_txn),
+  // and whether this run has compared the range of bronze's newest batch with the checkpoint.
+  std::int64_t bronze_txn = -1;
+  bool bronze_range_checked = false;
 };
 
 struct BatchOutcome {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,12 +13,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/user_text.h"
+#include "engine/table_schemas.h"
 
 namespace mssql_cdc {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// Batch ids stay far below int64's end, so that id + 1 never overflows (2^53: exact as a
+// JSON number in every reader).
+constexpr std::uint64_t kMaxBatchId = 1ULL << 53;
 
 [[noreturn]] void Fail(const std::string& what, const std::string& path) {
   throw SourceError("checkpoint: cannot " + what + " " + path + ": " + std::strerror(errno));
@@ -52,38 +59,53 @@ Offset OffsetFrom(const json& doc, const char* key, const std::string& path) {
   if (it == doc.end() || !it->is_object()) {
     throw SourceError("checkpoint file " + path + " has no \"" + key + "\" offset");
   }
-  return Offset::FromJson(it->dump());
+  try {
+    return Offset::FromJson(it->dump());
+  } catch (const ConfigError& e) {
+    throw SourceError("checkpoint file " + path + ": \"" + key + "\" is " + e.what() +
+                      "; restore the file or start a new checkpoint with a new app_id");
+  }
 }
 
 std::int64_t IntField(const json& doc, const char* key, const std::string& path) {
   auto it = doc.find(key);
-  if (it == doc.end() || !it->is_number_integer()) {
-    throw SourceError("checkpoint file " + path + " has no integer \"" + key + "\"");
+  if (it == doc.end() || !it->is_number_integer() ||
+      (it->is_number_unsigned() && it->get<std::uint64_t>() > kMaxBatchId)) {
+    throw SourceError("checkpoint file " + path + " has no integer \"" + key +
+                      "\" in range; restore the file or start a new checkpoint with a new app_id");
   }
   return it->get<std::int64_t>();
 }
 
-// The batch ids of the files <id>.json in `dir`, highest first.
+// The batch id a file name <id>.json stands for; nullopt for other names. An id past
+// kMaxBatchId was not written by mssql-cdc: SourceError naming the file.
+std::optional<std::int64_t> BatchIdOfName(const std::string& dir, const std::string& name) {
+  constexpr std::string_view kSuffix = ".json";
+  if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return std::nullopt;
+  const std::string_view stem(name.data(), name.size() - kSuffix.size());
+  if (stem.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  std::int64_t id = 0;
+  const auto [end, error] = std::from_chars(stem.data(), stem.data() + stem.size(), id);
+  if (error != std::errc() || end != stem.data() + stem.size() ||
+      id > static_cast<std::int64_t>(kMaxBatchId)) {
+    throw SourceError("checkpoint file " + (fs::path(dir) / name).string() +
+                      " names batch " + QuoteUserText(stem) + ", out of range (0 to " +
+                      std::to_string(kMaxBatchId) +
+                      "); it was not written by mssql-cdc: remove it or restore the checkpoint");
+  }
+  return id;
+}
+
+// The highest batch id among the files <id>.json in `dir`.
 std::optional<std::int64_t> HighestBatchId(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return std::nullopt;
   std::optional<std::int64_t> highest;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() <= 5 || name.substr(name.size() - 5) != ".json") continue;
-    const std::string stem = name.substr(0, name.size() - 5);
-    if (stem.empty() || stem.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::int64_t id = std::stoll(stem);
-    if (!highest || id > *highest) highest = id;
+    const auto id = BatchIdOfName(dir, entry.path().filename().string());
+    if (id && (!highest || *id > *highest)) highest = id;
   }
   return highest;
-}
-
-// Paths compare as absolute normal forms, so "bronze" and "./bronze" are one target; URIs
-// compare as written.
-std::string NormalTarget(const std::string& target) {
-  if (target.find("://") != std::string::npos) return target;
-  return fs::absolute(fs::path(target)).lexically_normal().string();
 }
 
 }  // namespace
@@ -125,34 +147,52 @@ std::string StreamCheckpoint::Path(const std::string& relative) const {
   return (fs::path(directory_) / relative).string();
 }
 
+void StreamCheckpoint::CheckIdentity(const StreamIdentity& identity) const {
+  auto existing = ReadIdentity();
+  if (!existing) return;
+  const std::string& app_id = existing->app_id;
+  const std::string& target = existing->target;
+  if (app_id != identity.app_id) {
+    throw ConfigError("checkpoint " + directory_ + " belongs to app_id " + QuoteUserText(app_id) +
+                      ", not " + QuoteUserText(identity.app_id) +
+                      ": a checkpoint keeps one app_id for its life; give this stream its own "
+                      "checkpoint (a new checkpoint needs a new app_id)");
+  }
+  if (NormalLocation(target) != NormalLocation(identity.target)) {
+    throw ConfigError("checkpoint " + directory_ + " belongs to target " + QuoteUserText(target) +
+                      ", not " + QuoteUserText(identity.target) +
+                      ": a checkpoint writes one table; use a new checkpoint and a new app_id "
+                      "for another target");
+  }
+}
+
+void StreamCheckpoint::Check(const StreamIdentity& identity) const {
+  CheckIdentity(identity);
+  ReadStart();
+  ReadSnapshot();
+  const RecoveryPoint point = Recover();
+  if (point.next_batch_id > 0) {
+    const std::int64_t last = point.next_batch_id - 1;
+    if (const auto commit = ReadCommit(last); commit && commit->batch_id != last) {
+      throw SourceError("checkpoint file " + Path("commits/" + std::to_string(last) + ".json") +
+                        " holds batch " + std::to_string(commit->batch_id) +
+                        "; restore the file or start a new checkpoint with a new app_id");
+    }
+  }
+}
+
 void StreamCheckpoint::ClaimFor(const StreamIdentity& identity) {
+  CheckIdentity(identity);
   std::error_code ec;
   fs::create_directories(Path("offsets"), ec);
   if (ec) throw SourceError("checkpoint: cannot create " + Path("offsets") + ": " + ec.message());
   fs::create_directories(Path("commits"), ec);
   if (ec) throw SourceError("checkpoint: cannot create " + Path("commits") + ": " + ec.message());
-  auto existing = ReadIdentity();
-  if (!existing) {
-    json doc = {{"app_id", identity.app_id},
-                {"capture_instance", identity.capture_instance},
-                {"target", identity.target}};
-    WriteFileAtomically(Path("stream.json"), doc.dump() + "\n");
-    return;
-  }
-  const std::string& app_id = existing->app_id;
-  const std::string& target = existing->target;
-  if (app_id != identity.app_id) {
-    throw ConfigError("checkpoint " + directory_ + " belongs to app_id '" + app_id +
-                      "', not '" + identity.app_id +
-                      "': a checkpoint keeps one app_id for its life; give this stream its own "
-                      "checkpoint (a new checkpoint needs a new app_id)");
-  }
-  if (NormalTarget(target) != NormalTarget(identity.target)) {
-    throw ConfigError("checkpoint " + directory_ + " belongs to target '" + target +
-                      "', not '" + identity.target +
-                      "': a checkpoint writes one table; use a new checkpoint and a new app_id "
-                      "for another target");
-  }
+  if (ReadIdentity()) return;
+  json doc = {{"app_id", identity.app_id},
+              {"capture_instance", identity.capture_instance},
+              {"target", identity.target}};
+  WriteFileAtomically(Path("stream.json"), doc.dump() + "\n");
 }
 
 std::optional<Offset> StreamCheckpoint::ReadStart() const {
@@ -192,6 +232,11 @@ std::optional<BatchOffsets> StreamCheckpoint::ReadOffsets(std::int64_t batch_id)
   if (!doc) return std::nullopt;
   BatchOffsets offsets;
   offsets.batch_id = IntField(*doc, "batch_id", path);
+  if (offsets.batch_id != batch_id) {
+    throw SourceError("checkpoint file " + path + " holds batch " +
+                      std::to_string(offsets.batch_id) +
+                      "; restore the file or start a new checkpoint with a new app_id");
+  }
   offsets.start = OffsetFrom(*doc, "start", path);
   offsets.end = OffsetFrom(*doc, "end", path);
   if (auto it = doc->find("read_from"); it != doc->end() && it->is_string()) {
@@ -217,14 +262,17 @@ std::optional<BatchCommit> StreamCheckpoint::ReadCommit(std::int64_t batch_id) c
   const std::string path = Path("commits/" + std::to_string(batch_id) + ".json");
   auto doc = ReadJsonFile(path);
   if (!doc) return std::nullopt;
-  return BatchCommit{IntField(*doc, "batch_id", path), IntField(*doc, "bronze_version", path),
-                     IntField(*doc, "rows", path)};
+  BatchCommit commit{IntField(*doc, "batch_id", path), IntField(*doc, "bronze_version", path),
+                     IntField(*doc, "rows", path), std::nullopt};
+  if (doc->contains("bronze_txn")) commit.bronze_txn = IntField(*doc, "bronze_txn", path);
+  return commit;
 }
 
 void StreamCheckpoint::WriteCommit(const BatchCommit& commit) {
   json doc = {{"batch_id", commit.batch_id},
               {"bronze_version", commit.bronze_version},
               {"rows", commit.rows}};
+  if (commit.bronze_txn) doc["bronze_txn"] = *commit.bronze_txn;
   WriteFileAtomically(Path("commits/" + std::to_string(commit.batch_id) + ".json"),
                       doc.dump() + "\n");
 }
@@ -237,11 +285,29 @@ RecoveryPoint StreamCheckpoint::Recover() const {
   if (!ReadCommit(*last_planned)) {
     point.replay = offsets;
     point.next_batch_id = *last_planned;
+    if (*last_planned > 0) point.bronze_txn = BronzeTxnAfter(*last_planned - 1);
     return point;
   }
   point.next_batch_id = *last_planned + 1;
   point.next_start = offsets->end;
+  point.bronze_txn = BronzeTxnAfter(*last_planned);
   return point;
+}
+
+std::int64_t StreamCheckpoint::BronzeTxnAfter(std::int64_t last) const {
+  // Markers carry it; older ones are walked back to the newest batch that wrote rows.
+  for (std::int64_t id = last; id >= 0; --id) {
+    const auto commit = ReadCommit(id);
+    if (!commit) {
+      throw SourceError("checkpoint " + directory_ + " has no commit marker for batch " +
+                        std::to_string(id) + " before batch " + std::to_string(last + 1) +
+                        "; restore commits/" + std::to_string(id) +
+                        ".json or start a new checkpoint with a new app_id");
+    }
+    if (commit->bronze_txn) return *commit->bronze_txn;
+    if (commit->bronze_version >= 0) return id;
+  }
+  return -1;
 }
 
 std::optional<StreamIdentity> StreamCheckpoint::ReadIdentity() const {

@@ -9,8 +9,10 @@
 //                          "rows", "bronze_version"}.
 //   offsets/<id>.json      {"batch_id", "start", "end"[, "read_from", "skipped"]}: written
 //                          before the batch reads anything.
-//   commits/<id>.json      {"batch_id", "bronze_version", "rows"}: written after the batch's
-//                          bronze and facts commits.
+//   commits/<id>.json      {"batch_id", "bronze_version", "rows", "bronze_txn"}: written
+//                          after the batch's bronze and facts commits.
+//   owner.json             {"pid", "host", "since"}: the run that holds the checkpoint's lock
+//                          (checkpoint_lock.h), for the message of a run it refuses.
 // The highest batch with offsets but no commit marker is replayed with the same range; else
 // the next batch starts at the end of the highest committed one.
 #pragma once
@@ -44,6 +46,9 @@ struct BatchCommit {
   std::int64_t batch_id = 0;
   std::int64_t bronze_version = -1;  // -1: the batch wrote no bronze commit
   std::int64_t rows = 0;
+  // The stream's txn version in bronze once this batch is done: the id of the newest batch
+  // that wrote rows, -1 when none has. Markers written before this field existed lack it.
+  std::optional<std::int64_t> bronze_txn;
 };
 
 struct SnapshotState {
@@ -58,6 +63,9 @@ struct RecoveryPoint {
   std::optional<BatchOffsets> replay;     // offsets without commit marker
   std::int64_t next_batch_id = 0;         // when there is nothing to replay
   std::optional<Offset> next_start;       // end of the last committed batch; nullopt: none yet
+  // What bronze must hold for this checkpoint's app id after the committed batches: the id of
+  // the newest committed batch that wrote rows, -1 when none has (BatchCommit::bronze_txn).
+  std::int64_t bronze_txn = -1;
 };
 
 class StreamCheckpoint {
@@ -69,6 +77,10 @@ class StreamCheckpoint {
   // Creates the directory and stream.json when missing; otherwise checks that stream.json
   // names the same app_id and target (ConfigError: a new checkpoint needs a new app_id).
   void ClaimFor(const StreamIdentity& identity);
+  // Reads and checks what ClaimFor, ReadStart, ReadSnapshot and Recover will read, writing
+  // nothing: the identity (ConfigError), and every file they use (SourceError naming a file
+  // that is damaged, out of range or not mssql-cdc's).
+  void Check(const StreamIdentity& identity) const;
 
   std::optional<Offset> ReadStart() const;
   void WriteStart(const Offset& start);
@@ -87,6 +99,9 @@ class StreamCheckpoint {
 
  private:
   std::string Path(const std::string& relative) const;
+  void CheckIdentity(const StreamIdentity& identity) const;
+  // RecoveryPoint::bronze_txn after the committed batch `last`.
+  std::int64_t BronzeTxnAfter(std::int64_t last) const;
   std::string directory_;
 };
 

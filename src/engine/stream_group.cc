@@ -80,6 +80,30 @@ StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table)
   }
 }
 
+// Two streams writing one table, or a table that is also a checkpoint, would write over each
+// other; the templates keep the tables apart, but a facts or control table may still be named
+// like a target.
+void CheckDistinctLocations(const std::vector<std::unique_ptr<Stream>>& streams,
+                            const std::optional<std::string>& facts_table,
+                            const std::optional<std::string>& control_table) {
+  std::map<std::string, std::string> used;  // normal location -> what uses it
+  auto claim = [&](const std::string& location, const std::string& what) {
+    auto [it, inserted] = used.emplace(NormalLocation(location), what);
+    if (!inserted) {
+      throw ConfigError(what + " and " + it->second + " are the same location " + location +
+                        ": give each its own");
+    }
+  };
+  if (facts_table) claim(*facts_table, "facts_table");
+  if (control_table) claim(*control_table, "control_table");
+  for (const auto& stream : streams) {
+    const StreamParams& params = stream->config().params;
+    const std::string& ci = stream->config().source.capture_instance;
+    claim(params.target, "the target of " + ci);
+    claim(params.checkpoint, "the checkpoint of " + ci);
+  }
+}
+
 }  // namespace
 
 std::string ExpandTemplate(const std::string& pattern, const std::string& parameter,
@@ -99,8 +123,8 @@ std::string ExpandTemplate(const std::string& pattern, const std::string& parame
   return out;
 }
 
-std::unique_ptr<StreamGroup> StreamGroup::StartMany(
-    const ManyConfig& config, std::function<SourceFactory(const SourceOptions&)> factory) {
+std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
+                                                  SourceFactoryFor factory) {
   if (config.tables.empty()) throw ConfigError("no tables to start: give at least one");
   // Templates first, so that a missing {ci} is reported as such even for a bad table list.
   for (const auto& [pattern, name] : {std::pair{&config.target, "target"},
@@ -110,7 +134,7 @@ std::unique_ptr<StreamGroup> StreamGroup::StartMany(
   }
 
   // Every table is validated, and its stream built (which touches nothing), before anything
-  // is created or started.
+  // is read or created.
   std::set<std::string> seen;
   std::vector<std::unique_ptr<Stream>> built;
   for (const auto& table : config.tables) {
@@ -127,28 +151,56 @@ std::unique_ptr<StreamGroup> StreamGroup::StartMany(
       RethrowNamingTable(table.capture_instance);
     }
   }
-
-  // Created once here: streams that created a new Delta table at the same moment would
-  // conflict on its first commit.
-  const StreamConfig& first = built.front()->config();
-  if (first.params.facts_table) {
-    delta::DeltaTable::Create(*first.params.facts_table, FactsTableOptions());
-  }
-  if (config.control_table) EnsureControlTable(*config.control_table);
-
   std::unique_ptr<StreamGroup> group(new StreamGroup());
+  group->facts_table_ = built.front()->config().params.facts_table;
+  group->control_table_ = config.control_table;
+  CheckDistinctLocations(built, group->facts_table_, group->control_table_);
+
   for (std::size_t i = 0; i < built.size(); ++i) {
     const std::string& ci = config.tables[i].capture_instance;
     try {
-      built[i]->Start();
-    } catch (...) {
-      // A start that fails needs a person; stop what runs so that nothing is left half done.
-      group->StopAll();
+      built[i]->Prepare();
+    } catch (const CheckpointInUseError&) {
+      group->refused_.push_back(ci);  // ended with its error, reported with the others
+    } catch (const Error&) {
       RethrowNamingTable(ci);
     }
     group->order_.push_back(ci);
     group->streams_.emplace(ci, std::move(built[i]));
   }
+  // Checked once for the group, as Stream::Prepare does for its own tables.
+  for (const auto* table : {&group->facts_table_, &group->control_table_}) {
+    if (*table && delta::DeltaTable::Exists(**table)) delta::DeltaTable::Open(**table);
+  }
+  return group;
+}
+
+void StreamGroup::Start() {
+  if (started_) throw ConfigError("the streams of this group were started already");
+  started_ = true;
+  // Created once here: streams that created a new Delta table at the same moment would
+  // conflict on its first commit.
+  if (facts_table_) delta::DeltaTable::Create(*facts_table_, FactsTableOptions());
+  if (control_table_) EnsureControlTable(*control_table_);
+  for (const auto& ci : order_) {
+    if (std::find(refused_.begin(), refused_.end(), ci) != refused_.end()) continue;
+    try {
+      streams_.at(ci)->Start();
+    } catch (const CheckpointInUseError&) {
+      // A new checkpoint that another run created and locked since Prepare: refused alone.
+      refused_.push_back(ci);
+    } catch (...) {
+      // A start that fails needs a person; stop what runs so that nothing is left half done.
+      StopAll();
+      RethrowNamingTable(ci);
+    }
+  }
+}
+
+std::unique_ptr<StreamGroup> StreamGroup::StartMany(const ManyConfig& config,
+                                                    SourceFactoryFor factory) {
+  auto group = Prepare(config, std::move(factory));
+  group->Start();
   return group;
 }
 

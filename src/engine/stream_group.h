@@ -1,11 +1,12 @@
 // Many streams in one process: the seed's start_many, await_all and stop_all.
 //
-// target, app_id and checkpoint are templates that must contain {ci} (checked for all
-// tables before anything starts). Per-table options override the shared ones, matched
-// ignoring case. The facts and control tables are created once before the first stream
-// starts. Streams start one after another, each once the previous has started its source; a
-// start that fails stops those already started and throws its error. Once running, a
-// failing stream stops alone while the others go on.
+// target, app_id and checkpoint are templates that must contain {ci}. Per-table options
+// override the shared ones, matched ignoring case. Every table's input is checked, and every
+// capture instance resolved, before anything is written (invariant 9); a table whose
+// checkpoint another run owns is refused alone (invariant 8). The facts and control tables
+// are created once before the first stream starts. Streams start one after another, each once
+// the previous has started its source; a start that fails stops those already started and
+// throws its error. Once running, a failing stream stops alone while the others go on.
 #pragma once
 
 #include <chrono>
@@ -37,12 +38,26 @@ struct ManyConfig {
   Granularity granularity = Granularity::kHour;
 };
 
+using SourceFactoryFor = std::function<SourceFactory(const SourceOptions&)>;
+
 class StreamGroup {
  public:
-  // Validates templates and options for every table (ConfigError before anything starts),
-  // creates the facts and control tables, then starts the streams in order.
+  // Checks the whole group's input and writes nothing: templates and options of every table,
+  // that no two of the tables and checkpoints are one location, and every stream's Prepare
+  // (its capture instance resolved, its checkpoint locked and checked when it exists, its
+  // startingLsn, its existing tables). Throws the first error, naming the table. A table
+  // whose checkpoint another run holds is no error here: it is set aside (refused()), ended
+  // with its CheckpointInUseError, and the others go on.
+  static std::unique_ptr<StreamGroup> Prepare(const ManyConfig& config,
+                                              SourceFactoryFor factory = MakeSourceFactory);
+  // Creates the facts and control tables, then starts the prepared streams in order, each
+  // once the one before it has started its source. A start that fails stops those already
+  // started and throws its error, naming the table; one refused by a checkpoint another run
+  // took meanwhile is set aside as at Prepare.
+  void Start();
+  // Prepare, then Start.
   static std::unique_ptr<StreamGroup> StartMany(const ManyConfig& config,
-                                                std::function<SourceFactory(const SourceOptions&)> factory = MakeSourceFactory);
+                                                SourceFactoryFor factory = MakeSourceFactory);
   ~StreamGroup();  // stops every stream
 
   // Waits for every stream (or until the timeout) and returns the error of each one that
@@ -54,13 +69,18 @@ class StreamGroup {
   void StopAll();
 
   const std::map<std::string, std::unique_ptr<Stream>>& streams() const { return streams_; }
-  // Capture instances in start order.
+  // Capture instances in start order, the refused ones included.
   const std::vector<std::string>& order() const { return order_; }
+  // Capture instances whose checkpoint another run held at Prepare or took before Start.
+  const std::vector<std::string>& refused() const { return refused_; }
 
  private:
   StreamGroup() = default;
   std::map<std::string, std::unique_ptr<Stream>> streams_;
   std::vector<std::string> order_;
+  std::vector<std::string> refused_;
+  std::optional<std::string> facts_table_, control_table_;
+  bool started_ = false;
 };
 
 // "{ci}" replaced by the capture instance; ConfigError naming the parameter when absent.

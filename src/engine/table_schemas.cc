@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <filesystem>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -209,6 +210,11 @@ delta::CreateOptions ControlTableOptions() {
 delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options) {
   if (delta::DeltaTable::Exists(uri)) return delta::DeltaTable::Open(uri);
   return delta::DeltaTable::Create(uri, options);
+}
+
+std::string NormalLocation(const std::string& location) {
+  if (location.find("://") != std::string::npos) return location;
+  return std::filesystem::absolute(std::filesystem::path(location)).lexically_normal().string();
 }
 
 }  // namespace mssql_cdc

@@ -36,4 +36,8 @@ delta::CreateOptions ControlTableOptions();
 // opened as it is, whatever its schema: appends merge new columns into it (merge_schema).
 delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options);
 
+// A table's or checkpoint's location in one spelling, so that "bronze" and "./bronze" compare
+// equal: paths as absolute normal forms, URIs as written.
+std::string NormalLocation(const std::string& location);
+
 }  // namespace mssql_cdc

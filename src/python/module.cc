@@ -2,6 +2,7 @@
 // engine to Spark and nothing more, so these bindings expose engine calls as they are.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -25,6 +26,13 @@ NB_MODULE(_core, m) {
   using namespace mssql_cdc;
   m.attr("__version__") = MSSQL_CDC_VERSION;
   python::RegisterErrorTranslator();
+  m.def("error_codes", [] {
+    std::vector<std::pair<std::string, int>> codes;
+    for (ErrorCode code : kErrorCodes) {
+      codes.emplace_back(std::string(ErrorClassName(code)), static_cast<int>(code));
+    }
+    return codes;
+  }, "(class name, stable code) of every engine error, as core/errors.h defines them.");
 
   m.def("lsn_normalize", [](const std::string& text) { return Lsn::ParseLenient(text).ToString(); },
         "An LSN as 0x + 20 uppercase hex; accepts 1-20 hex digits with or without 0x.");

@@ -105,7 +105,6 @@ nb::tuple BatchFacts(const std::string& app_id, std::int64_t batch_id, const std
                      const std::optional<std::string>& end, std::int64_t started_at_us,
                      std::int64_t duration_ms) {
   // A sink called by hand may not know the batch's offsets: the end fields stay NULL then.
-  if (start) Offset::FromJson(*start);  // checked: a batch is (start, end]
   FactsRow row;
   row.app_id = app_id;
   row.batch_id = batch_id;
@@ -115,7 +114,9 @@ nb::tuple BatchFacts(const std::string& app_id, std::int64_t batch_id, const std
   SetEnd(row, end);
   row.duration_ms = duration_ms;
   row.written_at = NowUtc();
-  const std::string user_metadata = BatchUserMetadata(row);
+  const std::optional<std::string> start_lsn =
+      start ? std::optional(Offset::FromJson(*start).lsn.ToString()) : std::nullopt;
+  const std::string user_metadata = BatchUserMetadata(row, start_lsn);
   return nb::make_tuple(ToPyArrowBatch(FactsToRecordBatch({row})), user_metadata);
 }
 

@@ -167,13 +167,13 @@ def test_data_loss_at_the_first_batch_fails_that_table_alone(cli, tmp_path):
     assert (tmp_path / "checkpoints" / "dbo_order_items").exists()
 
 
-def test_a_table_that_cannot_start_exits_1_naming_it(cli, tmp_path):
+def test_a_missing_capture_instance_exits_2_before_any_table_writes(cli, tmp_path):
     make_db(cli, tmp_path, transactions=20)
     pipeline = write_pipeline(tmp_path, tables='tables = ["dbo_customers", "dbo_nope", "dbo_orders"]')
     result = cli("run", pipeline, check=False)
-    assert result.returncode == 1
-    assert "dbo_nope" in result.stderr
-    assert not (tmp_path / "checkpoints" / "dbo_orders").exists()
+    assert result.returncode == 2
+    assert "dbo_nope" in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+    assert not (tmp_path / "checkpoints").exists() and not (tmp_path / "lake").exists()
 
 
 @pytest.mark.parametrize(

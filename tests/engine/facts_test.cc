@@ -108,12 +108,15 @@ TEST(FactsBatch, RoundTripsThroughADeltaFactsTableExactlyOnce) {
 }
 
 TEST(FactsUserMetadata, HasTheBronzeCommitKeysInOrder) {
-  auto doc = nlohmann::ordered_json::parse(BatchUserMetadata(FullRow()));
+  auto doc = nlohmann::ordered_json::parse(
+      BatchUserMetadata(FullRow(), std::string("0x0000002A000000F00001")));
   std::vector<std::string> keys;
   for (const auto& [key, value] : doc.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"rows", "min_lsn", "max_lsn", "min_commit_ts",
                                             "max_commit_ts", "deletes", "inserts", "updates",
-                                            "batch_id", "app_id"}));
+                                            "batch_id", "app_id", "start_lsn", "end_lsn"}));
+  EXPECT_EQ(doc["start_lsn"], "0x0000002A000000F00001");
+  EXPECT_EQ(doc["end_lsn"], FullRow().end_lsn.value());
   EXPECT_EQ(doc["rows"], 120);
   EXPECT_EQ(doc["min_lsn"], "0x0000002A000001000003");
   EXPECT_EQ(doc["max_lsn"], "0x0000002A000001F00005");
@@ -131,8 +134,8 @@ TEST(FactsUserMetadata, UnknownValuesAreNull) {
   row.app_id = "orders";
   row.batch_id = 3;
   row.rows = 0;
-  auto doc = nlohmann::json::parse(BatchUserMetadata(row));
-  EXPECT_EQ(doc.size(), 10u);
+  auto doc = nlohmann::json::parse(BatchUserMetadata(row, std::nullopt));
+  EXPECT_EQ(doc.size(), 10u);  // no range: start_lsn and end_lsn are left out
   EXPECT_EQ(doc["rows"], 0);
   EXPECT_EQ(doc["batch_id"], 3);
   for (const char* key : {"min_lsn", "max_lsn", "min_commit_ts", "max_commit_ts", "deletes",

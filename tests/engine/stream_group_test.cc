@@ -195,21 +195,14 @@ TEST_F(StreamGroupTest, PerTableOverridesMatchIgnoringCase) {
 
 TEST_F(StreamGroupTest, FactsTableIsCreatedOnceAndShared) {
   Work(40, 4);
-  // Every stream's first source connection finds both tables there already.
-  std::atomic<int> opened{0};
-  auto factory = [&](const SourceOptions& options) -> SourceFactory {
-    SourceFactory real = MakeSourceFactory(options);
-    return [&, real] {
-      if (opened++ == 0) {
-        EXPECT_TRUE(delta::DeltaTable::Exists(Facts()));
-        EXPECT_TRUE(delta::DeltaTable::Exists(dir_.File("control")));
-      }
-      return real();
-    };
-  };
-  auto group = StreamGroup::StartMany(Config(), factory);
+  // Prepare reads every table's source and writes nothing; Start creates both tables before
+  // any stream starts.
+  auto group = StreamGroup::Prepare(Config());
+  EXPECT_FALSE(fs::exists(Facts()));
+  EXPECT_FALSE(fs::exists(dir_.File("control")));
+  for (const auto& ci : kTables) EXPECT_FALSE(fs::exists(Bronze(ci))) << ci;
+  group->Start();
   EXPECT_TRUE(group->AwaitAll().empty());
-  EXPECT_GT(opened, 0);
 
   // One metaData action in the whole log: the table was created once, by the group.
   int metadata_actions = 0;
@@ -231,9 +224,8 @@ TEST_F(StreamGroupTest, FactsTableIsCreatedOnceAndShared) {
   for (const auto& ci : kTables) EXPECT_TRUE(ReadVerdict(dir_.File("control"), Bronze(ci))) << ci;
 }
 
-TEST_F(StreamGroupTest, StartFailureStopsTheStartedStreamsAndThrows) {
+TEST_F(StreamGroupTest, AMissingCaptureInstanceIsRefusedBeforeAnythingIsWritten) {
   Work(20, 5);
-  // processingTime: the first stream would run until stopped.
   ManyConfig config = Config({"dbo_customers", "dbo_missing", "dbo_orders"}, "processingTime=20 ms");
   try {
     StreamGroup::StartMany(config);
@@ -241,6 +233,27 @@ TEST_F(StreamGroupTest, StartFailureStopsTheStartedStreamsAndThrows) {
   } catch (const Error& e) {
     EXPECT_NE(e.code(), ErrorCode::kConfig);
     EXPECT_NE(std::string(e.what()).find("dbo_missing"), std::string::npos) << e.what();
+  }
+  for (const auto& ci : kTables) {
+    EXPECT_FALSE(fs::exists(Bronze(ci))) << ci;
+    EXPECT_FALSE(fs::exists(Checkpoint(ci))) << ci;
+  }
+  EXPECT_FALSE(fs::exists(Facts()));
+}
+
+TEST_F(StreamGroupTest, StartFailureStopsTheStartedStreamsAndThrows) {
+  Work(20, 5);
+  // processingTime: the first stream would run until stopped.
+  ManyConfig config = Config(kTables, "processingTime=20 ms");
+  auto group = StreamGroup::Prepare(config);
+  // The second table's target becomes unusable after the checks: only its start can fail.
+  fs::create_directories(fs::path(Bronze("dbo_orders")).parent_path());
+  std::ofstream(Bronze("dbo_orders")) << "not a table";
+  try {
+    group->Start();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dbo_orders"), std::string::npos) << e.what();
   }
   // The first stream had started, and stopped: new changes reach it no more.
   ASSERT_TRUE(fs::exists(Bronze("dbo_customers")));
@@ -250,8 +263,8 @@ TEST_F(StreamGroupTest, StartFailureStopsTheStartedStreamsAndThrows) {
   EXPECT_EQ(BronzeChanges("dbo_customers"), before);
   EXPECT_NE(SourceChanges("dbo_customers"), before);
   // The one after the failure never started.
-  EXPECT_FALSE(fs::exists(Checkpoint("dbo_orders")));
-  EXPECT_FALSE(fs::exists(Bronze("dbo_orders")));
+  EXPECT_FALSE(fs::exists(Checkpoint("dbo_order_items")));
+  EXPECT_FALSE(fs::exists(Bronze("dbo_order_items")));
 }
 
 TEST_F(StreamGroupTest, DroppedCaptureInstanceFailsItsStreamAlone) {

@@ -378,7 +378,9 @@ def test_facts_rows_of_batches_and_events():
     assert row["end_commit_ts"] == datetime(2026, 1, 1, 0, 5)
     assert json.loads(metadata) == {"rows": 0, "min_lsn": None, "max_lsn": None,
                                     "min_commit_ts": None, "max_commit_ts": None, "deletes": 0,
-                                    "inserts": 0, "updates": 0, "batch_id": 3, "app_id": APP}
+                                    "inserts": 0, "updates": 0, "batch_id": 3, "app_id": APP,
+                                    "start_lsn": "0x00000010000000200001",
+                                    "end_lsn": "0x00000010000000300001"}
     stats = {"rows": 4, "deletes": 1, "inserts": 2, "updates": 1,
              "min_lsn": "0x00000010000000200002", "max_lsn": "0x00000010000000300001",
              "min_commit_ts_us": 1_767_225_660_000_000, "max_commit_ts_us": 1_767_225_900_000_000}
