@@ -408,6 +408,9 @@ void AddWorkload(CLI::App& sim) {
     if (report.long_transactions) std::cout << ", " << report.long_transactions << " long";
     std::cout << ", " << report.idle_entries << " idle entr"
               << (report.idle_entries == 1 ? "y" : "ies");
+    if (report.conflicts) {
+      std::cout << ", " << report.conflicts << " built again after another client's commit";
+    }
     if (report.last_commit_lsn) {
       std::cout << "; LSNs " << report.first_commit_lsn->ToString() << " to "
                 << report.last_commit_lsn->ToString();

@@ -397,7 +397,7 @@ CommitResult Transaction::Commit() {
           Image key;
           for (const auto& k : t.key) key.push_back(image[IndexOf(t, t.Find(k))]);
           if (w->Read(key)) {
-            throw ConfigError("insert into " + t.name.ToString() + ": a row with key " +
+            throw DuplicateKeyError("insert into " + t.name.ToString() + ": a row with key " +
                               KeyText(t, key) +
                               " exists already (violation of the PRIMARY KEY constraint); "
                               "nothing was committed");
@@ -410,7 +410,7 @@ CommitResult Transaction::Commit() {
           const Image key = EncodeKey(t, statement.rows[r], "update of");
           auto before = w->Read(key);
           if (!before) {
-            throw NotFoundError("update of " + t.name.ToString() + ": no row with key " +
+            throw MissingRowError("update of " + t.name.ToString() + ": no row with key " +
                                 KeyText(t, key) + "; nothing was committed");
           }
           Image after = *before;
@@ -431,7 +431,7 @@ CommitResult Transaction::Commit() {
           const Image key = EncodeKey(t, statement.rows[r], "delete from");
           auto before = w->Read(key);
           if (!before) {
-            throw NotFoundError("delete from " + t.name.ToString() + ": no row with key " +
+            throw MissingRowError("delete from " + t.name.ToString() + ": no row with key " +
                                 KeyText(t, key) + "; nothing was committed");
           }
           w->Delete(key);

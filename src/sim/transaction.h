@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/lsn.h"
 #include "core/time.h"
 #include "sim/schema.h"
@@ -36,6 +37,18 @@ struct CommitResult {
   std::optional<Lsn> commit_lsn;
   std::int64_t rows_affected = 0;
   std::int64_t change_rows = 0;
+};
+
+// Commit found a row that another transaction committed first: an insert of a key that
+// exists (SQL Server's error 2627), an update or delete of a key that is gone. Nothing was
+// committed; a client that chose the rows itself may read the table again and retry.
+class DuplicateKeyError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+class MissingRowError : public NotFoundError {
+ public:
+  using NotFoundError::NotFoundError;
 };
 
 class Transaction {

@@ -54,6 +54,9 @@ class LiveKeys {
   std::unordered_map<std::string, std::size_t> index_;
 };
 
+// How often a transaction is built again after another client changed its rows first.
+constexpr int kConflictRetries = 100;
+
 struct TableState {
   TableInfo info;
   LiveKeys live;
@@ -302,6 +305,54 @@ WorkloadReport Workload::Run() {
   std::vector<std::pair<TableState*, Row>> long_rows;
   UtcMicros long_began{};
 
+  // One short transaction's statements, chosen on the keys as this client knows them.
+  struct Counts {
+    std::int64_t inserts = 0, updates = 0, deletes = 0;
+  };
+  auto add_statements = [&](Transaction& transaction) {
+    Counts counts;
+    for (int s = 0; s < options_.statements_per_transaction; ++s) {
+      TableState& t = tables[static_cast<std::size_t>(
+          random.Uniform(0, static_cast<std::int64_t>(tables.size()) - 1))];
+      const Op op = pick_op(t);
+      const std::int64_t rows =
+          options_.bulk ? (op == Op::kInsert ? options_.bulk_rows
+                                             : std::min<std::int64_t>(options_.bulk_rows,
+                                                                      static_cast<std::int64_t>(t.live.size())))
+                        : 1;
+      if (op == Op::kInsert) {
+        std::vector<Row> batch;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          batch.push_back(gen.NewRow(t));
+          t.live.Add(KeyId(t.info, batch.back()), ExtractKey(t.info, batch.back()));
+        }
+        counts.inserts += rows;
+        transaction.InsertMany(t.info.name, std::move(batch));
+      } else if (op == Op::kUpdate) {
+        std::vector<RowUpdate> batch;
+        // Consecutive positions from a random start: distinct rows in one statement.
+        const auto start = random.Uniform(0, static_cast<std::int64_t>(t.live.size()) - 1);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const auto& key = t.live.at(static_cast<std::size_t>((start + r) % static_cast<std::int64_t>(t.live.size())));
+          batch.push_back(RowUpdate{key, gen.NewValues(t)});
+        }
+        counts.updates += rows;
+        transaction.UpdateMany(t.info.name, std::move(batch));
+      } else {
+        std::vector<Row> keys;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const auto at = static_cast<std::size_t>(
+              random.Uniform(0, static_cast<std::int64_t>(t.live.size()) - 1));
+          keys.push_back(t.live.at(at));
+          t.live.RemoveAt(at);
+        }
+        counts.deletes += rows;
+        transaction.DeleteMany(t.info.name, std::move(keys));
+      }
+    }
+    return counts;
+  };
+
   std::int64_t i = 0;
   for (;; ++i) {
     if (options_.transactions && i >= *options_.transactions) break;
@@ -324,53 +375,33 @@ WorkloadReport Workload::Run() {
       long_began = now;
     }
 
-    auto txn = db_.Begin();
-    std::int64_t inserts = 0, updates = 0, deletes = 0;
-    for (int s = 0; s < options_.statements_per_transaction; ++s) {
-      TableState& t = tables[static_cast<std::size_t>(
-          random.Uniform(0, static_cast<std::int64_t>(tables.size()) - 1))];
-      const Op op = pick_op(t);
-      const std::int64_t rows =
-          options_.bulk ? (op == Op::kInsert ? options_.bulk_rows
-                                             : std::min<std::int64_t>(options_.bulk_rows,
-                                                                      static_cast<std::int64_t>(t.live.size())))
-                        : 1;
-      if (op == Op::kInsert) {
-        std::vector<Row> batch;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          batch.push_back(gen.NewRow(t));
-          t.live.Add(KeyId(t.info, batch.back()), ExtractKey(t.info, batch.back()));
-        }
-        inserts += rows;
-        txn->InsertMany(t.info.name, std::move(batch));
-      } else if (op == Op::kUpdate) {
-        std::vector<RowUpdate> batch;
-        // Consecutive positions from a random start: distinct rows in one statement.
-        const auto start = random.Uniform(0, static_cast<std::int64_t>(t.live.size()) - 1);
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const auto& key = t.live.at(static_cast<std::size_t>((start + r) % static_cast<std::int64_t>(t.live.size())));
-          batch.push_back(RowUpdate{key, gen.NewValues(t)});
-        }
-        updates += rows;
-        txn->UpdateMany(t.info.name, std::move(batch));
-      } else {
-        std::vector<Row> keys;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const auto at = static_cast<std::size_t>(
-              random.Uniform(0, static_cast<std::int64_t>(t.live.size()) - 1));
-          keys.push_back(t.live.at(at));
-          t.live.RemoveAt(at);
-        }
-        deletes += rows;
-        txn->DeleteMany(t.info.name, std::move(keys));
+    // Another client may have changed the tables since this one read their keys (a second
+    // workload, `sim dml`): a statement then meets a row it did not expect, nothing commits,
+    // and the transaction is built again on the keys as they are now.
+    Counts counts;
+    CommitResult result;
+    for (int attempt = 1;; ++attempt) {
+      try {
+        auto txn = db_.Begin();
+        counts = add_statements(*txn);
+        result = txn->Commit();
+        break;
+      } catch (const DuplicateKeyError&) {
+        if (attempt == kConflictRetries) throw;
+      } catch (const MissingRowError&) {
+        if (attempt == kConflictRetries) throw;
+      }
+      ++report.conflicts;
+      for (auto& t : tables) {
+        t.live = LiveKeys();
+        LoadKeys(db_, t);
       }
     }
-    const CommitResult result = txn->Commit();
     note_commit(result);
     ++report.transactions;
-    report.inserts += inserts;
-    report.updates += updates;
-    report.deletes += deletes;
+    report.inserts += counts.inserts;
+    report.updates += counts.updates;
+    report.deletes += counts.deletes;
     last_activity = db_.NowUtc();
 
     if (long_txn) {

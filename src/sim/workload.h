@@ -11,6 +11,10 @@
 // `long_transaction_seconds`, gathering inserts, and commits after the short ones that ran
 // meanwhile, so its commit LSN is later than theirs). When no transaction commits for
 // `idle_entry_seconds`, it writes an idle entry, as the capture process does.
+//
+// Other clients may write the same file at the same time (a second workload, `sim dml`):
+// SQLite serializes the commits as SQL Server would, and a transaction whose rows another
+// client changed first is built again on the keys as they are then (WorkloadReport::conflicts).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +68,8 @@ struct WorkloadReport {
   std::int64_t updates = 0;
   std::int64_t deletes = 0;
   std::int64_t idle_entries = 0;
+  // Transactions built again because another client had changed their rows first.
+  std::int64_t conflicts = 0;
   std::optional<Lsn> first_commit_lsn;
   std::optional<Lsn> last_commit_lsn;
   double elapsed_seconds = 0;           // wall time

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "core/errors.h"
 #include "sim/database.h"
 #include "sim/demo_schema.h"
@@ -165,6 +167,51 @@ TEST(WorkloadTest, BulkModeWritesMultiRowTransactions) {
   EXPECT_EQ(rows[0].start_lsn, rows[499].start_lsn);
   EXPECT_EQ(rows[499].command_id, 500);
   EXPECT_LT(rows[499].start_lsn, rows[500].start_lsn);
+}
+
+TEST(WorkloadTest, TwoWorkloadsOnOneFileBothCommitEveryTransaction) {
+  TempDir dir;
+  const std::string path = dir.File("sim.db");
+  SimDatabase::Create(path);  // the real clock, so that the two interleave
+  CreateDemoSchema(*SimDatabase::Open(path));
+  WorkloadReport reports[2];
+  std::exception_ptr errors[2];
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        auto db = SimDatabase::Open(path);  // a connection of its own, as another process has
+        WorkloadOptions o;
+        o.transactions = 150;
+        o.transactions_per_second = 300;
+        o.statements_per_transaction = 3;
+        o.seed = 7;  // one seed for both: they pick the same keys unless they look again
+        reports[w] = Workload(*db, o).Run();
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  auto db = SimDatabase::Open(path);
+  std::int64_t inserts = 0, deletes = 0, changes = 0;
+  for (const auto& r : reports) {
+    EXPECT_EQ(r.transactions, 150);
+    inserts += r.inserts;
+    deletes += r.deletes;
+    changes += r.inserts + 2 * r.updates + r.deletes;
+  }
+  std::int64_t rows = 0, change_rows = 0;
+  for (const auto& instance : db->CaptureInstances()) {
+    rows += db->RowCount(instance.table);
+    change_rows += db->ChangeRowCount(instance.name);
+  }
+  // Every statement of every committed transaction, and nothing else, reached the tables.
+  EXPECT_EQ(rows, inserts - deletes);
+  EXPECT_EQ(change_rows, changes);
 }
 
 }  // namespace
