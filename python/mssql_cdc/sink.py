@@ -13,7 +13,11 @@ For each micro-batch, in this order (data first, facts after):
    ``data_skipped`` row when the planner skipped purged changes) and Spark appends it tagged
    ``txnAppId=<app_id>#facts``, ``txnVersion=batch_id``.
 
-A replayed batch id writes nothing: Delta finds its txn and skips the append. The batch's start
+A replayed batch id writes nothing: Delta finds its txn and skips the append. One query per
+checkpoint: with a facts table, the sink's first batch checks that Spark's checkpoint agrees
+with the batches the facts table recorded for the app id (``_core.check_facts_agree``), so a
+checkpoint that was deleted, rewound or copied from another query fails with ConfigError
+before it writes, instead of having its batches skipped as replays. The batch's start
 and end offsets come from the planner through ``metrics_path`` (the reader's ``metricsPath``,
 one stream per directory; ``mssql_cdc.handoff``). The sink connects to SQL Server only to
 describe a range the planner skipped (``failOnDataLoss=false``).
@@ -130,7 +134,22 @@ def delta_sink(
     """
     source_options = dict(options) if options is not None else None
     handoff_dir = local_path(metrics_path) if metrics_path else None
-    ready = {"bronze": False, "facts": False}
+    ready = {"bronze": False, "facts": False, "checked": False}
+
+    def check_checkpoint(df: DataFrame, batch_id: int, start: str | None, end: str | None) -> None:
+        """The first batch of this sink: Spark's checkpoint must agree with the facts table."""
+        _core.ensure_facts(facts_table)
+        ready["facts"] = True
+        recorded = (
+            df.sparkSession.read.format("delta").load(facts_table)
+            .where((F.col("app_id") == app_id) & F.col("event").isNull()
+                   & (F.col("batch_id") >= batch_id - 1))
+            .select("batch_id", "end_lsn")
+            .collect()
+        )
+        _core.check_facts_agree([(int(r["batch_id"]), r["end_lsn"]) for r in recorded], app_id,
+                                facts_table, batch_id, start, end)
+        ready["checked"] = True
 
     def write_facts(df: DataFrame, batch_id: int, rows: list[pa.RecordBatch]) -> None:
         spark = df.sparkSession
@@ -164,6 +183,8 @@ def delta_sink(
         planned = handoff.newest(handoff_dir) if handoff_dir else None
         start = planned.start if planned else None
         end = planned.end if planned else None
+        if facts_table is not None and not ready["checked"]:
+            check_checkpoint(df, batch_id, start, end)
         df = df.persist()
         try:
             stats = batch_stats(df)

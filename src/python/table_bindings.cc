@@ -4,7 +4,9 @@
 // row and bronze userMetadata of a micro-batch built as a native stream builds them.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "core/offset.h"
 #include "delta/schema.h"
 #include "delta/table.h"
+#include "engine/batch_agreement.h"
 #include "engine/batch_reader.h"
 #include "engine/facts.h"
 #include "engine/finalization.h"
@@ -199,6 +202,22 @@ void BindTables(nb::module_& m) {
         "micro-batch, as a native stream writes them; what Spark mode does not measure (read "
         "time, retention, lags) is NULL. stats: rows, deletes, inserts, updates, min_lsn, "
         "max_lsn, min_commit_ts_us, max_commit_ts_us.");
+  m.def("check_facts_agree",
+        [](const std::vector<std::pair<std::int64_t, std::optional<std::string>>>& recorded,
+           const std::string& app_id, const std::string& facts_table, std::int64_t batch_id,
+           const std::optional<std::string>& start, const std::optional<std::string>& end) {
+          std::vector<FactsBatchRow> rows;
+          for (const auto& [id, end_lsn] : recorded) rows.push_back({id, end_lsn});
+          const auto lsn_of = [](const std::optional<std::string>& offset) {
+            return offset ? std::optional(Offset::FromJson(*offset).lsn) : std::nullopt;
+          };
+          CheckFactsAgree(rows, app_id, facts_table, batch_id, lsn_of(start), lsn_of(end));
+        },
+        nb::arg("recorded"), nb::arg("app_id"), nb::arg("facts_table"), nb::arg("batch_id"),
+        nb::arg("start").none(), nb::arg("end").none(),
+        "ConfigError when the facts table's micro-batch rows of app_id, as (batch_id, end_lsn), "
+        "disagree with batch `batch_id` reading (start, end] (offset JSON, None when unknown): "
+        "the query's checkpoint was rewound, deleted or copied (engine/batch_agreement.h).");
   m.def("event_facts", &EventFacts, nb::arg("app_id"), nb::arg("target"), nb::arg("event"),
         nb::arg("detail") = nb::none(), nb::kw_only(), nb::arg("batch_id") = nb::none(),
         nb::arg("rows") = nb::none(), nb::arg("min_lsn") = nb::none(),
