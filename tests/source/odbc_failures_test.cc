@@ -43,6 +43,17 @@ TEST(FailureKindTest, TransientSqlStates) {
   EXPECT_EQ(Classify(Failure({{"42000", 102, "Incorrect syntax"}})), FailureKind::kOther);
 }
 
+TEST(FailureKindTest, ADeadConnectionIsTransientWhateverItsSqlState) {
+  // FreeTDS reports a server that went away between statements as HY000 "Unknown error".
+  const OdbcFailure unknown = Failure({{"HY000", 0, "[FreeTDS][SQL Server]Unknown error"}});
+  EXPECT_EQ(Classify(unknown), FailureKind::kOther);
+  EXPECT_EQ(Classify(unknown, /*connection_dead=*/true), FailureKind::kTransient);
+  // What the server said still counts for more than the connection's state.
+  EXPECT_EQ(Classify(Failure({{"28000", 18456, "Login failed"}}), true), FailureKind::kLoginFailed);
+  EXPECT_EQ(Classify(Failure({{"42000", 229, "denied"}}), true), FailureKind::kPermissionDenied);
+  EXPECT_EQ(Classify(Failure({{"42000", 313, "insufficient"}}), true), FailureKind::kRangePurged);
+}
+
 TEST(FailureKindTest, TheMostSpecificRecordWins) {
   // FreeTDS reports a refused login as 28000/18456 next to 08001: not something to retry.
   EXPECT_EQ(Classify(Failure({{"08001", 0, "Unable to connect"}, {"28000", 18456, "Login failed"}})),

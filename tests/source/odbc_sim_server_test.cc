@@ -28,6 +28,7 @@
 #include "source/odbc/odbc_source.h"
 #include "source/sim_source.h"
 #include "tds/server.h"
+#include "tests/testing/served_sim.h"
 #include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {
@@ -246,16 +247,8 @@ class OdbcSimServerTest : public ::testing::Test {
                                                options);
   }
 
-  // The driver: FreeTDS by default (what this machine has registered); another one, such
-  // as Microsoft's ODBC Driver 18 given by its library path, through
-  // MSSQL_CDC_TEST_ODBC_DRIVER.
-  static std::string DriverKeyword() {
-    const char* driver = std::getenv("MSSQL_CDC_TEST_ODBC_DRIVER");
-    return driver != nullptr && *driver != '\0' ? "Driver={" + std::string(driver) + "};" : "";
-  }
-
   static std::string ConnectionString(int port) {
-    return DriverKeyword() + "Server=127.0.0.1," + std::to_string(port) + ";Database=cdcdb;Encrypt=no";
+    return testing::DriverKeyword() + "Server=127.0.0.1," + std::to_string(port) + ";Database=cdcdb;Encrypt=no";
   }
 
   SourceOptions OdbcOptions(const std::string& user = kOwner,

@@ -4,6 +4,7 @@
 // source options that reach it. The server stops when the object is destroyed.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,14 @@
 #include "tds/server.h"
 
 namespace mssql_cdc::testing {
+
+// The ODBC driver the tests connect through: FreeTDS by default (what this machine has
+// registered); another one, such as Microsoft's ODBC Driver 18 given by its library path,
+// through MSSQL_CDC_TEST_ODBC_DRIVER. "Driver={...};" or "".
+inline std::string DriverKeyword() {
+  const char* driver = std::getenv("MSSQL_CDC_TEST_ODBC_DRIVER");
+  return driver != nullptr && *driver != '\0' ? "Driver={" + std::string(driver) + "};" : "";
+}
 
 class ServedSim {
  public:
@@ -29,6 +38,7 @@ class ServedSim {
     Start();
   }
 
+  // Serves, on the port served before when there was one.
   void Start() {
     tds::ServerOptions options;
     options.port = port_;
@@ -36,10 +46,14 @@ class ServedSim {
         std::make_shared<sim_server::SimHandlerFactory>(path_), options);
     port_ = server_->port();
   }
-  // Stops serving (every connection drops) and serves again on the same port.
-  void Restart() {
+  // Stops serving: every connection drops, and the port refuses new ones until Start.
+  void Stop() {
     server_->Stop();
     server_.reset();
+  }
+  // Stops serving (every connection drops) and serves again on the same port.
+  void Restart() {
+    Stop();
     Start();
   }
 
@@ -47,7 +61,8 @@ class ServedSim {
   tds::TdsServer& server() { return *server_; }
 
   std::string ConnectionString() const {
-    return "Server=127.0.0.1," + std::to_string(port_) + ";Database=" + database_ + ";Encrypt=no";
+    return DriverKeyword() + "Server=127.0.0.1," + std::to_string(port_) + ";Database=" +
+           database_ + ";Encrypt=no";
   }
   // backend=odbc options reaching this server as kUser.
   Options SourceOptionsText() const {

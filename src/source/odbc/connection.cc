@@ -51,6 +51,12 @@ OdbcConnection::OdbcConnection(std::shared_ptr<const ConnectionSettings> setting
                 settings_->driver.driver.empty() ? "of the DSN" : settings_->driver.driver);
 }
 
+bool OdbcConnection::IsDead() const {
+  SQLUINTEGER dead = SQL_CD_FALSE;
+  const SQLRETURN rc = SQLGetConnectAttrW(dbc_, SQL_ATTR_CONNECTION_DEAD, &dead, 0, nullptr);
+  return SQL_SUCCEEDED(rc) && dead == SQL_CD_TRUE;
+}
+
 OdbcConnection::~OdbcConnection() {
   if (connected_) SQLDisconnect(dbc_);
   SQLFreeHandle(SQL_HANDLE_DBC, dbc_);

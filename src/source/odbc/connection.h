@@ -27,6 +27,10 @@ class OdbcConnection {
   OdbcConnection& operator=(const OdbcConnection&) = delete;
 
   SQLHDBC handle() const { return dbc_; }
+  // Whether the driver knows the connection to be lost (SQL_ATTR_CONNECTION_DEAD): the
+  // server went away, whatever SQLSTATE the failed call reported. A driver that cannot tell
+  // answers false.
+  bool IsDead() const;
   const ConnectionSettings& settings() const { return *settings_; }
   // Values no diagnostic may show.
   const std::vector<std::string>& secrets() const { return settings_->driver.secrets; }

@@ -39,7 +39,7 @@ std::string Bracketed(std::string_view name) {
 }
 
 void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context) {
-  switch (Classify(failure)) {
+  switch (Classify(failure, context.connection_dead)) {
     case FailureKind::kLoginFailed:
       throw PermissionError(
           (context.login.empty() ? std::string("login failed")
@@ -67,6 +67,8 @@ void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context)
       throw SourceError(context.action + " failed after " + std::to_string(context.attempts) +
                         (context.attempts == 1 ? " attempt: " : " attempts: ") +
                         failure.Details() +
+                        (context.connection_dead ? " (the connection to the server was lost)"
+                                                 : "") +
                         ". Check that the server is up and reachable (Server keyword, port, "
                         "firewall) and retry");
     case FailureKind::kOther:

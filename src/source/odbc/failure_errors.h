@@ -29,6 +29,8 @@ struct FailureContext {
   // The source table ("[schema].[table]") a snapshot statement reads: a permission error
   // then names the GRANT on it.
   std::optional<std::string> source_table;
+  // The driver reported the connection lost (OdbcConnection::IsDead).
+  bool connection_dead = false;
 };
 
 // Throws the engine error of `failure`: PermissionError, NotFoundError, DataLossError or

@@ -28,8 +28,8 @@ bool IsTransientSqlState(std::string_view sqlstate) {
          sqlstate == "40001";
 }
 
-FailureKind Classify(const OdbcFailure& failure) {
-  bool transient = false;
+FailureKind Classify(const OdbcFailure& failure, bool connection_dead) {
+  bool transient = connection_dead;
   for (const auto& d : failure.diagnostics()) {
     if (d.native_error == kLoginFailedError || d.sqlstate == "28000") return FailureKind::kLoginFailed;
   }

@@ -23,7 +23,10 @@ enum class FailureKind {
 bool IsTransientSqlState(std::string_view sqlstate);
 
 // The most specific kind among the failure's records: a login failure reported next to
-// 08001 is a login failure, not a connection to retry.
-FailureKind Classify(const OdbcFailure& failure);
+// 08001 is a login failure, not a connection to retry. `connection_dead`: the driver reports
+// the failed call's connection as lost (OdbcConnection::IsDead); a failure that is nothing more
+// specific is then transient, since drivers report a dead connection under SQLSTATEs such as
+// HY000 ("Unknown error", FreeTDS) that say nothing of it.
+FailureKind Classify(const OdbcFailure& failure, bool connection_dead = false);
 
 }  // namespace mssql_cdc::odbc

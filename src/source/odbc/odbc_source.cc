@@ -201,10 +201,12 @@ class OdbcSource final : public Source {
         if (connection_ == nullptr) connection_ = std::make_unique<OdbcConnection>(settings_->connection);
         return attempt(*connection_);
       } catch (const OdbcFailure& failure) {
-        const bool transient = Classify(failure) == FailureKind::kTransient;
+        const bool dead = connection_ != nullptr && connection_->IsDead();
+        const bool transient = Classify(failure, dead) == FailureKind::kTransient;
         if (transient) connection_.reset();
         if (!transient || retries == settings_->retry.max_retries) {
           context.attempts = retries + 1;
+          context.connection_dead = dead;
           ThrowEngineError(failure, context);
         }
         settings_->retry.WaitBefore(retries + 1, failure, context.action);

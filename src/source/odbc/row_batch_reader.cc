@@ -74,9 +74,12 @@ std::shared_ptr<arrow::RecordBatch> RowBatchReader::Next() {
       DiscardBatch();
       fetcher_.reset();
       statement_.reset();
-      if (Classify(failure) != FailureKind::kTransient || retries == settings_->retry.max_retries) {
+      const bool dead = connection_ != nullptr && connection_->IsDead();
+      if (Classify(failure, dead) != FailureKind::kTransient ||
+          retries == settings_->retry.max_retries) {
         FailureContext context = context_;
         context.attempts = retries + 1;
+        context.connection_dead = dead;
         context.database_user = [this] { return DatabaseUser(); };
         ThrowEngineError(failure, context);
       }
