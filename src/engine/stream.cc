@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/errors.h"
@@ -17,8 +18,9 @@
 namespace mssql_cdc {
 namespace {
 
-// How long an idle stream under the default trigger waits before asking for the max LSN again:
-// short enough for low latency, long enough to keep an idle stream's CPU near zero.
+// How long an idle stream waits before asking for the max LSN again (default trigger, and a
+// processing-time trigger of a shorter interval): short enough for low latency, long enough to
+// keep an idle stream's CPU near zero.
 constexpr std::chrono::milliseconds kIdlePoll{100};
 
 void CheckSupported(const StreamConfig& config) {
@@ -304,9 +306,11 @@ class Stream::Impl {
           progress_.caught_up = true;
           break;
         }
-        if (trigger.kind() == Trigger::Kind::kDefault) {
-          WaitUntil(std::chrono::steady_clock::now() + kIdlePoll);
-        }
+        // Nothing new: the next look waits at least the idle poll, also for a processing-time
+        // interval shorter than it (processingTime=0 would otherwise spin a core).
+        const auto idle_until = std::chrono::steady_clock::now() + kIdlePoll;
+        if (trigger.kind() == Trigger::Kind::kDefault) WaitUntil(idle_until);
+        next_trigger = std::max(next_trigger, idle_until);
         continue;
       }
       const BatchOutcome outcome = runner.Execute(*offsets);

@@ -14,6 +14,7 @@
 #include "engine/stream.h"
 #include "source/open_source.h"
 #include "tests/engine/stream_test_util.h"
+#include "tests/testing/forwarding_source.h"
 
 namespace mssql_cdc::stream_testing {
 namespace {
@@ -86,55 +87,36 @@ class OutageReader : public arrow::RecordBatchReader {
 
 // The odbc Source, with the outage set off at the first call of the phase under test (after
 // the stream has started, so that the restart hits a batch).
-class OutageSource : public Source {
+class OutageSource : public testing::ForwardingSource {
  public:
   OutageSource(std::unique_ptr<Source> inner, Outage& outage, Phase phase,
                const std::atomic<bool>& armed)
-      : inner_(std::move(inner)), outage_(outage), phase_(phase), armed_(armed) {}
+      : ForwardingSource(std::move(inner)), outage_(outage), phase_(phase), armed_(armed) {}
 
-  std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
-    return inner_->ListCaptureInstances();
-  }
-  std::vector<CapturedColumn> CapturedColumns(const std::string& ci) override {
-    return inner_->CapturedColumns(ci);
-  }
-  std::vector<DdlEvent> DdlHistory(const std::string& ci) override {
-    return inner_->DdlHistory(ci);
-  }
-  std::string ServerTimeZone() override { return inner_->ServerTimeZone(); }
   Lsn MinLsn(const std::string& ci) override {
     At(Phase::kRetentionCheck);
-    return inner_->MinLsn(ci);
+    return ForwardingSource::MinLsn(ci);
   }
-  std::optional<Lsn> MaxLsn() override { return inner_->MaxLsn(); }
   std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) override {
     At(Phase::kPlanning);
-    return inner_->NthCommitAfter(after, n);
-  }
-  std::optional<LocalMicros> CommitTime(const Lsn& lsn) override { return inner_->CommitTime(lsn); }
-  std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
-    return inner_->CommitTimeAtOrBefore(lsn);
+    return ForwardingSource::NthCommitAfter(after, n);
   }
   std::vector<SplitPoint> SplitPoints(const std::string& ci, const Lsn& from, const Lsn& to,
                                       int n) override {
     At(Phase::kSplitting);
-    return inner_->SplitPoints(ci, from, to, n);
+    return ForwardingSource::SplitPoints(ci, from, to, n);
   }
   std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
                                                          const SourceClock& clock) override {
-    auto reader = inner_->ReadChanges(request, clock);
+    auto reader = ForwardingSource::ReadChanges(request, clock);
     if (!armed_ || (phase_ != Phase::kReading && phase_ != Phase::kBetweenRanges)) return reader;
     return std::make_unique<OutageReader>(std::move(reader), outage_, phase_);
-  }
-  std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(const SnapshotReadRequest& r) override {
-    return inner_->ReadSnapshot(r);
   }
 
  private:
   void At(Phase phase) {
     if (armed_ && phase == phase_) outage_.Begin();
   }
-  std::unique_ptr<Source> inner_;
   Outage& outage_;
   Phase phase_;
   const std::atomic<bool>& armed_;

@@ -1,0 +1,53 @@
+// A Source that forwards every call to another one: tests derive from it and override the
+// calls they watch or disturb (count them, fail them, restart the server in their middle).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "source/source.h"
+
+namespace mssql_cdc::testing {
+
+class ForwardingSource : public Source {
+ public:
+  explicit ForwardingSource(std::unique_ptr<Source> inner) : inner_(std::move(inner)) {}
+
+  std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
+    return inner_->ListCaptureInstances();
+  }
+  std::vector<CapturedColumn> CapturedColumns(const std::string& ci) override {
+    return inner_->CapturedColumns(ci);
+  }
+  std::vector<DdlEvent> DdlHistory(const std::string& ci) override {
+    return inner_->DdlHistory(ci);
+  }
+  std::string ServerTimeZone() override { return inner_->ServerTimeZone(); }
+  Lsn MinLsn(const std::string& ci) override { return inner_->MinLsn(ci); }
+  std::optional<Lsn> MaxLsn() override { return inner_->MaxLsn(); }
+  std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) override {
+    return inner_->NthCommitAfter(after, n);
+  }
+  std::optional<LocalMicros> CommitTime(const Lsn& lsn) override { return inner_->CommitTime(lsn); }
+  std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
+    return inner_->CommitTimeAtOrBefore(lsn);
+  }
+  std::vector<SplitPoint> SplitPoints(const std::string& ci, const Lsn& from, const Lsn& to,
+                                      int n) override {
+    return inner_->SplitPoints(ci, from, to, n);
+  }
+  std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
+                                                         const SourceClock& clock) override {
+    return inner_->ReadChanges(request, clock);
+  }
+  std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(
+      const SnapshotReadRequest& request) override {
+    return inner_->ReadSnapshot(request);
+  }
+
+ private:
+  std::unique_ptr<Source> inner_;
+};
+
+}  // namespace mssql_cdc::testing
