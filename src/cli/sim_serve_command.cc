@@ -46,6 +46,9 @@ void AddServe(CLI::App& sim) {
     std::string db, listen = "127.0.0.1";
     int port = 1433;
     bool log_requests = false;
+    int max_connections = tds::ServerOptions{}.max_connections;
+    int login_timeout = tds::ServerOptions{}.login_timeout_seconds;
+    int idle_timeout = tds::ServerOptions{}.idle_timeout_seconds;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = sim.add_subcommand(
@@ -57,6 +60,19 @@ void AddServe(CLI::App& sim) {
       ->capture_default_str();
   cmd->add_flag("--log-requests", args->log_requests,
                 "Log every request's statement text (never a password)");
+  cmd->add_option("--max-connections", args->max_connections,
+                  "Connections served at once; more are closed as they arrive")
+      ->check(CLI::Range(1, 10'000))
+      ->capture_default_str();
+  cmd->add_option("--login-timeout", args->login_timeout,
+                  "Seconds a connection may take to log in before it is closed (0: no limit)")
+      ->check(CLI::Range(0, 3'600))
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", args->idle_timeout,
+                  "Seconds a logged-in connection may stay silent before it is closed (0: no "
+                  "limit)")
+      ->check(CLI::Range(0, 86'400))
+      ->capture_default_str();
   cmd->callback([args] {
     // stdout carries the one "listening on" line a script waits for; logs go to stderr.
     spdlog::set_default_logger(std::make_shared<spdlog::logger>(
@@ -67,6 +83,9 @@ void AddServe(CLI::App& sim) {
     options.listen_address = args->listen;
     options.port = args->port;
     options.log_requests = args->log_requests;
+    options.max_connections = args->max_connections;
+    options.login_timeout_seconds = args->login_timeout;
+    options.idle_timeout_seconds = args->idle_timeout;
     tds::TdsServer server(factory, options);
     std::cout << "listening on " << args->listen << ":" << server.port() << std::endl;
     WaitForStopSignal(signals);

@@ -64,19 +64,20 @@ class TdsServer::Impl {
     ::shutdown(listen_fd_, SHUT_RDWR);  // wakes the blocked accept()
     if (acceptor_.joinable()) acceptor_.join();
     ::close(listen_fd_);
-    std::lock_guard lock(mutex_);
-    for (auto& connection : connections_) ::shutdown(connection->fd, SHUT_RDWR);
+    std::unique_lock lock(mutex_);
     for (auto& connection : connections_) {
-      connection->thread.join();
-      ::close(connection->fd);
+      if (connection->fd >= 0) ::shutdown(connection->fd, SHUT_RDWR);
     }
-    connections_.clear();
+    std::list<std::unique_ptr<Connection>> ending;
+    ending.swap(connections_);
+    lock.unlock();  // each session closes its own descriptor under the lock as it ends
+    for (auto& connection : ending) connection->thread.join();
     stopped_ = true;
   }
 
  private:
   struct Connection {
-    int fd = -1;
+    int fd = -1;  // -1 once the session closed it (under mutex_)
     std::thread thread;
     std::atomic<bool> finished{false};
   };
@@ -138,6 +139,14 @@ class TdsServer::Impl {
         break;
       }
       ReapFinished();
+      if (active_.load() >= options_.max_connections) {
+        // Refused at once rather than queued: a flood of idle connections must not hold
+        // threads the clients that log in need.
+        spdlog::warn("tds: refusing {}: {} connections are open, the most served at once",
+                     PeerName(peer), options_.max_connections);
+        ::close(fd);
+        continue;
+      }
       int on = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
       if (options_.idle_timeout_seconds > 0) {
@@ -148,6 +157,7 @@ class TdsServer::Impl {
       SessionOptions session;
       session.spid = static_cast<std::uint16_t>(kFirstSpid + accepted++ % kSpidRange);
       session.log_requests = options_.log_requests;
+      session.login_timeout_seconds = options_.login_timeout_seconds;
       session.peer = PeerName(peer);
       std::lock_guard lock(mutex_);
       auto& connection = connections_.emplace_back(std::make_unique<Connection>());
@@ -165,8 +175,13 @@ class TdsServer::Impl {
       Session session(channel, *factory_, options);
       session.Run();
     }
-    // The client sees the end now; the descriptor is closed once this thread is joined.
-    ::shutdown(connection->fd, SHUT_RDWR);
+    // Closed here, not when the thread is reaped: a client still sending (a flood, a request
+    // past the limit) gets a reset at once instead of a connection that takes no more bytes.
+    {
+      std::lock_guard lock(mutex_);
+      ::close(connection->fd);
+      connection->fd = -1;
+    }
     active_--;
     connection->finished = true;
   }
@@ -176,7 +191,6 @@ class TdsServer::Impl {
     for (auto it = connections_.begin(); it != connections_.end();) {
       if ((*it)->finished) {
         (*it)->thread.join();
-        ::close((*it)->fd);
         it = connections_.erase(it);
       } else {
         ++it;

@@ -3,8 +3,9 @@
 // sp_execute, sp_unprepare, by id or by name), transaction-manager requests and attention,
 // and hands every statement to the QueryHandler of its connection (tds/query_handler.h).
 //
-// One thread per connection; connections share nothing but the factory. A connection that
-// drops or sends garbage is closed alone; the others go on. Stop() closes the listener and
+// One thread per connection, at most max_connections; connections share nothing but the
+// factory. A connection that drops, sends garbage, or does not log in quickly with small
+// messages is closed alone; the others go on. Stop() closes the listener and
 // every connection and joins their threads.
 #pragma once
 
@@ -21,6 +22,10 @@ struct ServerOptions {
   int port = 0;  // 0: an ephemeral port, see TdsServer::port()
   // A connection with no request for this long is closed (0: never).
   int idle_timeout_seconds = 600;
+  // A connection that has not logged in this long after it was accepted is closed (0: never).
+  int login_timeout_seconds = 10;
+  // Connections served at once; one more is closed as soon as it is accepted, with a warning.
+  int max_connections = 64;
   // Log every request's kind and statement text (never a password) at INFO.
   bool log_requests = false;
 };

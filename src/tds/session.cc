@@ -1,6 +1,8 @@
 #include "tds/session.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -46,6 +48,7 @@ void Session::Run() {
           spdlog::debug("tds: {} disconnected", options_.peer);
           return;
         case SocketChannel::ReadResult::kIdle:
+        case SocketChannel::ReadResult::kDeadlinePassed:
           spdlog::info("tds: closing {}: idle past the timeout", options_.peer);
           return;
         case SocketChannel::ReadResult::kMessage:
@@ -87,8 +90,22 @@ void Session::Run() {
 }
 
 bool Session::Handshake() {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (options_.login_timeout_seconds > 0) {
+    deadline = std::chrono::steady_clock::now() +
+               std::chrono::seconds(options_.login_timeout_seconds);
+  }
+  channel_.SetLimits(kMaxLoginMessageBytes, deadline);
+  const auto read = [&](Message* message) {
+    const auto result = channel_.ReadMessage(message);
+    if (result == SocketChannel::ReadResult::kDeadlinePassed) {
+      spdlog::warn("tds: closing {}: it did not log in within {} s", options_.peer,
+                   options_.login_timeout_seconds);
+    }
+    return result == SocketChannel::ReadResult::kMessage;
+  };
   Message message;
-  if (channel_.ReadMessage(&message) != SocketChannel::ReadResult::kMessage) return false;
+  if (!read(&message)) return false;
   if (message.type == static_cast<std::uint8_t>(MessageType::kPrelogin)) {
     const PreloginRequest prelogin = ParsePrelogin(message.payload);
     writer_.buffer().PutBytes(BuildPreloginReply());
@@ -101,7 +118,7 @@ bool Session::Handshake() {
           options_.peer);
       return false;
     }
-    if (channel_.ReadMessage(&message) != SocketChannel::ReadResult::kMessage) return false;
+    if (!read(&message)) return false;
   }
   if (message.type != static_cast<std::uint8_t>(MessageType::kLogin7)) {
     spdlog::warn("tds: closing {}: expected LOGIN7, got message type {}", options_.peer,
@@ -169,6 +186,7 @@ bool Session::Login(const Message& message) {
   stream_.EndMessage();
   writer_.set_packet_size(packet_size);
   rpc_ = std::make_unique<RpcRunner>(stream_, use_nbcrow_, server_name_, options_.log_requests);
+  channel_.SetLimits(kMaxRequestBytes, std::nullopt);  // logged in: requests of any size
   spdlog::debug("tds: '{}' logged in from {} (app '{}', packet size {})", login.user_name,
                 options_.peer, login.app_name, packet_size);
   return true;

@@ -1,5 +1,7 @@
 // One client connection's conversation: PRELOGIN, LOGIN7, then requests until the client
-// leaves, idles past the timeout, or breaks the protocol.
+// leaves, idles past the timeout, or breaks the protocol. Before login a client may send
+// little (kMaxLoginMessageBytes a message) for a short time (login_timeout_seconds), so that
+// unauthenticated connections hold neither memory nor a thread for long.
 //
 // A login goes to QueryHandlerFactory::Login; a refused one is answered with error 18456
 // and the connection closes. After login every SQL batch, RPC, transaction-manager request
@@ -22,6 +24,8 @@ namespace mssql_cdc::tds {
 
 struct SessionOptions {
   std::uint16_t spid = 51;
+  // PRELOGIN and LOGIN7 must have arrived within this long of the connection (0: no limit).
+  int login_timeout_seconds = 10;
   bool log_requests = false;
   std::string peer;  // "127.0.0.1:53122", for logs
 };

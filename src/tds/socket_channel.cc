@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -15,24 +16,47 @@
 namespace mssql_cdc::tds {
 namespace {
 
-// The largest request accepted; far above any statement and its parameters.
-constexpr std::size_t kMaxMessageBytes = 256u << 20;
 
 }  // namespace
 
 SocketChannel::SocketChannel(int fd, int idle_timeout_seconds)
-    : fd_(fd), timeout_ms_(idle_timeout_seconds > 0 ? idle_timeout_seconds * 1000 : -1) {}
+    : fd_(fd),
+      timeout_ms_(idle_timeout_seconds > 0 ? idle_timeout_seconds * 1000 : -1),
+      max_message_bytes_(kMaxRequestBytes) {}
+
+void SocketChannel::SetLimits(std::size_t max_message_bytes,
+                              std::optional<std::chrono::steady_clock::time_point> deadline) {
+  max_message_bytes_ = max_message_bytes;
+  deadline_ = deadline;
+}
+
+int SocketChannel::PollTimeoutMs() const {
+  if (!deadline_) return timeout_ms_;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        *deadline_ - std::chrono::steady_clock::now())
+                        .count();
+  const int until_deadline = static_cast<int>(std::max<long long>(0, left));
+  return timeout_ms_ < 0 ? until_deadline : std::min(timeout_ms_, until_deadline);
+}
 
 SocketChannel::ReadStatus SocketChannel::ReadExact(std::uint8_t* out, std::size_t n) {
   std::size_t got = 0;
   while (got < n) {
+    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) {
+      return ReadStatus::kDeadlinePassed;
+    }
     pollfd p{fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, timeout_ms_);
+    int ready = ::poll(&p, 1, PollTimeoutMs());
     if (ready < 0) {
       if (errno == EINTR) continue;
       return ReadStatus::kClosed;
     }
-    if (ready == 0) return ReadStatus::kTimeout;
+    if (ready == 0) {
+      if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) {
+        return ReadStatus::kDeadlinePassed;
+      }
+      return ReadStatus::kTimeout;
+    }
     ssize_t r = ::recv(fd_, out + got, n - got, 0);
     if (r == 0) return ReadStatus::kClosed;
     if (r < 0) {
@@ -50,6 +74,7 @@ SocketChannel::ReadResult SocketChannel::ReadMessage(Message* out) {
   while (true) {
     std::uint8_t raw[kPacketHeaderSize];
     ReadStatus status = ReadExact(raw, kPacketHeaderSize);
+    if (status == ReadStatus::kDeadlinePassed) return ReadResult::kDeadlinePassed;
     if (status == ReadStatus::kTimeout && first) return ReadResult::kIdle;
     if (status != ReadStatus::kOk) return ReadResult::kClosed;
     const PacketHeader header = ParsePacketHeader(raw);
@@ -65,16 +90,16 @@ SocketChannel::ReadResult SocketChannel::ReadMessage(Message* out) {
                         std::to_string(out->type));
     }
     const std::size_t body = header.length - kPacketHeaderSize;
-    if (out->payload.size() + body > kMaxMessageBytes) {
-      throw SourceError("TDS message larger than " + std::to_string(kMaxMessageBytes >> 20) +
-                        " MiB");
+    if (out->payload.size() + body > max_message_bytes_) {
+      throw SourceError("TDS message of type " + std::to_string(out->type) + " larger than " +
+                        std::to_string(max_message_bytes_ >> 10) + " KiB");
     }
     const std::size_t at = out->payload.size();
     out->payload.resize(at + body);
-    if (body != 0 &&
-        ReadExact(reinterpret_cast<std::uint8_t*>(out->payload.data()) + at, body) !=
-            ReadStatus::kOk) {
-      return ReadResult::kClosed;
+    if (body != 0) {
+      status = ReadExact(reinterpret_cast<std::uint8_t*>(out->payload.data()) + at, body);
+      if (status == ReadStatus::kDeadlinePassed) return ReadResult::kDeadlinePassed;
+      if (status != ReadStatus::kOk) return ReadResult::kClosed;
     }
     first = false;
     if (header.status & kStatusEndOfMessage) return ReadResult::kMessage;

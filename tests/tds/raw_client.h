@@ -40,6 +40,8 @@ class RawClient {
     fd_ = -1;
   }
 
+  int fd() const { return fd_; }
+
   void SendRaw(const std::string& bytes) {
     ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   }

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -25,9 +27,12 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 class ServerTest : public ::testing::Test {
  protected:
   void Start(int idle_timeout_seconds = 60) {
-    factory_ = std::make_shared<CannedFactory>();
     ServerOptions options;
     options.idle_timeout_seconds = idle_timeout_seconds;
+    Start(options);
+  }
+  void Start(const ServerOptions& options) {
+    factory_ = std::make_shared<CannedFactory>();
     server_ = std::make_unique<TdsServer>(factory_, options);
   }
   void SetUp() override { Start(); }
@@ -246,6 +251,117 @@ TEST_F(ServerTest, APortInUseIsAConfigErrorNamingIt) {
   } catch (const ConfigError& e) {
     EXPECT_TRUE(Contains(e.what(), "127.0.0.1:" + std::to_string(server_->port()))) << e.what();
   }
+}
+
+// The resident memory of this process, from /proc/self/status.
+long long ResidentKiB() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+// A PRELOGIN message that never ends: packets without the end-of-message bit, until the
+// server closes the connection. Returns the bytes the server took.
+std::size_t SendEndlessPrelogin(int port) {
+  RawClient client(port);
+  const std::string body(4096 - kPacketHeaderSize, 'x');
+  std::size_t sent = 0;
+  for (std::uint8_t id = 1; sent < (64u << 20); ++id) {
+    std::string packet(kPacketHeaderSize, '\0');
+    WritePacketHeader(reinterpret_cast<std::uint8_t*>(packet.data()),
+                      PacketHeader{static_cast<std::uint8_t>(MessageType::kPrelogin), 0, 4096, 0, id});
+    if (::send(client.fd(), (packet + body).data(), 4096, MSG_NOSIGNAL) != 4096) break;
+    sent += 4096;
+  }
+  return sent;
+}
+
+TEST_F(ServerTest, AMessageBeforeLoginIsRefusedAtItsSmallLimit) {
+  const std::size_t sent = SendEndlessPrelogin(server_->port());
+  // The server closed the connection once the message passed its limit; what the client
+  // got into the socket buffers on top of that is small too.
+  EXPECT_LT(sent, 16u << 20);
+  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
+}
+
+TEST_F(ServerTest, AClientThatDoesNotLogInInTimeIsClosed) {
+  server_.reset();
+  ServerOptions options;
+  options.login_timeout_seconds = 1;
+  Start(options);
+  RawClient slow(server_->port());
+  const auto start = std::chrono::steady_clock::now();
+  // A slow-loris: one byte of a PRELOGIN header now and then, never a whole message.
+  bool closed = false;
+  for (int i = 0; i < 40 && !closed; ++i) {
+    slow.SendRaw(std::string(1, '\x12'));
+    closed = slow.ClosedByServer(100);
+  }
+  EXPECT_TRUE(closed);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(900));
+  EXPECT_LT(took, std::chrono::milliseconds(3500));
+  // A client that logs in at once is not affected, and a logged-in one keeps the idle timeout.
+  RawClient quick(server_->port());
+  ASSERT_TRUE(quick.Login("u", "p").has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  quick.SendBatch("SELECT rows 1");
+  EXPECT_TRUE(quick.Read().has_value());
+}
+
+TEST_F(ServerTest, ConnectionsBeyondTheMostAreClosedAsTheyArrive) {
+  server_.reset();
+  ServerOptions options;
+  options.max_connections = 2;
+  Start(options);
+  RawClient a(server_->port());
+  RawClient b(server_->port());
+  ASSERT_TRUE(a.Login("u", "p").has_value());
+  ASSERT_TRUE(b.Login("u", "p").has_value());
+  RawClient c(server_->port());
+  EXPECT_TRUE(c.ClosedByServer(2000));
+  a.Close();
+  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 1; }));
+  RawClient d(server_->port());
+  EXPECT_TRUE(d.Login("u", "p").has_value());
+}
+
+TEST_F(ServerTest, ClientsThatLogInAreServedWhileOthersAbuseTheServer) {
+  server_.reset();
+  ServerOptions options;
+  options.login_timeout_seconds = 2;
+  Start(options);
+  const long long rss_before = ResidentKiB();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> abusers;
+  for (int i = 0; i < 4; ++i) {
+    abusers.emplace_back([&] {
+      while (!stop) SendEndlessPrelogin(server_->port());
+    });
+  }
+  abusers.emplace_back([&] {  // slow-loris clients, one after another
+    while (!stop) {
+      RawClient slow(server_->port());
+      while (!stop && !slow.ClosedByServer(200)) slow.SendRaw(std::string(1, '\x12'));
+    }
+  });
+  int served = 0;
+  for (int i = 0; i < 20; ++i) {
+    RawClient client(server_->port());
+    if (!client.Login("u", "p").has_value()) continue;
+    client.SendBatch("SELECT rows 3");
+    auto reply = client.Read();
+    served += reply.has_value() && Contains(*reply, Hex("FD 10 00 C1 00 03 00")) ? 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const long long rss_during = ResidentKiB();
+  stop = true;
+  for (auto& t : abusers) t.join();
+  EXPECT_EQ(served, 20);
+  // Each refused message held at most its 128 KiB; unbounded, four clients took 800 MiB.
+  EXPECT_LT(rss_during - rss_before, 64 * 1024) << rss_before << " KiB before";
 }
 
 }  // namespace
