@@ -189,7 +189,7 @@ Backend ParseBackend(const std::optional<std::string>& value) {
         "set to a simulated database file");
   }
   throw ConfigError(fmt::format(
-      "Unknown backend {}: give odbc (the default; mssql-python and arrow-odbc are read as "
+      "unknown backend {}: give odbc (the default; mssql-python and arrow-odbc are read as "
       "odbc) or sim",
       QuoteUserText(*value)));
 }

@@ -1,4 +1,5 @@
 #include "core/timezone.h"
+#include "core/user_text.h"
 
 #include <algorithm>
 #include <array>
@@ -518,7 +519,7 @@ std::string UnknownZoneMessage(std::string_view name) {
   std::stable_sort(close.begin(), close.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string message =
-      "unknown Windows time zone '" + std::string(name) + "' for sourceTimeZone: ";
+      "unknown Windows time zone " + QuoteUserText(name) + " for sourceTimeZone: ";
   if (!close.empty()) {
     message += "did you mean ";
     for (std::size_t i = 0; i < close.size() && i < 3; ++i) {

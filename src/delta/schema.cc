@@ -227,6 +227,15 @@ bool IsTypeWidening(const std::string& from, const std::string& to) {
   return k2 >= 0 && k1 >= k2 && !(k1 == 0 && k2 == 0 && from_rank == 0);
 }
 
+std::string ColumnList(const arrow::Schema& schema) {
+  std::string out;
+  for (const auto& field : schema.fields()) {
+    if (!out.empty()) out += ", ";
+    out += field->name() + " " + field->type()->ToString();
+  }
+  return out;
+}
+
 bool SameColumns(const arrow::Schema& a, const arrow::Schema& b) {
   if (a.num_fields() != b.num_fields()) return false;
   for (int i = 0; i < a.num_fields(); ++i) {

@@ -35,6 +35,8 @@ bool IsTypeWidening(const std::string& from, const std::string& to);
 // True when both schemas have the same columns, in order, with the same Delta types and
 // nullability (comments and other metadata aside).
 bool SameColumns(const arrow::Schema& a, const arrow::Schema& b);
+// "name type, name type, ..." on one line, for messages.
+std::string ColumnList(const arrow::Schema& schema);
 
 struct SchemaMergeRules {
   bool add_columns = true;             // mergeSchema: new columns are appended

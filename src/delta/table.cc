@@ -257,9 +257,9 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
     DeltaTable table = Open(uri);
     auto existing = table.snapshot().schema();
     if (!SameColumns(*existing, *schema)) {
-      throw SchemaChangedError("Delta table " + root + " already exists with schema " +
-                               existing->ToString() + "; it cannot be created with schema " +
-                               schema->ToString());
+      throw SchemaChangedError("Delta table " + root + " already exists with the columns " +
+                               ColumnList(*existing) + "; it cannot be created with " +
+                               ColumnList(*schema));
     }
     return table;
   };

@@ -172,13 +172,7 @@ void EnsureControlTable(const std::string& control_uri) {
     return;
   }
   // A path naming some other table fails here rather than on the first advance.
-  auto schema = delta::DeltaTable::Open(control_uri).snapshot().schema();
-  for (const char* column : {kTableName, kFinalizedUntil, kEndLsn, kEndCommitTs, kUpdatedAt}) {
-    if (schema->GetFieldIndex(column) < 0) {
-      throw ConfigError("Delta table " + control_uri + " is not a control table: it has no '" +
-                        column + "' column");
-    }
-  }
+  CheckExistingTable(control_uri, TableKind::kControl);
 }
 
 bool Advance(const std::string& control_uri, const std::string& table_name, const Offset& end,

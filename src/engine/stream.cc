@@ -169,10 +169,9 @@ class Stream::Impl {
       initial_ = InitialOffset(*c.source, *c.clock, c.instance,
                                c.config.source.starting_position());
     }
-    for (const std::string* table : {&params.target, params.facts_table ? &*params.facts_table
-                                                                        : nullptr}) {
-      if (table && delta::DeltaTable::Exists(*table)) delta::DeltaTable::Open(*table);
-    }
+    CheckExistingTable(params.target, TableKind::kBronze);
+    if (params.facts_table) CheckExistingTable(*params.facts_table, TableKind::kFacts);
+    if (c.config.control_table) CheckExistingTable(*c.config.control_table, TableKind::kControl);
   }
 
   // The writes before the first batch: the lock (when the checkpoint is new) and its owner,

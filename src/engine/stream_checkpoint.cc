@@ -22,6 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Paths are shown whole up to this length: a cut path does not say which table it was.
+constexpr std::size_t kPathShown = 1024;
+
 // Batch ids stay far below int64's end, so that id + 1 never overflows (2^53: exact as a
 // JSON number in every reader).
 constexpr std::uint64_t kMaxBatchId = 1ULL << 53;
@@ -159,8 +162,9 @@ void StreamCheckpoint::CheckIdentity(const StreamIdentity& identity) const {
                       "checkpoint (a new checkpoint needs a new app_id)");
   }
   if (NormalLocation(target) != NormalLocation(identity.target)) {
-    throw ConfigError("checkpoint " + directory_ + " belongs to target " + QuoteUserText(target) +
-                      ", not " + QuoteUserText(identity.target) +
+    throw ConfigError("checkpoint " + directory_ + " belongs to target " +
+                      QuoteUserText(target, kPathShown) + ", not " +
+                      QuoteUserText(identity.target, kPathShown) +
                       ": a checkpoint writes one table; use a new checkpoint and a new app_id "
                       "for another target");
   }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 #include "delta/table.h"
 #include "engine/table_schemas.h"
 
@@ -36,7 +37,7 @@ void SplitTableOptions(const TableSpec& table, Options* source, Options* params)
   for (const auto& [name, value] : table.options.entries()) {
     const std::string lower = AsciiLower(name);
     if (Contains(kSharedOnlyParams, lower)) {
-      throw ConfigError("table " + table.capture_instance + ": '" + name +
+      throw ConfigError("table " + QuoteUserText(table.capture_instance) + ": '" + name +
                         "' is shared by every table and cannot be set per table; set it once "
                         "for the group");
     }
@@ -76,7 +77,7 @@ StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table)
   } catch (const Error& e) {
     const std::string message = e.what();
     if (message.find(capture_instance) != std::string::npos) throw;
-    ThrowError(e.code(), "capture instance " + capture_instance + ": " + message);
+    ThrowError(e.code(), "capture instance " + QuoteUserText(capture_instance) + ": " + message);
   }
 }
 
@@ -140,7 +141,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
   for (const auto& table : config.tables) {
     if (table.capture_instance.empty()) throw ConfigError("a table has an empty capture instance");
     if (!seen.insert(AsciiLower(table.capture_instance)).second) {
-      throw ConfigError("capture instance " + table.capture_instance +
+      throw ConfigError("capture instance " + QuoteUserText(table.capture_instance) +
                         " is listed twice (names match ignoring case); list each table once");
     }
     try {
@@ -167,10 +168,6 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
     }
     group->order_.push_back(ci);
     group->streams_.emplace(ci, std::move(built[i]));
-  }
-  // Checked once for the group, as Stream::Prepare does for its own tables.
-  for (const auto* table : {&group->facts_table_, &group->control_table_}) {
-    if (*table && delta::DeltaTable::Exists(**table)) delta::DeltaTable::Open(**table);
   }
   return group;
 }

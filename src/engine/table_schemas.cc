@@ -212,6 +212,34 @@ delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateO
   return delta::DeltaTable::Create(uri, options);
 }
 
+void CheckExistingTable(const std::string& uri, TableKind kind) {
+  if (!delta::DeltaTable::Exists(uri)) return;
+  const auto schema = delta::DeltaTable::Open(uri).snapshot().schema();
+  // Columns every version of the table has had; later ones are added by migrations.
+  std::vector<std::string> required;
+  const char* what = "";
+  switch (kind) {
+    case TableKind::kBronze:
+      required = {"_capture_instance", "_start_lsn", "_seqval", "_operation", "_commit_ts"};
+      what = "bronze table";
+      break;
+    case TableKind::kFacts:
+      required = {"app_id", "batch_id", "rows", "event", "end_lsn", "target"};
+      what = "facts table";
+      break;
+    case TableKind::kControl:
+      for (const auto& field : ControlSchema()->fields()) required.push_back(field->name());
+      what = "control table";
+      break;
+  }
+  for (const auto& column : required) {
+    if (schema->GetFieldIndex(column) < 0) {
+      throw ConfigError("Delta table " + uri + " is not a " + what + ": it has no '" + column +
+                        "' column; give the " + what + "'s own path, or a path where none exists");
+    }
+  }
+}
+
 std::string NormalLocation(const std::string& location) {
   if (location.find("://") != std::string::npos) return location;
   return std::filesystem::absolute(std::filesystem::path(location)).lexically_normal().string();

@@ -36,6 +36,14 @@ delta::CreateOptions ControlTableOptions();
 // opened as it is, whatever its schema: appends merge new columns into it (merge_schema).
 delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options);
 
+enum class TableKind { kBronze, kFacts, kControl };
+
+// Refuses an existing table at `uri` that is not one of `kind` (ConfigError naming a column
+// every table of that kind has and this one lacks): a target, facts or control path that
+// names some other table fails before anything is written, not at its first append. Nothing
+// happens when there is no table at `uri`.
+void CheckExistingTable(const std::string& uri, TableKind kind);
+
 // A table's or checkpoint's location in one spelling, so that "bronze" and "./bronze" compare
 // equal: paths as absolute normal forms, URIs as written.
 std::string NormalLocation(const std::string& location);

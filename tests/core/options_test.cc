@@ -330,7 +330,7 @@ struct Rejection {
 
 TEST(SourceOptions, RejectionsNameOptionValueAndWhatIsAccepted) {
   const std::vector<Rejection> cases = {
-      {"backend", "postgres", {"Unknown backend", "'postgres'", "odbc", "sim"}},
+      {"backend", "postgres", {"unknown backend", "'postgres'", "odbc", "sim"}},
       {"backend", "fake", {"backend", "'fake'", "backend=sim", "simPath"}},
       {"fakePath", "/tmp/state", {"fakePath", "backend=sim", "simPath"}},
       {"simPath", "/tmp/db.sqlite", {"simPath", "backend sim", "backend=sim"}},
