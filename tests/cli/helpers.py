@@ -10,14 +10,14 @@ BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
 TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
 
 
-def pipeline_text(trigger, source, tables=None, stream_extra=None):
+def pipeline_text(trigger, source, tables=None, stream_extra=None, backend="sim"):
     """A pipeline over the sim database: `source` holds the [source] lines after the backend,
     `tables` the tables line (default: TABLES), `stream_extra` lines after [stream]'s trigger."""
     tables_text = tables if tables is not None else "tables = " + json.dumps(TABLES)
     text = f"""{tables_text}
 
 [source]
-backend = "sim"
+backend = "{backend}"
 {source}
 
 [stream]
