@@ -229,6 +229,37 @@ def test_data_loss_fails_the_query_with_a_data_loss_error(spark, shop, cli, tmp_
     assert len(skipped) == 1 and skipped[0]["batch_id"] == 0 and skipped[0]["app_id"] == "orders-skip-v1"
 
 
+def test_a_deleted_or_rewound_checkpoint_fails_its_first_batch_before_writing(spark, shop, cli, tmp_path):
+    """One query per checkpoint: Spark's txn check alone would skip the batches of a checkpoint
+    that lost its place as replays; the sink compares it with the facts table first."""
+    from mssql_cdc import await_all, stream
+
+    target, facts, ckpt = f"{tmp_path}/bronze", f"{tmp_path}/facts", tmp_path / "ckpt"
+    options = dict(sim_options(shop), captureInstance="dbo_orders", maxCommitsPerBatch="80")
+
+    def run():
+        query = stream(spark, options).to_delta(target, "orders-v1", str(ckpt), facts,
+                                                trigger={"availableNow": True})
+        return await_all({"dbo_orders": query}).get("dbo_orders")
+
+    assert run() is None
+    shutil.copytree(ckpt, tmp_path / "ckpt-copy")
+    workload(cli, shop, 60, seed=21, tables=["dbo.orders"])
+    assert run() is None
+    bronze_rows = delta(target).num_rows
+    workload(cli, shop, 40, seed=22, tables=["dbo.orders"])
+
+    shutil.rmtree(ckpt)  # deleted: Spark starts again at batch 0
+    error = run()
+    assert error is not None and "disagrees with facts table" in str(error), error
+    assert "later than batch 0" in str(error)
+    shutil.rmtree(ckpt)
+    shutil.copytree(tmp_path / "ckpt-copy", ckpt)  # rewound to an older copy
+    error = run()
+    assert error is not None and "disagrees with facts table" in str(error), error
+    assert delta(target).num_rows == bronze_rows
+
+
 def test_bootstrap_snapshots_once_then_streams_from_the_snapshot(spark, shop, cli, tmp_path):
     from mssql_cdc import stream
 
