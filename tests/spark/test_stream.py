@@ -120,8 +120,9 @@ def test_batches_of_max_commits_exactly_once_under_replay(spark, shop, tmp_path)
     delta_sink(target, "orders-v1", facts, metrics_path=metrics)(again, last)
     assert _core.delta_snapshot(target)["version"] == version
     assert _core.delta_snapshot(facts)["version"] == facts_version
-    # A new batch id does write (so the check above is not vacuous).
-    handoff.write(metrics, _core.offset_normalize(last_source["startOffset"]),
+    # A new batch id does write (so the check above is not vacuous); it starts where the last
+    # batch ended, as the sink checks against the facts table.
+    handoff.write(metrics, _core.offset_normalize(last_source["endOffset"]),
                   _core.offset_normalize(last_source["endOffset"]), None)
     delta_sink(target, "orders-v1", facts, metrics_path=metrics)(again, last + 1)
     assert _core.delta_snapshot(target)["version"] == version + 1
