@@ -127,6 +127,11 @@ class Stream::Impl {
   }
 
  private:
+  StreamIdentity Identity() const {
+    const StreamParams& params = context_.config.params;
+    return {params.app_id, context_.instance.name, params.target};
+  }
+
   // An error before the batch thread ran ends the stream with it, as Await and error() report,
   // and lets go of the checkpoint: a stream that never ran owns nothing.
   void Fail(std::exception_ptr error) {
@@ -153,13 +158,12 @@ class Stream::Impl {
     c.partitions = ReadPartitions(c.config.source);
 
     c.checkpoint.emplace(params.checkpoint);
-    const StreamIdentity identity{params.app_id, c.instance.name, params.target};
     std::error_code ec;
     const auto status = std::filesystem::status(params.checkpoint, ec);
     bool started_before = false;
     if (std::filesystem::is_directory(status)) {
       lock_ = CheckpointLock::Acquire(params.checkpoint);
-      c.checkpoint->Check(identity);
+      c.checkpoint->Check(Identity());
       started_before = c.checkpoint->ReadStart() || c.checkpoint->ReadSnapshot();
     } else if (std::filesystem::exists(status)) {
       throw ConfigError("checkpoint " + params.checkpoint +
@@ -188,10 +192,10 @@ class Stream::Impl {
       // Another run may have created it meanwhile: the lock decides, and the files are read
       // again below, under it.
       lock_ = CheckpointLock::Acquire(params.checkpoint);
-      c.checkpoint->Check({params.app_id, c.instance.name, params.target});
+      c.checkpoint->Check(Identity());
     }
     lock_->RecordOwner();
-    c.checkpoint->ClaimFor({params.app_id, c.instance.name, params.target});
+    c.checkpoint->ClaimFor(Identity());
     c.bronze.emplace(
         OpenOrCreateTable(params.target, BronzeTableOptions(output_schema_, c.instance.name)));
     if (params.facts_table) {
