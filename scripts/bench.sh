@@ -38,6 +38,10 @@ fi
   echo
   .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" --dir bench/out
   echo
+  echo "Command: \`.venv/bin/python bench/limits_bench.py --dir bench/out\`"
+  echo
+  .venv/bin/python bench/limits_bench.py --dir bench/out
+  echo
   echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-1000000} --tables 10 --many-rows ${BENCH_SPARK_MANY_ROWS:-100000} --rounds ${BENCH_SPARK_ROUNDS:-2} --dir bench/out\`"
   echo
   .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-1000000}" --tables 10 \
