@@ -29,17 +29,6 @@ bool EndsWithWord(std::string_view s, std::string_view word) {
 
 }  // namespace
 
-bool SameName(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 void CheckIdentifier(std::string_view name, std::string_view what, std::size_t max_length) {
   auto fail = [&](std::string_view why) {
     throw ConfigError("invalid " + std::string(what) + " '" + std::string(name) + "': " +

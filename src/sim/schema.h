@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ascii.h"
 #include "core/lsn.h"
 #include "core/sql_type.h"
 
@@ -32,7 +33,9 @@ TableName ParseTableName(std::string_view text);
 // `max_length` characters.
 void CheckIdentifier(std::string_view name, std::string_view what, std::size_t max_length = 128);
 // Case-insensitive equality of two identifiers.
-bool SameName(std::string_view a, std::string_view b);
+inline bool SameName(std::string_view a, std::string_view b) {
+  return EqualsIgnoringAsciiCase(a, b);
+}
 
 struct ColumnDef {
   std::string name;

@@ -48,17 +48,6 @@ bool ReadQuoted(std::string_view sql, std::size_t& i, char close, std::string& o
 
 }  // namespace
 
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool SqlToken::IsName(std::string_view name) const {
   return IsName() && EqualsIgnoringCase(text, name);
 }

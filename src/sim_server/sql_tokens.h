@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ascii.h"
+
 namespace mssql_cdc::sim_server {
 
 struct SqlToken {
@@ -40,6 +42,8 @@ struct TokenizeResult {
 TokenizeResult Tokenize(std::string_view sql);
 
 // Case-insensitive ASCII comparison, as identifiers compare.
-bool EqualsIgnoringCase(std::string_view a, std::string_view b);
+inline bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return EqualsIgnoringAsciiCase(a, b);
+}
 
 }  // namespace mssql_cdc::sim_server
