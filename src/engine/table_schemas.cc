@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string_view>
 #include <utility>
@@ -212,32 +213,48 @@ delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateO
   return delta::DeltaTable::Create(uri, options);
 }
 
+std::vector<std::string> RequiredColumns(TableKind kind) {
+  // Columns every version of the table has had; later ones are added by migrations.
+  switch (kind) {
+    case TableKind::kBronze:
+      return {"_capture_instance", "_start_lsn", "_seqval", "_operation", "_commit_ts"};
+    case TableKind::kFacts:
+      return {"app_id", "batch_id", "rows", "event", "end_lsn", "target"};
+    case TableKind::kControl: {
+      std::vector<std::string> required;
+      for (const auto& field : ControlSchema()->fields()) required.push_back(field->name());
+      return required;
+    }
+  }
+  return {};
+}
+
+const char* TableKindName(TableKind kind) {
+  switch (kind) {
+    case TableKind::kBronze: return "bronze table";
+    case TableKind::kFacts: return "facts table";
+    case TableKind::kControl: return "control table";
+  }
+  return "table";
+}
+
+void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
+                       const std::string& where, const std::string& fix) {
+  for (const auto& column : RequiredColumns(kind)) {
+    if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+      const std::string what = TableKindName(kind);
+      throw ConfigError(where + " is not a " + what + ": it has no '" + column + "' column; " +
+                        fix);
+    }
+  }
+}
+
 void CheckExistingTable(const std::string& uri, TableKind kind) {
   if (!delta::DeltaTable::Exists(uri)) return;
   const auto schema = delta::DeltaTable::Open(uri).snapshot().schema();
-  // Columns every version of the table has had; later ones are added by migrations.
-  std::vector<std::string> required;
-  const char* what = "";
-  switch (kind) {
-    case TableKind::kBronze:
-      required = {"_capture_instance", "_start_lsn", "_seqval", "_operation", "_commit_ts"};
-      what = "bronze table";
-      break;
-    case TableKind::kFacts:
-      required = {"app_id", "batch_id", "rows", "event", "end_lsn", "target"};
-      what = "facts table";
-      break;
-    case TableKind::kControl:
-      for (const auto& field : ControlSchema()->fields()) required.push_back(field->name());
-      what = "control table";
-      break;
-  }
-  for (const auto& column : required) {
-    if (schema->GetFieldIndex(column) < 0) {
-      throw ConfigError("Delta table " + uri + " is not a " + what + ": it has no '" + column +
-                        "' column; give the " + what + "'s own path, or a path where none exists");
-    }
-  }
+  const std::string what = TableKindName(kind);
+  CheckTableColumns(schema->field_names(), kind, "Delta table " + uri,
+                    "give the " + what + "'s own path, or a path where none exists");
 }
 
 std::string NormalLocation(const std::string& location) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "delta/table.h"
 
@@ -37,6 +38,15 @@ delta::CreateOptions ControlTableOptions();
 delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options);
 
 enum class TableKind { kBronze, kFacts, kControl };
+
+// The columns every table of `kind` has had since its first version.
+std::vector<std::string> RequiredColumns(TableKind kind);
+// "bronze table", "facts table", "control table".
+const char* TableKindName(TableKind kind);
+// ConfigError "<where> is not a <kind>: it has no '<column>' column; <fix>" when `columns`
+// lack one of RequiredColumns(kind).
+void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
+                       const std::string& where, const std::string& fix);
 
 // Refuses an existing table at `uri` that is not one of `kind` (ConfigError naming a column
 // every table of that kind has and this one lacks): a target, facts or control path that

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/offset.h"
+#include "core/table_ref.h"
 #include "core/time.h"
 #include "engine/finalization.h"
 
@@ -31,6 +32,7 @@ std::optional<std::string> AdvanceVerdict(const std::string& control,
                                           const std::string& granularity) {
   const Offset end = Offset::FromJson(end_offset);
   const Granularity g = ParseGranularity(granularity);
+  TableRef::RequirePath(control, "control_table");
   nb::gil_scoped_release release;
   if (!Advance(control, table_name, end, g)) return std::nullopt;
   return FormatIsoMillis(Truncate(*end.commit_ts, g).value);
@@ -38,6 +40,7 @@ std::optional<std::string> AdvanceVerdict(const std::string& control,
 
 std::optional<std::string> FinalizedUntil(const std::string& control,
                                           const std::string& table_name) {
+  TableRef::RequirePath(control, "control_table");
   nb::gil_scoped_release release;
   auto verdict = ReadVerdict(control, table_name);
   if (!verdict) return std::nullopt;
@@ -51,6 +54,7 @@ bool PeriodIsFinal(const std::string& control, const std::string& table_name,
     throw ConfigError("period_end must be a UTC time 'YYYY-MM-DD[THH:MM[:SS[.fff]]]', got '" +
                       period_end + "'");
   }
+  TableRef::RequirePath(control, "control_table");
   nb::gil_scoped_release release;
   return IsFinal(control, table_name, UtcMicros{*micros});
 }

@@ -20,6 +20,7 @@ void BindDelta(nb::module_& m);   // delta_bindings.cc
 void BindFeed(nb::module_& m);    // feed_bindings.cc
 void BindTables(nb::module_& m);  // table_bindings.cc
 void BindFinalization(nb::module_& m);  // finalization_bindings.cc
+void BindCatalog(nb::module_& m);  // catalog_bindings.cc
 }
 
 NB_MODULE(_core, m) {
@@ -50,4 +51,5 @@ NB_MODULE(_core, m) {
   python::BindFeed(m);
   python::BindTables(m);
   python::BindFinalization(m);
+  python::BindCatalog(m);
 }

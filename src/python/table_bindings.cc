@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "core/lsn.h"
 #include "core/offset.h"
+#include "core/table_ref.h"
 #include "delta/schema.h"
 #include "delta/table.h"
 #include "engine/batch_agreement.h"
@@ -175,6 +176,7 @@ void BindTables(nb::module_& m) {
            const std::optional<std::string>& capture_instance) {
           auto options = BronzeTableOptions(OutputSchemaOf(output_schema_json),
                                             capture_instance.value_or(""));
+          TableRef::RequirePath(uri, "target");
           nb::gil_scoped_release release;
           OpenOrCreateTable(uri, options);
         },
@@ -184,12 +186,14 @@ void BindTables(nb::module_& m) {
         "table is left as it is: appends with mergeSchema add new columns.");
   m.def("ensure_facts",
         [](const std::string& uri) {
+          TableRef::RequirePath(uri, "facts_table");
           nb::gil_scoped_release release;
           OpenOrCreateTable(uri, FactsTableOptions());
         },
         nb::arg("uri"), "Creates the facts table when missing, as a native stream does.");
   m.def("ensure_control",
         [](const std::string& uri) {
+          TableRef::RequirePath(uri, "control_table");
           nb::gil_scoped_release release;
           EnsureControlTable(uri);
         },

@@ -1,0 +1,43 @@
+// The engine's tables under a name in a catalog: the Spark SQL that creates them, checks and
+// migrates them, and moves a verdict forward in a named control table.
+//
+// A named table is column for column the table the native engine writes at a path: the same
+// columns, types, comments, table comment and mssql_cdc.schema_version, from the same
+// definitions (engine/table_schemas.h). Spark runs the statements, so the session's catalog
+// (a Hive metastore, Unity Catalog, ...) decides where the table is stored; nothing here
+// knows or guesses a storage location.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/offset.h"
+#include "core/table_ref.h"
+#include "delta/table.h"
+#include "engine/finalization.h"
+#include "engine/table_schemas.h"
+
+namespace mssql_cdc::catalog {
+
+// CREATE TABLE IF NOT EXISTS <name> (<columns>) USING delta COMMENT ... TBLPROPERTIES (...).
+std::string CreateTableSql(const TableRef& name, const delta::CreateOptions& definition);
+
+// What an existing named table needs to become `definition`: ConfigError when it is not a
+// table of `kind` (a required column is missing) or when one of its columns has a type the
+// definition's data cannot be written into; otherwise the statements that add the columns it
+// lacks (with their comments) and set its schema version, empty when it is up to date.
+// `existing_schema_json` is the table's schema as Spark gives it (StructType JSON).
+std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
+                                         const std::string& existing_schema_json,
+                                         const std::string& existing_schema_version,
+                                         const delta::CreateOptions& definition);
+
+// The MERGE that moves `table_name`'s verdict in the named control table to
+// truncate(end.commit_ts, granularity) when that is later than the stored one, or inserts it
+// when none is stored; it changes nothing otherwise, so concurrent writers never move a
+// verdict backwards (Delta's conflict detection makes a loser retry). Empty when `end` has
+// no commit time.
+std::string AdvanceVerdictSql(const TableRef& control, const std::string& table_name,
+                              const Offset& end, Granularity granularity);
+
+}  // namespace mssql_cdc::catalog

@@ -1,0 +1,124 @@
+#include "core/table_ref.h"
+
+#include <cctype>
+
+#include "core/errors.h"
+#include "core/user_text.h"
+
+namespace mssql_cdc {
+namespace {
+
+constexpr std::size_t kMaxParts = 3;
+
+bool IsIdentifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+[[noreturn]] void Refuse(std::string_view what, std::string_view text, const std::string& why) {
+  throw ConfigError(std::string(what) + "=" + QuoteUserText(text) + " " + why +
+                    ". A table is named `table`, `schema.table` or `catalog.schema.table` "
+                    "(backquote a part that has other characters: `my-schema`.`t`); a path "
+                    "contains '/' or ':' (/lake/bronze/t, ./bronze/t, s3://bucket/bronze/t)");
+}
+
+}  // namespace
+
+TableRef TableRef::Parse(std::string_view text, std::string_view what) {
+  TableRef ref;
+  ref.text_ = std::string(text);
+  if (text.find('/') != std::string_view::npos || text.find(':') != std::string_view::npos) {
+    return ref;
+  }
+  if (text.empty()) Refuse(what, text, "is empty");
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (true) {
+    std::string part;
+    if (i < text.size() && text[i] == '`') {
+      ++i;
+      bool closed = false;
+      while (i < text.size()) {
+        if (text[i] == '`') {
+          if (i + 1 < text.size() && text[i + 1] == '`') {
+            part += '`';
+            i += 2;
+            continue;
+          }
+          ++i;
+          closed = true;
+          break;
+        }
+        part += text[i++];
+      }
+      if (!closed) Refuse(what, text, "has a backquote that is not closed");
+      if (part.empty()) Refuse(what, text, "has an empty part ``");
+    } else {
+      while (i < text.size() && text[i] != '.') {
+        if (!IsIdentifierChar(text[i])) {
+          Refuse(what, text,
+                 "is not a table name: '" + std::string(1, text[i]) +
+                     "' is neither a letter, a digit nor '_'");
+        }
+        part += text[i++];
+      }
+      if (part.empty()) Refuse(what, text, "has an empty part");
+    }
+    parts.push_back(std::move(part));
+    if (i == text.size()) break;
+    if (text[i] != '.') Refuse(what, text, "has text after a backquoted part; separate parts with '.'");
+    ++i;
+    if (i == text.size()) Refuse(what, text, "ends with '.': its last part is empty");
+  }
+  if (parts.size() > kMaxParts) {
+    Refuse(what, text, "has " + std::to_string(parts.size()) + " parts; a name has at most 3");
+  }
+  ref.parts_ = std::move(parts);
+  return ref;
+}
+
+const std::string& TableRef::RequirePath(const std::string& text, std::string_view what) {
+  if (Parse(text, what).is_name()) {
+    throw ConfigError(std::string(what) + "=" + QuoteUserText(text) +
+                      " names a table in a catalog (it has no '/' or ':'), and only Spark "
+                      "resolves names; for a directory write it as a path, e.g. ./" + text);
+  }
+  return text;
+}
+
+std::string TableRef::QuotedName() const {
+  std::string out;
+  for (const auto& part : parts_) {
+    if (!out.empty()) out += '.';
+    out += QuoteIdentifier(part);
+  }
+  return out;
+}
+
+std::string TableRef::QuotedSchema() const {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < parts_.size(); ++i) {
+    if (!out.empty()) out += '.';
+    out += QuoteIdentifier(parts_[i]);
+  }
+  return out;
+}
+
+std::string QuoteIdentifier(std::string_view part) {
+  std::string out = "`";
+  for (char c : part) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
+std::string SqlStringLiteral(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\\' || c == '\'') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,103 @@
+// Python access to the one table-argument rule (core/table_ref.h) and to the Spark SQL of
+// named tables (catalog/table_sql.h), which the Spark package runs through its session.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+
+#include "catalog/table_sql.h"
+#include "core/errors.h"
+#include "core/offset.h"
+#include "delta/schema.h"
+#include "engine/table_schemas.h"
+
+namespace nb = nanobind;
+
+namespace mssql_cdc::python {
+namespace {
+
+TableKind KindOf(const std::string& kind) {
+  if (kind == "bronze") return TableKind::kBronze;
+  if (kind == "facts") return TableKind::kFacts;
+  if (kind == "control") return TableKind::kControl;
+  throw InternalError("no table kind '" + kind + "': bronze, facts or control");
+}
+
+delta::CreateOptions DefinitionOf(TableKind kind, const std::optional<std::string>& output_schema,
+                                  const std::optional<std::string>& capture_instance) {
+  switch (kind) {
+    case TableKind::kBronze:
+      if (!output_schema) throw InternalError("a bronze definition needs the output schema");
+      return BronzeTableOptions(
+          delta::FromDeltaSchemaString(*output_schema, "the output schema JSON"),
+          capture_instance.value_or(""));
+    case TableKind::kFacts: return FactsTableOptions();
+    case TableKind::kControl: return ControlTableOptions();
+  }
+  throw InternalError("unknown table kind");
+}
+
+TableRef NameOf(const std::string& text, const std::string& what) {
+  TableRef ref = TableRef::Parse(text, what);
+  if (!ref.is_name()) throw InternalError(what + "='" + text + "' is a path, not a table name");
+  return ref;
+}
+
+}  // namespace
+
+void BindCatalog(nb::module_& m) {
+  m.def("table_name",
+        [](const std::string& text, const std::string& what)
+            -> std::optional<std::pair<std::string, std::string>> {
+          TableRef ref = TableRef::Parse(text, what);
+          if (ref.is_path()) return std::nullopt;
+          return std::pair(ref.QuotedName(), ref.QuotedSchema());
+        },
+        nb::arg("text"), nb::arg("what"),
+        "(quoted name, quoted schema or '') when `text` names a table, None when it is a path "
+        "or URI (it contains '/' or ':'); ConfigError naming `what` when it is neither.");
+  m.def("create_table_sql",
+        [](const std::string& kind, const std::string& name,
+           const std::optional<std::string>& output_schema_json,
+           const std::optional<std::string>& capture_instance) {
+          const TableKind k = KindOf(kind);
+          return catalog::CreateTableSql(NameOf(name, kind),
+                                         DefinitionOf(k, output_schema_json, capture_instance));
+        },
+        nb::arg("kind"), nb::arg("name"), nb::arg("output_schema_json") = nb::none(),
+        nb::arg("capture_instance") = nb::none(),
+        "CREATE TABLE IF NOT EXISTS for a bronze, facts or control table named `name`.");
+  m.def("migrate_table_sql",
+        [](const std::string& kind, const std::string& name, const std::string& existing_schema_json,
+           const std::string& existing_version,
+           const std::optional<std::string>& output_schema_json) {
+          const TableKind k = KindOf(kind);
+          return catalog::MigrateTableSql(NameOf(name, kind), k, existing_schema_json,
+                                          existing_version,
+                                          DefinitionOf(k, output_schema_json, std::nullopt));
+        },
+        nb::arg("kind"), nb::arg("name"), nb::arg("existing_schema_json"),
+        nb::arg("existing_version"), nb::arg("output_schema_json") = nb::none(),
+        "The ALTER TABLE statements that bring the existing table `name` up to the definition "
+        "(empty when none); ConfigError when it is not a table of `kind` or a column's type "
+        "differs.");
+  m.def("advance_verdict_sql",
+        [](const std::string& control, const std::string& table_name,
+           const std::string& end_offset, const std::string& granularity)
+            -> std::optional<std::string> {
+          std::string sql = catalog::AdvanceVerdictSql(NameOf(control, "control_table"),
+                                                       table_name, Offset::FromJson(end_offset),
+                                                       ParseGranularity(granularity));
+          if (sql.empty()) return std::nullopt;
+          return sql;
+        },
+        nb::arg("control"), nb::arg("table_name"), nb::arg("end_offset"), nb::arg("granularity"),
+        "The forward-only MERGE of `table_name`'s verdict into the named control table; None "
+        "when the offset has no commit time.");
+}
+
+}  // namespace mssql_cdc::python
