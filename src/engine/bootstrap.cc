@@ -32,18 +32,45 @@ Offset SnapshotOffset(Source& source, const SourceClock& clock, const CaptureIns
   return offset;
 }
 
-std::int64_t SnapshotRowsInBronze(const delta::DeltaTable& bronze, const Lsn& lsn) {
-  return bronze.Read({{"_snapshot", "=", lsn.ToString()}})->num_rows();
+}  // namespace
+
+bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
+  auto held = bronze_.Refresh().app_versions.find(txn.app_id);
+  if (held == bronze_.snapshot().app_versions.end() || held->second < txn.version) return false;
+  delta::AppendOptions held_options;
+  held_options.txn = txn;
+  version_ = bronze_.Append({}, held_options).version;
+  return true;
 }
 
-}  // namespace
+bool DeltaBootstrapTables::AppendSnapshot(
+    const std::vector<std::shared_ptr<arrow::RecordBatch>>& rows, const delta::Txn& txn,
+    const std::string& user_metadata) {
+  delta::AppendOptions options;
+  options.txn = txn;
+  options.user_metadata = user_metadata;
+  auto commit = bronze_.Append(rows, options);
+  version_ = commit.version;
+  return commit.written;
+}
+
+std::int64_t DeltaBootstrapTables::SnapshotRows(const Lsn& lsn) {
+  return bronze_.Read({{"_snapshot", "=", lsn.ToString()}})->num_rows();
+}
+
+void DeltaBootstrapTables::AppendFacts(const std::shared_ptr<arrow::RecordBatch>& row,
+                                       const delta::Txn& txn) {
+  delta::AppendOptions options;
+  options.txn = txn;
+  facts_->Append({row}, options);
+}
 
 std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snapshot"; }
 std::string EventsTxnAppId(const std::string& app_id) { return app_id + "#events"; }
 
 BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
                              const SourceClock& clock, StreamCheckpoint& checkpoint,
-                             delta::DeltaTable& bronze, delta::DeltaTable* facts) {
+                             BootstrapTables& tables) {
   BootstrapResult result;
   auto state = checkpoint.ReadSnapshot();
   if (state && state->done) {
@@ -65,14 +92,9 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
 
   const delta::Txn txn{SnapshotTxnAppId(request.app_id), 0, std::nullopt};
   std::int64_t rows = 0;
-  std::int64_t version = -1;
-  auto held = bronze.Refresh().app_versions.find(txn.app_id);
-  if (held != bronze.snapshot().app_versions.end() && held->second >= txn.version) {
+  if (tables.HoldsSnapshot(txn, offset.lsn)) {
     // The snapshot landed before a crash: count it, read nothing.
-    delta::AppendOptions held_options;
-    held_options.txn = txn;
-    version = bronze.Append({}, held_options).version;
-    rows = SnapshotRowsInBronze(bronze, offset.lsn);
+    rows = tables.SnapshotRows(offset.lsn);
   } else {
     SnapshotReadRequest read;
     read.capture_instance = ci;
@@ -90,21 +112,17 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
           AlignToBronze(batch, request.bronze_schema, std::nullopt, offset.lsn.ToString()));
       rows += batches.back()->num_rows();
     }
-    delta::AppendOptions options;
-    options.txn = txn;
-    options.user_metadata =
+    const std::string user_metadata =
         nlohmann::json{{"snapshot", ci},
                        {"lsn", offset.lsn.ToString()},
                        {"commit_ts", offset.commit_ts ? FormatIsoMillis(offset.commit_ts->value)
                                                       : std::string()}}
             .dump();
-    auto commit = bronze.Append(batches, options);
-    version = commit.version;
-    // Another process with this app_id won the race: its rows are the snapshot.
-    if (!commit.written) rows = SnapshotRowsInBronze(bronze, offset.lsn);
+    // When another process with this app_id may have won the race, its rows are the snapshot.
+    if (!tables.AppendSnapshot(batches, txn, user_metadata)) rows = tables.SnapshotRows(offset.lsn);
   }
 
-  if (facts != nullptr) {
+  if (tables.has_facts()) {
     FactsRow row;
     row.app_id = request.app_id;
     row.rows = rows;
@@ -118,12 +136,11 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
     row.event = "bootstrap";
     row.target = request.target;
     row.written_at = NowUtc();
-    delta::AppendOptions options;
-    options.txn = delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt};
-    facts->Append({FactsToRecordBatch({row})}, options);
+    tables.AppendFacts(FactsToRecordBatch({row}),
+                       delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt});
   }
 
-  checkpoint.WriteSnapshot(SnapshotState{true, offset, rows, version});
+  checkpoint.WriteSnapshot(SnapshotState{true, offset, rows, tables.bronze_version()});
   spdlog::info("bootstrap of capture instance '{}' done: {} rows at LSN {}", ci, rows,
                offset.lsn.ToString());
   result.offset = offset;

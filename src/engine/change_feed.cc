@@ -94,6 +94,17 @@ std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& 
 }
 
 Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
+  delta::DeltaTable bronze =
+      OpenOrCreateTable(request.target, BronzeTableOptions(output_schema_, instance_.name));
+  std::optional<delta::DeltaTable> facts;
+  if (request.facts_table) {
+    facts.emplace(OpenOrCreateTable(*request.facts_table, FactsTableOptions()));
+  }
+  DeltaBootstrapTables tables(bronze, facts ? &*facts : nullptr);
+  return Bootstrap(request, tables);
+}
+
+Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTables& tables) {
   StreamParams params;
   params.target = request.target;
   params.app_id = request.app_id;
@@ -104,18 +115,9 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
 
   StreamCheckpoint state(request.state_dir);
   state.ClaimFor({request.app_id, instance_.name, request.target});
-  delta::DeltaTable bronze =
-      OpenOrCreateTable(request.target, BronzeTableOptions(output_schema_, instance_.name));
-  std::optional<delta::DeltaTable> facts;
-  if (request.facts_table) {
-    facts.emplace(OpenOrCreateTable(*request.facts_table, FactsTableOptions()));
-  }
-
   const BootstrapRequest snapshot{instance_, BronzeSchema(output_schema_), request.app_id,
                                   request.target, options_.arrow_batch_size};
-  const Offset start = RunBootstrap(snapshot, *source_, clock_, state, bronze,
-                                    facts ? &*facts : nullptr)
-                           .offset;
+  const Offset start = RunBootstrap(snapshot, *source_, clock_, state, tables).offset;
   if (!state.ReadStart()) state.WriteStart(start);
   return start;
 }

@@ -28,6 +28,8 @@
 
 namespace mssql_cdc {
 
+class BootstrapTables;
+
 // Changes after a position that CDC cleanup has purged.
 struct PurgedRange {
   Lsn first_lost;       // the first LSN after the position
@@ -83,6 +85,9 @@ class ChangeFeed {
   // a finished one is not taken again. Returns the offset the stream starts after. ConfigError
   // when startingLsn is given too, as for a native stream.
   Offset Bootstrap(const FeedBootstrapRequest& request);
+  // The same bootstrap into tables the caller writes (Spark mode's named tables, which it
+  // creates itself); `request.target` then only names bronze in the facts row.
+  Offset Bootstrap(const FeedBootstrapRequest& request, BootstrapTables& tables);
 
  private:
   SourceOptions options_;

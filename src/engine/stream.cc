@@ -209,9 +209,8 @@ class Stream::Impl {
       // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
       BootstrapRequest request{c.instance, c.bronze_schema, params.app_id, params.target,
                                c.config.source.arrow_batch_size};
-      start = RunBootstrap(request, *c.source, *c.clock, *c.checkpoint, *c.bronze,
-                           c.facts ? &*c.facts : nullptr)
-                  .offset;
+      DeltaBootstrapTables tables(*c.bronze, c.facts ? &*c.facts : nullptr);
+      start = RunBootstrap(request, *c.source, *c.clock, *c.checkpoint, tables).offset;
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
       start = initial_ ? *initial_

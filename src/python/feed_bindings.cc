@@ -20,6 +20,7 @@
 #include "core/offset.h"
 #include "core/options.h"
 #include "delta/schema.h"
+#include "engine/bootstrap.h"
 #include "engine/change_feed.h"
 #include "engine/facts.h"
 #include "engine/feed_range.h"
@@ -128,6 +129,51 @@ std::string Bootstrap(nb::handle options, const std::string& target, const std::
   return feed.Bootstrap({target, app_id, state_dir, facts_table}).ToJson();
 }
 
+// BootstrapTables whose writes a Python object makes (mssql_cdc.bootstrap's tables named in a
+// catalog): holds_snapshot(lsn) -> bool, append_snapshot(batches, txn_app_id, txn_version,
+// user_metadata), snapshot_rows(lsn) -> int, append_facts(batch, txn_app_id, txn_version).
+class PythonBootstrapTables final : public BootstrapTables {
+ public:
+  PythonBootstrapTables(nb::object tables, bool has_facts)
+      : tables_(std::move(tables)), has_facts_(has_facts) {}
+
+  bool HoldsSnapshot(const delta::Txn&, const Lsn& lsn) override {
+    nb::gil_scoped_acquire gil;
+    return nb::cast<bool>(tables_.attr("holds_snapshot")(lsn.ToString()));
+  }
+  bool AppendSnapshot(const std::vector<std::shared_ptr<arrow::RecordBatch>>& rows,
+                      const delta::Txn& txn, const std::string& user_metadata) override {
+    nb::gil_scoped_acquire gil;
+    nb::list batches;
+    for (const auto& batch : rows) batches.append(ToPyArrowBatch(batch));
+    tables_.attr("append_snapshot")(batches, txn.app_id, txn.version, user_metadata);
+    return false;  // Delta skips a txn it holds without saying so: count the rows
+  }
+  std::int64_t SnapshotRows(const Lsn& lsn) override {
+    nb::gil_scoped_acquire gil;
+    return nb::cast<std::int64_t>(tables_.attr("snapshot_rows")(lsn.ToString()));
+  }
+  bool has_facts() const override { return has_facts_; }
+  void AppendFacts(const std::shared_ptr<arrow::RecordBatch>& row, const delta::Txn& txn) override {
+    nb::gil_scoped_acquire gil;
+    tables_.attr("append_facts")(ToPyArrowBatch(row), txn.app_id, txn.version);
+  }
+
+ private:
+  nb::object tables_;
+  bool has_facts_;
+};
+
+std::string BootstrapInto(nb::handle options, nb::object tables, const std::string& target,
+                          const std::string& app_id, const std::string& state_dir,
+                          const std::optional<std::string>& facts_table) {
+  SourceOptions parsed = ParseSourceOptions(options);
+  PythonBootstrapTables writer(std::move(tables), facts_table.has_value());
+  nb::gil_scoped_release release;
+  ChangeFeed feed(std::move(parsed));
+  return feed.Bootstrap({target, app_id, state_dir, facts_table}, writer).ToJson();
+}
+
 }  // namespace
 
 void BindFeed(nb::module_& m) {
@@ -167,6 +213,11 @@ void BindFeed(nb::module_& m) {
         nb::arg("state_dir"), nb::arg("facts_table") = nb::none(),
         "The native bootstrap into bronze `target`, its snapshot state kept in `state_dir`; "
         "returns the offset JSON the stream starts after.");
+  m.def("bootstrap_into", &BootstrapInto, nb::arg("options"), nb::arg("tables"), nb::arg("target"),
+        nb::arg("app_id"), nb::arg("state_dir"), nb::arg("facts_table") = nb::none(),
+        "The native bootstrap, its writes made by `tables` (holds_snapshot, append_snapshot, "
+        "snapshot_rows, append_facts), its snapshot state kept in `state_dir`; returns the "
+        "offset JSON the stream starts after.");
   m.def("native_checkpoint_offset",
         [](const std::string& checkpoint) {
           nb::gil_scoped_release release;
