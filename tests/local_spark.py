@@ -24,13 +24,23 @@ def spark_jars():
     return jars
 
 
-def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=2):
-    """A new local[2] SparkSession with Delta, its warehouse and Derby home in `warehouse`."""
+def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False):
+    """A new local[2] SparkSession with Delta, its warehouse and Derby home in `warehouse`.
+
+    With `hive`, the session's catalog is a Hive metastore in an embedded Derby database under
+    `warehouse`, so that a later session (in another process, once this one stopped) finds the
+    tables by name.
+    """
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder
+    if hive:
+        builder = builder.enableHiveSupport().config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={warehouse}/metastore_db;create=true")
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName(app_name)
         .config("spark.jars", ",".join(spark_jars()))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")

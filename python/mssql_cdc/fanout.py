@@ -1,7 +1,8 @@
 """Many tables: one ``to_delta`` stream per capture instance in one Spark session.
 
-- ``start_many`` checks the ``{ci}`` templates of target, app_id and checkpoint for every
-  table before anything starts, creates the facts table once, then starts the streams one by
+- ``start_many`` checks the ``{ci}`` templates of target, app_id and checkpoint, and every
+  target and the facts table (``mssql_cdc.tables``), before anything starts, creates the facts
+  table once, then starts the streams one by
   one, each once the query before it has started its source (or stopped). A start that raises
   stops the queries already started and raises the error. Each stream is exactly the one
   ``stream(spark, options).to_delta(...)`` starts for its table alone: no state is added.
@@ -20,7 +21,7 @@ from typing import Any
 
 from pyspark.errors import StreamingQueryException
 
-from mssql_cdc import _core
+from mssql_cdc import _core, tables
 from mssql_cdc._glue import copy_options, merged_options, set_option
 from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError
 from mssql_cdc.pipeline import stream
@@ -69,13 +70,13 @@ def start_many(
 ) -> dict[str, Any]:
     """Starts one ``to_delta`` stream per capture instance; returns the queries by capture instance."""
     shared = copy_options(options)
-    tables = _tables(capture_instances)
-    names = [ci for ci, _ in tables]
+    entries = _tables(capture_instances)
+    names = [ci for ci, _ in entries]
     for ci in names:
         if not isinstance(ci, str) or not ci:
             raise ConfigError(f"start_many: capture instance names must be non-empty strings, not {ci!r}")
     plans = []
-    for ci, overrides in tables:
+    for ci, overrides in entries:
         params = {name: _core.expand_template(value, ci, name)
                   for name, value in (("target", target), ("app_id", app_id), ("checkpoint", checkpoint))}
         overrides = {k: v for k, v in overrides.items() if k.lower() != "captureinstance"}
@@ -83,8 +84,13 @@ def start_many(
         set_option(table_options, "captureInstance", ci)
         plans.append((ci, table_options, params))
 
+    # Every table argument is read and checked before the facts table is created.
+    for _, _, params in plans:
+        tables.check(spark, tables.TableArg(params["target"], "target"), "bronze")
+        tables.check_location(params["checkpoint"], "checkpoint")
     if facts_table is not None:
-        _core.ensure_facts(facts_table)
+        facts = tables.TableArg(facts_table, "facts_table")
+        tables.ensure(spark, facts, "facts", statements=tables.prepare(spark, facts, "facts"))
 
     queries: dict[str, Any] = {}
     try:

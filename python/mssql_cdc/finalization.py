@@ -11,29 +11,34 @@ after the batch's data. This module adapts it to Spark:
   ``StreamingQueryListener`` whose one worker thread writes the control table (failures are
   logged and counted, never passed to the query).
 
-Control tables are paths or ``file://`` URIs. Datetimes are naive UTC (aware ones are
-converted).
+A control table is a table name or an absolute path or URI (``mssql_cdc.tables``). At a path
+the engine writes it; under a name Spark runs the engine's forward-only MERGE
+(``_core.advance_verdict_sql``), retried when a concurrent writer's commit conflicts with it.
+Datetimes are naive UTC (aware ones are converted).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
-from mssql_cdc import _core
+from mssql_cdc import _core, tables
 from mssql_cdc.errors import ConfigError
 
 log = logging.getLogger("mssql_cdc")
 
 _ZERO_LSN = "0x" + "0" * 20
 _WARN_EVERY_SECONDS = 600.0
+_RETRY_SECONDS = 60.0
 
 
 def _utc_naive(value: datetime) -> datetime:
@@ -98,9 +103,36 @@ def truncate(ts: datetime, granularity: str = "hour") -> datetime:
     return result
 
 
+def _control(spark: Any, control_table: str) -> tables.TableArg:
+    """The control table argument, created or brought up to date."""
+    table = tables.TableArg(control_table, "control_table")
+    tables.ensure(spark, table, "control")
+    return table
+
+
 def ensure_control_table(spark: Any, control_table: str) -> None:
     """Creates (or migrates) the control table."""
-    _core.ensure_control(control_table)
+    _control(spark, control_table)
+
+
+def _conflicted(error: Exception) -> bool:
+    text = str(error)
+    return "DELTA_CONCURRENT" in text or "Concurrent" in text and "Exception" in text
+
+
+def _merge_verdict(spark: Any, sql: str) -> bool:
+    """Runs the verdict MERGE; True when it changed a row. Retries commits lost to a conflict."""
+    deadline = time.monotonic() + _RETRY_SECONDS
+    attempt = 0
+    while True:
+        try:
+            row = spark.sql(sql).collect()[0]
+            return int(row["num_affected_rows"]) > 0
+        except Exception as error:  # noqa: BLE001 (only conflicts are retried)
+            if not _conflicted(error) or time.monotonic() >= deadline:
+                raise
+            attempt += 1
+            time.sleep(min(2.0, 0.05 * 2 ** min(attempt, 6)) * (0.5 + random.random() / 2))
 
 
 def advance(
@@ -112,18 +144,30 @@ def advance(
     granularity: str = "hour",
 ) -> datetime | None:
     """Moves `table_name`'s verdict to the end offset's when later; returns the verdict after."""
-    _core.ensure_control(control_table)
+    control = _control(spark, control_table)
     offset = _offset_json(end_offset)
     if offset is not None:
-        moved_to = _core.finalization_advance(control_table, table_name, offset, granularity)
-        if moved_to is not None:
-            return _parse_time(moved_to)
+        if control.is_name:
+            sql = _core.advance_verdict_sql(control.text, table_name, offset, granularity)
+            if sql is not None and _merge_verdict(spark, sql):
+                return _parse_time(_core.finalization_candidate(offset, granularity))
+        else:
+            moved_to = _core.finalization_advance(control_table, table_name, offset, granularity)
+            if moved_to is not None:
+                return _parse_time(moved_to)
     return finalized_until(spark, control_table, table_name)
 
 
 def finalized_until(spark: Any, control_table: str, table_name: str) -> datetime | None:
     """`table_name`'s verdict: every period ending at or before it is complete; None when none."""
-    return _parse_time(_core.finalized_until(control_table, table_name))
+    control = tables.TableArg(control_table, "control_table")
+    if not control.is_name:
+        return _parse_time(_core.finalized_until(control_table, table_name))
+    if not tables.check(spark, control, "control"):
+        return None
+    row = (tables.read(spark, control).where(F.col("table_name") == table_name)
+           .agg(F.max("finalized_until").alias("until")).collect()[0])
+    return row["until"]
 
 
 def is_final(spark: Any, control_table: str, table_name: str, period_end: datetime) -> bool:
@@ -131,6 +175,9 @@ def is_final(spark: Any, control_table: str, table_name: str, period_end: dateti
     period_end = _utc_naive(period_end)
     if period_end.microsecond % 1000:  # the engine takes milliseconds: round up, never claim early
         period_end += timedelta(microseconds=1000 - period_end.microsecond % 1000)
+    if tables.TableArg(control_table, "control_table").is_name:
+        verdict = finalized_until(spark, control_table, table_name)
+        return verdict is not None and verdict >= period_end
     return bool(_core.is_final(control_table, table_name, period_end.isoformat(timespec="milliseconds")))
 
 
@@ -148,7 +195,7 @@ class FinalizationListener(StreamingQueryListener):
     ) -> None:
         super().__init__()
         truncate(datetime(2000, 1, 1), granularity)  # a bad granularity fails here, not later
-        _core.ensure_control(control_table)
+        _control(spark, control_table)
         self._spark = spark
         self.run_id = str(run_id)
         self.control_table = control_table

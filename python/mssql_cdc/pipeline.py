@@ -1,13 +1,16 @@
 """``stream(spark, options).to_delta(...)``: one capture instance into one bronze Delta table.
 
 ``to_delta`` checks its arguments and the source options (the engine parses the options and
-resolves the capture instance before anything starts), creates the facts table, runs the
-bootstrap snapshot when asked (the engine's own, into bronze, remembered under the
-checkpoint), then starts ``readStream.format("mssql_cdc")`` into ``foreachBatch(delta_sink)``
-and returns the StreamingQuery without waiting.
+resolves the capture instance before anything starts) and its tables: ``target`` and
+``facts_table`` are table names or absolute paths or URIs (``mssql_cdc.tables``), each checked,
+and its statements prepared, before the first is created. It then creates bronze and the facts
+table, runs the bootstrap snapshot when asked (the engine's own, remembered under the
+checkpoint, written through the session: ``mssql_cdc.bootstrap``), starts
+``readStream.format("mssql_cdc")`` into ``foreachBatch(delta_sink)`` and returns the
+StreamingQuery without waiting.
 
 Not supported yet, refused with a ConfigError (a ``ValueError``): ``on_data_loss="resnapshot"``,
-``snapshot="chunked"`` and ``snapshot_on_switch=True``. Tables are paths or ``file://`` URIs.
+``snapshot="chunked"`` and ``snapshot_on_switch=True``.
 Each batch's offsets reach the sink through a metrics directory: ``<metricsPath>/<app_id>``
 when that option is given, else ``<checkpoint>/_mssql_cdc_metrics`` when the checkpoint is a
 local path.
@@ -22,7 +25,8 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core
+from mssql_cdc import _core, tables
+from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import copy_options, find_option, get_option, join, local_path, set_option
 from mssql_cdc.datasource import NAME, register
 from mssql_cdc.errors import ConfigError
@@ -85,6 +89,9 @@ class CdcStream:
             raise ConfigError(
                 f'to_delta: trigger must be a mapping such as {{"availableNow": True}}, not {trigger!r}')
 
+        target_table = tables.TableArg(target, "target")
+        facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
+        tables.check_location(checkpoint, "checkpoint")
         options = dict(self._options)
         if bootstrap and find_option(options, "startingLsn") is not None:
             raise ConfigError("to_delta: bootstrap=True starts at the snapshot's LSN; "
@@ -95,15 +102,20 @@ class CdcStream:
         output_schema = feed.spark_schema_json()
         capture_instance = feed.capture_instance
         del feed
-        _core.ensure_bronze(target, output_schema, capture_instance)
-        if facts_table is not None:
-            _core.ensure_facts(facts_table)
+        # Every check before the first write: a bad facts table creates no bronze table.
+        bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
+                                     capture_instance=capture_instance)
+        facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None else None
+        tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
+                      capture_instance=capture_instance, statements=bronze_plan)
+        if facts is not None:
+            tables.ensure(self._spark, facts, "facts", statements=facts_plan)
         if bootstrap:
             log.info("mssql_cdc: bootstrap of %s into %s", capture_instance, target)
-            state = join(checkpoint, BOOTSTRAP_DIR)
-            offset = json.loads(_core.bootstrap(options, target, app_id, state, facts_table))
-            set_option(options, "startingLsn", offset["lsn"])
-            log.info("mssql_cdc: bootstrap done; the stream starts after %s", offset["lsn"])
+            lsn = bootstrap_snapshot.run(self._spark, options, target_table, facts, app_id,
+                                         join(checkpoint, BOOTSTRAP_DIR), output_schema)
+            set_option(options, "startingLsn", lsn)
+            log.info("mssql_cdc: bootstrap done; the stream starts after %s", lsn)
 
         metrics = get_option(options, "metricsPath")
         if metrics:

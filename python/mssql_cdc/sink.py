@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, handoff
+from mssql_cdc import _core, handoff, tables
 from mssql_cdc._glue import local_path
 
 _EPOCH = datetime(1970, 1, 1)
@@ -132,16 +132,18 @@ def delta_sink(
     `options` (the stream's source options) is needed only to describe changes the planner
     skipped with ``failOnDataLoss=false``: the sink then asks the source once for the range.
     """
+    bronze_table = tables.TableArg(target, "target")
+    facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
     source_options = dict(options) if options is not None else None
     handoff_dir = local_path(metrics_path) if metrics_path else None
     ready = {"bronze": False, "facts": False, "checked": False}
 
     def check_checkpoint(df: DataFrame, batch_id: int, start: str | None, end: str | None) -> None:
         """The first batch of this sink: Spark's checkpoint must agree with the facts table."""
-        _core.ensure_facts(facts_table)
+        tables.ensure(df.sparkSession, facts, "facts")
         ready["facts"] = True
         recorded = (
-            df.sparkSession.read.format("delta").load(facts_table)
+            tables.read(df.sparkSession, facts)
             .where((F.col("app_id") == app_id) & F.col("event").isNull()
                    & (F.col("batch_id") >= batch_id - 1))
             .select("batch_id", "end_lsn")
@@ -154,17 +156,11 @@ def delta_sink(
     def write_facts(df: DataFrame, batch_id: int, rows: list[pa.RecordBatch]) -> None:
         spark = df.sparkSession
         if not ready["facts"]:
-            _core.ensure_facts(facts_table)
+            tables.ensure(spark, facts, "facts")
             ready["facts"] = True
         table = pa.Table.from_batches(rows)
-        facts = spark.createDataFrame(table, schema=_struct(_core.facts_schema_json()))
-        (
-            facts.write.format("delta")
-            .mode("append")
-            .option("txnAppId", f"{app_id}#facts")
-            .option("txnVersion", batch_id)
-            .save(facts_table)
-        )
+        frame = spark.createDataFrame(table, schema=_struct(_core.facts_schema_json()))
+        tables.append(frame, facts, txn_app_id=f"{app_id}#facts", txn_version=batch_id)
 
     def sink(df: DataFrame, batch_id: int) -> None:
         try:
@@ -190,21 +186,13 @@ def delta_sink(
             stats = batch_stats(df)
             output_schema = df.schema.json()
             if not ready["bronze"]:
-                _core.ensure_bronze(target, output_schema)
+                tables.ensure(df.sparkSession, bronze_table, "bronze", output_schema_json=output_schema)
                 ready["bronze"] = True
             if stats["rows"] > 0:
                 _, metadata = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, 0)
                 bronze = _struct(_core.bronze_schema_json(output_schema))
-                (
-                    bronze_rows(df, batch_id, bronze)
-                    .write.format("delta")
-                    .mode("append")
-                    .option("txnAppId", app_id)
-                    .option("txnVersion", batch_id)
-                    .option("mergeSchema", "true")
-                    .option("userMetadata", metadata)
-                    .save(target)
-                )
+                tables.append(bronze_rows(df, batch_id, bronze), bronze_table, txn_app_id=app_id,
+                              txn_version=batch_id, user_metadata=metadata, merge_schema=True)
             if facts_table is not None:
                 duration_ms = int((time.time() - started) * 1000)
                 row, _ = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, duration_ms)

@@ -10,9 +10,9 @@ from spark_helpers import make_shop
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """One local Spark with Delta for every test of this folder."""
+    """One local Spark with Delta and a Hive metastore for every test of this folder."""
     session = local_spark("mssql-cdc-spark-tests", tmp_path_factory.mktemp("spark-warehouse"),
-                          driver_memory="2g", snapshot_partitions=1)
+                          driver_memory="2g", snapshot_partitions=1, hive=True)
     yield session
     for query in session.streams.active:
         query.stop()
@@ -38,3 +38,18 @@ def shop(cli, tmp_path):
     return make_shop(cli, tmp_path)
 
 
+
+
+@pytest.fixture
+def guide_tables(spark):
+    """Schemas bronze and ops, empty, and no checkpoint under /Volumes/main/ops/checkpoints: the
+    names the guide's examples use, exactly as written; dropped again afterwards."""
+    from spark_helpers import GUIDE_CHECKPOINTS, reset_guide_tables
+
+    import shutil
+
+    reset_guide_tables(spark)
+    yield
+    for schema in ("bronze", "ops"):
+        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    shutil.rmtree(GUIDE_CHECKPOINTS, ignore_errors=True)

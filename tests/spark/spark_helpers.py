@@ -78,3 +78,28 @@ def wait_for(condition, timeout=120, what="condition"):
             return
         time.sleep(0.2)
     raise AssertionError(f"gave up waiting for {what}")
+
+
+def table_location(spark, name):
+    """The storage location the session's catalog gives the table `name`, for the engine's reader."""
+    from urllib.parse import unquote, urlparse
+
+    location = spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"]
+    parsed = urlparse(location)
+    return unquote(parsed.path) if parsed.scheme == "file" else location
+
+
+# Where the guide's examples keep their checkpoints ("/Volumes/main/ops/checkpoints/{ci}").
+GUIDE_CHECKPOINTS = Path("/Volumes/main/ops/checkpoints")
+
+
+def reset_guide_tables(spark):
+    """Drops the schemas the guide's examples name (bronze, ops) with their tables, removes their
+    checkpoints, and creates the schemas empty again, as a user does once before the first run."""
+    import shutil
+
+    for schema in ("bronze", "ops"):
+        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    shutil.rmtree(GUIDE_CHECKPOINTS, ignore_errors=True)
+    for schema in ("bronze", "ops"):
+        spark.sql(f"CREATE SCHEMA {schema}")

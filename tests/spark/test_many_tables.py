@@ -1,25 +1,33 @@
-"""Many tables on Spark: the examples of the "Many tables" guide, run as written on a simulated
-shop database (only the connection options and the paths differ), and what start_many,
+"""Many tables on Spark: the examples of the "Many tables" guide, run exactly as written on a
+simulated shop database (only the connection options differ, and the four-hour timeout), with
+its table names in a Hive metastore and its /Volumes checkpoints, and what start_many,
 await_all and stop_all promise around them: templates checked first, a failing start stopping
 the queries already started, a failing table failing alone, restarts from the checkpoints."""
 
+from datetime import timedelta
+from pathlib import Path
+
 import pytest
-from spark_helpers import TABLES, assert_bronze_equals_change_table, delta, sim_options, wait_for, workload
+from spark_helpers import (TABLES, assert_bronze_equals_change_table, delta, sim_options, table_location, wait_for,
+                           workload)
 
 from mssql_cdc import _core
 
 
-def verdicts(control):
-    return {row["table_name"]: row for row in delta(control).to_pylist()}
+def verdicts(spark, control):
+    return {row["table_name"]: row.asDict() for row in spark.table(control).collect()}
 
 
-def facts_rows(facts, target):
-    return [row for row in delta(facts).to_pylist() if row["target"] == target]
+def facts_rows(spark, facts, target):
+    return [row for row in delta(table_location(spark, facts)).to_pylist() if row["target"] == target]
 
 
-def test_start_them_together_then_advance_each_verdict(spark, shop, cli, tmp_path):
-    lake = tmp_path / "lake"
-    ########## the guide's example: only `options` and the paths differ
+def bronze_of(spark, ci):
+    return table_location(spark, f"bronze.{ci}")
+
+
+def test_start_them_together_then_advance_each_verdict(spark, shop, cli, guide_tables):
+    ########## the guide's example: only `options` differs
     from mssql_cdc import await_all, finalization, start_many
 
     options = sim_options(shop)
@@ -27,10 +35,10 @@ def test_start_them_together_then_advance_each_verdict(spark, shop, cli, tmp_pat
         spark,
         options,
         ["dbo_orders", "dbo_order_items", "dbo_customers"],
-        target=f"{lake}/bronze/{{ci}}",
+        target="bronze.{ci}",
         app_id="{ci}-v1",
-        checkpoint=f"{lake}/checkpoints/{{ci}}",
-        facts_table=f"{lake}/ops/ingestion_facts",
+        checkpoint="/Volumes/main/ops/checkpoints/{ci}",
+        facts_table="ops.ingestion_facts",
         trigger={"availableNow": True},
     )
     failed = await_all(queries)
@@ -38,47 +46,51 @@ def test_start_them_together_then_advance_each_verdict(spark, shop, cli, tmp_pat
     for ci, query in queries.items():
         if ci not in failed:
             end = finalization.end_offset_from_progress(query.lastProgress)
-            finalization.advance(spark, f"{lake}/ops/table_finalization", f"bronze.{ci}", end)
+            finalization.advance(spark, "ops.table_finalization", f"bronze.{ci}", end)
     if failed:
         raise RuntimeError(f"CDC streams failed: {sorted(failed)}")  # fail the run, alert
     ##########
 
     assert list(queries) == ["dbo_orders", "dbo_order_items", "dbo_customers"]
     assert [q.name for q in queries.values()] == ["dbo_orders-v1", "dbo_order_items-v1", "dbo_customers-v1"]
-    control = f"{lake}/ops/table_finalization"
+    # Tables in the catalog, under the warehouse; nothing in the working directory.
+    assert not list(Path.cwd().glob("bronze.*")) and not list(Path.cwd().glob("ops.*"))
+    assert {r["tableName"] for r in spark.sql("SHOW TABLES IN bronze").collect()} == set(TABLES)
+    control = "ops.table_finalization"
     for ci, query in queries.items():
-        target = f"{lake}/bronze/{ci}"
-        assert_bronze_equals_change_table(shop, ci, target)
+        assert_bronze_equals_change_table(shop, ci, bronze_of(spark, ci))
         # One facts row per batch, counting what bronze holds.
-        rows = facts_rows(f"{lake}/ops/ingestion_facts", target)
-        assert sum(r["rows"] for r in rows) == delta(target).num_rows
+        rows = facts_rows(spark, "ops.ingestion_facts", f"bronze.{ci}")
+        assert sum(r["rows"] for r in rows) == spark.table(f"bronze.{ci}").count()
         assert {r["app_id"] for r in rows} == {f"{ci}-v1"}
         # The verdict: the last batch's end commit time, truncated to the hour.
         end = finalization.end_offset_from_progress(query.lastProgress)
         assert rows[-1]["end_lsn"] == end["lsn"]
-        verdict = verdicts(control)[f"bronze.{ci}"]
+        verdict = verdicts(spark, control)[f"bronze.{ci}"]
         assert verdict["finalized_until"] == finalization.candidate(end) is not None
         assert verdict["end_lsn"] == end["lsn"]
         assert finalization.finalized_until(spark, control, f"bronze.{ci}") == verdict["finalized_until"]
         assert finalization.is_final(spark, control, f"bronze.{ci}", verdict["finalized_until"])
+        assert not finalization.is_final(spark, control, f"bronze.{ci}",
+                                         verdict["finalized_until"] + timedelta(milliseconds=1))
 
     # The next run picks up only what is new, and moves the verdict on.
     cli("sim", "clock", "--db", shop, "--advance", 7200)
     workload(cli, shop, 60, seed=6)
-    queries = start_many(spark, options, TABLES, target=f"{lake}/bronze/{{ci}}", app_id="{ci}-v1",
-                         checkpoint=f"{lake}/checkpoints/{{ci}}", facts_table=f"{lake}/ops/ingestion_facts",
+    queries = start_many(spark, options, TABLES, target="bronze.{ci}", app_id="{ci}-v1",
+                         checkpoint="/Volumes/main/ops/checkpoints/{ci}", facts_table="ops.ingestion_facts",
                          trigger={"availableNow": True})
     assert await_all(queries) == {}
     for ci, query in queries.items():
-        before = verdicts(control)[f"bronze.{ci}"]["finalized_until"]
+        before = verdicts(spark, control)[f"bronze.{ci}"]["finalized_until"]
         end = finalization.end_offset_from_progress(query.lastProgress)
         after = finalization.advance(spark, control, f"bronze.{ci}", end)
         assert after == finalization.candidate(end) and after > before
-        assert_bronze_equals_change_table(shop, ci, f"{lake}/bronze/{ci}")
+        assert_bronze_equals_change_table(shop, ci, bronze_of(spark, ci))
+    assert len(spark.table(control).collect()) == 3
 
 
-def test_options_per_table(spark, shop, cli, tmp_path):
-    lake = tmp_path / "lake"
+def test_options_per_table(spark, shop, cli, guide_tables):
     from mssql_cdc import start_many, stop_all
 
     options = sim_options(shop)
@@ -91,26 +103,25 @@ def test_options_per_table(spark, shop, cli, tmp_path):
             "dbo_order_items": {"numPartitions": "8"},
             "dbo_customers": {"numPartitions": "1"},
         },
-        target=f"{lake}/bronze/{{ci}}",
+        target="bronze.{ci}",
         app_id="{ci}-v1",
-        checkpoint=f"{lake}/checkpoints/{{ci}}",
-        facts_table=f"{lake}/ops/ingestion_facts",
+        checkpoint="/Volumes/main/ops/checkpoints/{ci}",
+        facts_table="ops.ingestion_facts",
     )
     ##########
     try:
         expected = _change_rows(cli, shop)
         for ci in TABLES:
-            wait_for(lambda: _core.delta_exists(f"{lake}/bronze/{ci}")
-                     and delta(f"{lake}/bronze/{ci}").num_rows == expected[ci], what=f"{ci} to catch up")
+            wait_for(lambda: spark.catalog.tableExists(f"bronze.{ci}")
+                     and delta(bronze_of(spark, ci)).num_rows == expected[ci], what=f"{ci} to catch up")
         assert all(q.isActive for q in queries.values())
     finally:
         stop_all(queries)
     for ci in TABLES:
-        assert_bronze_equals_change_table(shop, ci, f"{lake}/bronze/{ci}")
+        assert_bronze_equals_change_table(shop, ci, bronze_of(spark, ci))
 
 
-def test_keep_them_running_with_trackers(spark, shop, tmp_path):
-    lake = tmp_path / "lake"
+def test_keep_them_running_with_trackers(spark, shop, guide_tables):
     options = sim_options(shop)
     ########## the guide's example, with a timeout of seconds instead of four hours (and, marked
     ########## below, a wait for every table's first batch, so that a slow machine stops none mid-batch)
@@ -118,15 +129,15 @@ def test_keep_them_running_with_trackers(spark, shop, tmp_path):
 
     tables = ["dbo_orders", "dbo_order_items", "dbo_customers"]
     common = {
-        "target": f"{lake}/bronze/{{ci}}",
+        "target": "bronze.{ci}",
         "app_id": "{ci}-v1",
-        "checkpoint": f"{lake}/checkpoints/{{ci}}",
-        "facts_table": f"{lake}/ops/ingestion_facts",
+        "checkpoint": "/Volumes/main/ops/checkpoints/{ci}",
+        "facts_table": "ops.ingestion_facts",
         "trigger": {"processingTime": "1 minute"},
     }
     queries = start_many(spark, options, tables, **common)
     trackers = [
-        finalization.track(spark, q, f"{lake}/ops/table_finalization", f"bronze.{ci}")
+        finalization.track(spark, q, "ops.table_finalization", f"bronze.{ci}")
         for ci, q in queries.items()
     ]
     for q in queries.values():  # (the test's wait)
@@ -139,27 +150,26 @@ def test_keep_them_running_with_trackers(spark, shop, tmp_path):
         raise RuntimeError(f"CDC streams failed: {sorted(failed)}")
     ##########
 
-    control = verdicts(f"{lake}/ops/table_finalization")
+    control = verdicts(spark, "ops.table_finalization")
     for (ci, query), tracker in zip(queries.items(), trackers):
         assert not query.isActive and tracker.join(timeout=0)
         assert tracker.last_error is None and tracker.failures == 0
         end = finalization.end_offset_from_progress(query.lastProgress)
         assert control[f"bronze.{ci}"]["finalized_until"] == finalization.candidate(end) is not None
-        assert_bronze_equals_change_table(shop, ci, f"{lake}/bronze/{ci}")
+        assert_bronze_equals_change_table(shop, ci, bronze_of(spark, ci))
 
 
-def test_groups_with_available_now(spark, shop, tmp_path):
-    lake = tmp_path / "lake"
+def test_groups_with_available_now(spark, shop, guide_tables):
     options = sim_options(shop)
     tables = ["dbo_orders", "dbo_order_items", "dbo_customers"]
     from mssql_cdc import await_all, start_many
 
     ########## the guide's example
     ids = {
-        "target": f"{lake}/bronze/{{ci}}",
+        "target": "bronze.{ci}",
         "app_id": "{ci}-v1",
-        "checkpoint": f"{lake}/checkpoints/{{ci}}",
-        "facts_table": f"{lake}/ops/ingestion_facts",
+        "checkpoint": "/Volumes/main/ops/checkpoints/{ci}",
+        "facts_table": "ops.ingestion_facts",
     }
     failed = {}
     for i in range(0, len(tables), 10):  # 10 streams at a time
@@ -171,7 +181,7 @@ def test_groups_with_available_now(spark, shop, tmp_path):
     assert failed == {}
     assert not any(q.isActive for q in group.values())
     for ci in tables:
-        assert_bronze_equals_change_table(shop, ci, f"{lake}/bronze/{ci}")
+        assert_bronze_equals_change_table(shop, ci, bronze_of(spark, ci))
 
 
 @pytest.mark.parametrize("param", ["target", "app_id", "checkpoint"])

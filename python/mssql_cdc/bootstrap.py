@@ -1,0 +1,66 @@
+"""The bootstrap snapshot on Spark: the engine's bootstrap (engine/bootstrap.h), its writes made
+through the session, so that a named bronze table is written through its catalog and a path one
+by Spark's Delta writer, as the sink writes every batch.
+
+The engine decides everything else as for a native stream: the snapshot LSN recorded under the
+checkpoint before the read, a retake at the same LSN after a crash, nothing written twice (each
+append carries its txn: ``<app_id>#snapshot`` for bronze, ``<app_id>#events`` for the facts
+row), and the offset the stream starts after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from mssql_cdc import _core, tables
+
+
+def _struct(schema_json: str) -> StructType:
+    return StructType.fromJson(json.loads(schema_json))
+
+
+class SparkBootstrapTables:
+    """The writes of one bootstrap, called by the engine (``_core.bootstrap_into``)."""
+
+    def __init__(self, spark: Any, bronze: tables.TableArg, facts: tables.TableArg | None,
+                 output_schema_json: str) -> None:
+        self._spark = spark
+        self._bronze = bronze
+        self._facts = facts
+        self._bronze_schema = _struct(_core.bronze_schema_json(output_schema_json))
+
+    def snapshot_rows(self, lsn: str) -> int:
+        return tables.read(self._spark, self._bronze).where(F.col("_snapshot") == lsn).count()
+
+    def holds_snapshot(self, lsn: str) -> bool:
+        return self.snapshot_rows(lsn) > 0
+
+    def append_snapshot(self, batches: list[pa.RecordBatch], txn_app_id: str, txn_version: int,
+                        user_metadata: str) -> None:
+        if batches:
+            frame = self._spark.createDataFrame(pa.Table.from_batches(batches), schema=self._bronze_schema)
+        else:
+            frame = self._spark.createDataFrame([], schema=self._bronze_schema)
+        tables.append(frame, self._bronze, txn_app_id=txn_app_id, txn_version=txn_version,
+                      user_metadata=user_metadata)
+
+    def append_facts(self, batch: pa.RecordBatch, txn_app_id: str, txn_version: int) -> None:
+        assert self._facts is not None
+        frame = self._spark.createDataFrame(pa.Table.from_batches([batch]),
+                                            schema=_struct(_core.facts_schema_json()))
+        tables.append(frame, self._facts, txn_app_id=txn_app_id, txn_version=txn_version)
+
+
+def run(spark: Any, options: Mapping[str, str], bronze: tables.TableArg, facts: tables.TableArg | None,
+        app_id: str, state_dir: str, output_schema_json: str) -> str:
+    """Takes (or finds) the bootstrap snapshot; returns the LSN the stream starts after."""
+    writer = SparkBootstrapTables(spark, bronze, facts, output_schema_json)
+    offset = _core.bootstrap_into(dict(options), writer, bronze.text, app_id, state_dir,
+                                  facts.text if facts is not None else None)
+    return json.loads(offset)["lsn"]
