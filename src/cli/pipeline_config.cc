@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/table_ref.h"
 #include "core/user_text.h"
 #include "engine/finalization.h"
 
@@ -125,6 +126,17 @@ class Loader {
     return (base_ / p).lexically_normal().string();
   }
 
+  // A table argument: a path (resolved as above); a table name is refused, since the native
+  // engine has no catalog to resolve it in (core/table_ref.h).
+  std::string TablePath(const std::string& value, const std::string& what) const {
+    try {
+      TableRef::RequirePath(value, what);
+    } catch (const ConfigError& e) {
+      Fail(e.what());
+    }
+    return ResolvePath(value);
+  }
+
   // Source options of [source] or of one table: `<option>_env` entries read the environment.
   Options SourceSection(const toml::table& section, const std::string& where,
                         bool per_table = false) {
@@ -178,7 +190,7 @@ class Loader {
       }
       std::string value = Scalar(node, "[stream] " + key);
       if (lower == "target") {
-        config.many.target = ResolvePath(value);
+        config.many.target = TablePath(value, "[stream] target");
         has_target = true;
       } else if (lower == "app_id") {
         config.many.app_id = value;
@@ -187,12 +199,12 @@ class Loader {
         config.many.checkpoint = ResolvePath(value);
         has_checkpoint = true;
       } else if (lower == "control_table") {
-        config.many.control_table = ResolvePath(value);
+        config.many.control_table = TablePath(value, "[stream] control_table");
       } else if (lower == "granularity") {
         config.many.granularity = ParseGranularity(value);
       } else {
         if (lower == "facts_table") {
-          value = ResolvePath(value);
+          value = TablePath(value, "[stream] facts_table");
           config.facts_table = value;
         }
         if (lower == "trigger") config.trigger = Trigger::Parse(value);

@@ -9,6 +9,7 @@ namespace mssql_cdc {
 namespace {
 
 constexpr std::size_t kMaxParts = 3;
+constexpr std::string_view kTemplate = "{ci}";
 
 bool IsIdentifierChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -54,6 +55,11 @@ TableRef TableRef::Parse(std::string_view text, std::string_view what) {
       if (part.empty()) Refuse(what, text, "has an empty part ``");
     } else {
       while (i < text.size() && text[i] != '.') {
+        if (text.substr(i, kTemplate.size()) == kTemplate) {  // a template's capture instance
+          part += kTemplate;
+          i += kTemplate.size();
+          continue;
+        }
         if (!IsIdentifierChar(text[i])) {
           Refuse(what, text,
                  "is not a table name: '" + std::string(1, text[i]) +

@@ -4,7 +4,8 @@
 // ':' is a path or URI; any other text is a table name of one to three dot-separated parts
 // (table, schema.table, catalog.schema.table) that the session's catalog resolves. A part is
 // an unquoted identifier (letters, digits, underscores) or a backquoted one, in which ``
-// stands for one backquote. Anything else is refused with a ConfigError that names the
+// stands for one backquote; in a template, {ci} stands for the capture instance's name, so
+// bronze.{ci} is a name and lake/bronze/{ci} a path. Anything else is refused with a ConfigError that names the
 // argument and says how to write it: a name is never taken for a path, nor a path for a name.
 #pragma once
 
