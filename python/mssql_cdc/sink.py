@@ -2,9 +2,10 @@
 
 For each micro-batch, in this order (data first, facts after):
 
-1. the batch is persisted once and summarised by one Spark aggregation (rows, LSN and commit
-   time ranges, deletes, inserts, updates);
-2. bronze is created or migrated by the engine on first use (``_core.ensure_bronze``), then the
+1. the batch is persisted once (where the cache API is refused, it is read twice instead) and
+   summarised by one Spark aggregation (rows, LSN and commit time ranges, deletes, inserts,
+   updates);
+2. bronze is created or migrated on first use (``mssql_cdc.tables``: by the engine at a path, by Spark under a name), then the
    rows are appended with Spark's Delta writer, aligned to the engine's bronze schema
    (``_batch_id`` = the batch id, ``_snapshot`` and ``_chunk`` NULL), tagged
    ``txnAppId=app_id``, ``txnVersion=batch_id`` and the engine's userMetadata; a batch without
@@ -26,6 +27,7 @@ describe a range the planner skipped (``failOnDataLoss=false``).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
@@ -38,6 +40,8 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, handoff, tables
 from mssql_cdc._glue import local_path
+
+log = logging.getLogger("mssql_cdc")
 
 _EPOCH = datetime(1970, 1, 1)
 _MICRO = timedelta(microseconds=1)
@@ -115,6 +119,23 @@ def _interrupted(error: BaseException) -> str | None:
     return None
 
 
+_cache_refused_logged = False
+
+
+def _persisted(df: DataFrame) -> tuple[DataFrame, bool]:
+    """`df` persisted, so the aggregation and the append read the batch once; where the
+    platform refuses the cache API (serverless), `df` as it is, read once more by the append."""
+    global _cache_refused_logged
+    try:
+        return df.persist(), True
+    except Exception as error:  # noqa: BLE001 (any refusal: go on without the cache)
+        if not _cache_refused_logged:
+            log.info("mssql_cdc: the cache API is refused here (%s); each batch is read twice",
+                     str(error).splitlines()[0][:200])
+            _cache_refused_logged = True
+        return df, False
+
+
 def _struct(schema_json: str) -> StructType:
     return StructType.fromJson(json.loads(schema_json))
 
@@ -181,7 +202,7 @@ def delta_sink(
         end = planned.end if planned else None
         if facts_table is not None and not ready["checked"]:
             check_checkpoint(df, batch_id, start, end)
-        df = df.persist()
+        df, persisted = _persisted(df)
         try:
             stats = batch_stats(df)
             output_schema = df.schema.json()
@@ -203,10 +224,11 @@ def delta_sink(
                         rows.append(skipped)
                 write_facts(df, batch_id, rows)
         finally:
-            try:
-                df.unpersist()
-            except Exception:  # noqa: BLE001 (an interrupted batch may fail here; the cache goes anyway)
-                pass
+            if persisted:
+                try:
+                    df.unpersist()
+                except Exception:  # noqa: BLE001 (an interrupted batch may fail here; the cache goes anyway)
+                    pass
         if planned is not None:
             handoff.remove_through(handoff_dir, planned.end_lsn)
 

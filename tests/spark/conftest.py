@@ -2,17 +2,36 @@
 session (jars from scripts/setup_spark.sh), a check that no test leaves a query running, and a
 simulated shop database per test (spark_helpers.py)."""
 
+import os
+
 import pytest
 
-from local_spark import local_spark
+from local_spark import connect_server, local_spark
 from spark_helpers import make_shop
+
+
+# MSSQL_CDC_TEST_SPARK=connect runs the suite through a local Spark Connect server
+# (scripts/test.sh runs it both ways).
+MODE = os.environ.get("MSSQL_CDC_TEST_SPARK", "classic")
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """One local Spark with Delta and a Hive metastore for every test of this folder."""
-    session = local_spark("mssql-cdc-spark-tests", tmp_path_factory.mktemp("spark-warehouse"),
-                          driver_memory="2g", snapshot_partitions=1, hive=True)
+    """One local Spark with Delta and a Hive metastore for every test of this folder: a classic
+    session, or a Spark Connect session on a local server."""
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    if MODE == "connect":
+        from pyspark.sql import SparkSession
+
+        with connect_server(warehouse, driver_memory="2g", snapshot_partitions=1, hive=True) as url:
+            session = SparkSession.builder.remote(url).getOrCreate()
+            yield session
+            for query in session.streams.active:
+                query.stop()
+            session.stop()
+        return
+    assert MODE == "classic", f"MSSQL_CDC_TEST_SPARK={MODE!r}: classic or connect"
+    session = local_spark("mssql-cdc-spark-tests", warehouse, driver_memory="2g", snapshot_partitions=1, hive=True)
     yield session
     for query in session.streams.active:
         query.stop()

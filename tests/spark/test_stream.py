@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pyspark.sql.types import StructType
 from spark_helpers import (ROOT, assert_bronze_equals_change_table, change_table, delta, info, sim_options,
                            workload)
 
@@ -333,3 +334,49 @@ def test_the_odbc_backend_through_sim_serve_writes_the_same_bronze_as_the_sim_ba
     odbc_rows = delta(f"{tmp_path}/odbc").sort_by([(k, "ascending") for k in key])
     sim_rows = delta(f"{tmp_path}/sim").sort_by([(k, "ascending") for k in key])
     assert odbc_rows.equals(sim_rows)
+
+
+def _refusing_the_cache(sink):
+    """`sink` on a platform that refuses the cache API (serverless): persist() and cache() raise
+    in the process where foreachBatch runs (the driver, or the Connect server's worker)."""
+
+    def run(df, batch_id):
+        frame = type(df)
+
+        def refuse(self, *args, **kwargs):
+            raise RuntimeError("[NOT_SUPPORTED_WITH_SERVERLESS] PERSIST TABLE is not supported on serverless compute.")
+
+        saved = frame.persist, frame.cache
+        frame.persist = frame.cache = refuse
+        try:
+            sink(df, batch_id)
+        finally:
+            frame.persist, frame.cache = saved
+
+    return run
+
+
+def test_the_sink_writes_the_same_bronze_and_facts_where_the_cache_api_is_refused(spark, shop, tmp_path):
+    from mssql_cdc import register
+    from mssql_cdc.sink import delta_sink
+
+    register(spark)
+    options = dict(sim_options(shop), captureInstance="dbo_orders", maxCommitsPerBatch="80")
+    schema = StructType.fromJson(json.loads(_core.Feed(options).spark_schema_json()))
+    written = {}
+    for name, wrap in (("cached", lambda sink: sink), ("refused", _refusing_the_cache)):
+        target, facts = f"{tmp_path}/{name}/bronze", f"{tmp_path}/{name}/facts"
+        metrics = f"{tmp_path}/{name}/metrics"
+        frame = (spark.readStream.format("mssql_cdc").schema(schema).options(**options)
+                 .option("metricsPath", metrics).load())
+        query = (frame.writeStream.foreachBatch(wrap(delta_sink(target, "orders-v1", facts, metrics_path=metrics)))
+                 .option("checkpointLocation", f"{tmp_path}/{name}/ckpt").trigger(availableNow=True).start())
+        query.awaitTermination()
+        assert query.exception() is None
+        assert_bronze_equals_change_table(shop, "dbo_orders", target)
+        drop = ("started_at", "duration_ms", "written_at", "target")  # the target is a path of its own
+        written[name] = (sorted(delta(target).to_pylist(), key=lambda r: (r["_start_lsn"], r["_seqval"], r["_operation"])),
+                         sorted(({k: v for k, v in r.items() if k not in drop} for r in delta(facts).to_pylist()),
+                                key=lambda r: r["batch_id"]))
+    assert len(written["cached"][1]) == 3
+    assert written["refused"] == written["cached"]
