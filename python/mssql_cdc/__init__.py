@@ -1,9 +1,11 @@
 """mssql_cdc: SQL Server Change Data Capture into Delta Lake, on a C++ engine.
 
-The error classes load with the package; the Spark API (``stream``, ``register``,
-``start_many``, ``await_all``, ``stop_all``, ``is_data_loss``, ``is_schema_changed``,
-``MssqlCdcDataSource`` and the submodules ``finalization`` and ``sink``) loads PySpark on
-first use, so the package imports without it.
+The error classes, the types (``mssql_cdc.types``, ``mssql_cdc.payloads``), LSNs
+(``mssql_cdc.lsn``) and ``OPERATIONS`` load with the package; the Spark API (``stream``,
+``register``, ``start_many``, ``await_all``, ``stop_all``, ``is_data_loss``,
+``is_schema_changed``, ``MssqlCdcDataSource``, ``HAS_ADMISSION_CONTROL`` and the submodules
+``finalization``, ``sink`` and ``spark``) loads PySpark on first use, so the package imports
+without it.
 """
 
 import importlib
@@ -23,11 +25,28 @@ from mssql_cdc.errors import (
     UnsupportedTypeError,
 )
 
+from mssql_cdc.lsn import Lsn
+from mssql_cdc.payloads import BatchDetail, DataSkippedDetail
+from mssql_cdc.types import (
+    Granularity,
+    Isolation,
+    Offset,
+    OnDataLoss,
+    SnapshotMode,
+    SourceOptions,
+    SparkSessionLike,
+    StreamingQueryLike,
+)
+
 __version__ = _core.__version__
+
+# The __$operation codes of SQL Server's change tables, and 0 for a snapshot row.
+OPERATIONS = {0: "snapshot", 1: "delete", 2: "insert", 3: "update_before", 4: "update_after"}
 
 # name -> module that defines it; imported on first access (PEP 562).
 _SPARK_API = {
     "MssqlCdcDataSource": "mssql_cdc.datasource",
+    "HAS_ADMISSION_CONTROL": "mssql_cdc.datasource",
     "register": "mssql_cdc.datasource",
     "stream": "mssql_cdc.pipeline",
     "CdcStream": "mssql_cdc.pipeline",
@@ -37,7 +56,7 @@ _SPARK_API = {
     "is_data_loss": "mssql_cdc.fanout",
     "is_schema_changed": "mssql_cdc.fanout",
 }
-_SPARK_MODULES = ("finalization", "sink", "datasource", "pipeline", "fanout")
+_SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "pipeline", "fanout")
 
 
 def _import(module: str) -> Any:
@@ -59,15 +78,28 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BatchDetail",
     "CdcStream",
     "ConfigError",
     "DataLossError",
+    "DataSkippedDetail",
+    "Granularity",
+    "HAS_ADMISSION_CONTROL",
+    "Isolation",
+    "Lsn",
     "MssqlCdcDataSource",
     "MssqlCdcError",
     "NotFoundError",
+    "OPERATIONS",
+    "Offset",
+    "OnDataLoss",
     "PermissionError",
     "SchemaChangedError",
+    "SnapshotMode",
     "SourceError",
+    "SourceOptions",
+    "SparkSessionLike",
+    "StreamingQueryLike",
     "UnsupportedTypeError",
     "__version__",
     "await_all",

@@ -35,8 +35,12 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, handoff
 from mssql_cdc._glue import get_option, local_path, set_option
+from mssql_cdc.spark import available_cores
 
 NAME = "mssql_cdc"
+# The data source uses PySpark's admission control (ReadAllAvailable, ReadMaxRows and
+# SupportsTriggerAvailableNow, Spark 4.2), imported above: wherever this module loads, it is there.
+HAS_ADMISSION_CONTROL = True
 
 
 def spark_schema(options: Mapping[str, str]) -> StructType:
@@ -150,14 +154,6 @@ class MssqlCdcDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> MssqlCdcStreamReader:
         return MssqlCdcStreamReader(self._source_options())
-
-
-def available_cores(spark: Any) -> int:
-    """The session's default parallelism; 0 where it cannot be read (Spark Connect)."""
-    try:
-        return int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 (any failure means: unknown)
-        return 0
 
 
 def register(spark: Any) -> None:

@@ -153,9 +153,13 @@ def native_starting_lsn(checkpoint: str) -> str | None:
 def stream(spark: Any, options: Mapping[str, Any]) -> CdcStream:
     """A CDC stream over `options` (copied) and registers the data source.
 
-    Unknown option names are reported by the engine when ``to_delta`` parses the options (one
-    WARNING per name and process, on stderr).
+    Option names the engine does not know get one WARNING in the ``mssql_cdc`` logger, naming
+    them all; they are ignored.
     """
     copied = copy_options(options)
+    unknown = sorted(name for name in copied if _core.source_option_spelling(name) is None)
+    if unknown:
+        log.warning("mssql_cdc: unknown source options %s are ignored; the options are %s",
+                    ", ".join(repr(n) for n in unknown), ", ".join(_core.source_option_names()))
     register(spark)
     return CdcStream(spark, copied)

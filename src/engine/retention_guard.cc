@@ -37,9 +37,9 @@ void ThrowDataLoss(const std::string& capture_instance, const Offset& last_proce
       ". Last processed commit: " + last_ts + " (LSN " + last_processed.lsn.ToString() +
       "); retention watermark: " + watermark + " (min LSN " + retention.min_lsn.ToString() +
       "). Nothing was written for " + batch +
-      ". To go on, set failOnDataLoss=false to record the gap in the facts and continue, or "
-      "take a new snapshot into a new checkpoint with a new app_id; to avoid this, keep CDC "
-      "retention longer than the stream's longest stop.");
+      ". A re-snapshot is required: take a new snapshot into a new checkpoint with a new "
+      "app_id; or set failOnDataLoss=false to record the gap in the facts and continue. To "
+      "avoid this, keep CDC retention longer than the stream's longest stop.");
 }
 
 }  // namespace mssql_cdc

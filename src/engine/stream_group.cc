@@ -110,8 +110,9 @@ void CheckDistinctLocations(const std::vector<std::unique_ptr<Stream>>& streams,
 std::string ExpandTemplate(const std::string& pattern, const std::string& parameter,
                            const std::string& capture_instance) {
   if (pattern.find(kPlaceholder) == std::string::npos) {
-    throw ConfigError(parameter + " must contain {ci} so that every table gets its own (got '" +
-                      pattern + "'), e.g. '" + parameter + "_{ci}'");
+    throw ConfigError(parameter + "=" + QuoteUserText(pattern) +
+                      " must contain '{ci}', so that every table gets its own; e.g. '" +
+                      parameter + "_{ci}'");
   }
   std::string out;
   std::size_t from = 0;

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/lsn.h"
 #include "core/offset.h"
+#include "core/options.h"
 #include "core/sql_type.h"
 #include "python/errors.h"
 
@@ -35,6 +36,16 @@ NB_MODULE(_core, m) {
     return codes;
   }, "(class name, stable code) of every engine error, as core/errors.h defines them.");
 
+  m.def("source_option_names", [] {
+    return std::vector<std::string>(kSourceOptionNames.begin(), kSourceOptionNames.end());
+  }, "Every source option the engine knows, as users write them.");
+  m.def("source_option_spelling",
+        [](const std::string& name) -> std::optional<std::string> {
+          auto known = KnownSourceOptionSpelling(name);
+          return known ? std::optional<std::string>(std::string(*known)) : std::nullopt;
+        },
+        nb::arg("name"),
+        "The spelling of a known source option named in any case; None for an unknown name.");
   m.def("lsn_normalize", [](const std::string& text) { return Lsn::ParseLenient(text).ToString(); },
         "An LSN as 0x + 20 uppercase hex; accepts 1-20 hex digits with or without 0x.");
   m.def("lsn_increment", [](const std::string& text) { return Lsn::Parse(text).Increment().ToString(); },

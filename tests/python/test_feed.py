@@ -427,5 +427,5 @@ def test_finalization_verdicts(tmp_path):
 
 def test_expand_template():
     assert _core.expand_template("lake/{ci}/x_{ci}", "dbo_a", "target") == "lake/dbo_a/x_dbo_a"
-    with pytest.raises(mssql_cdc.ConfigError, match="app_id must contain"):
+    with pytest.raises(mssql_cdc.ConfigError, match=r"^app_id='fixed' must contain '\{ci\}'"):
         _core.expand_template("fixed", "dbo_a", "app_id")

@@ -7,7 +7,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "mssql_cdc"
 # Attributes a Spark Connect session does not have: the JVM behind a classic session.
 CLASSIC_ONLY = {"sparkContext", "_jvm", "_jsc", "_jdf", "_jsparkSession", "rdd", "_sc"}
 # The one allowed use: the core-count probe, which falls back when it is refused.
-ALLOWED = {("datasource.py", "available_cores")}
+ALLOWED = {("spark.py", "available_cores")}
 
 
 def uses(path):
@@ -38,4 +38,4 @@ def test_only_the_core_count_probe_reaches_past_spark_connect():
 
 
 def test_the_rule_sees_the_probe():
-    assert [(f, a) for f, a, _ in uses(PACKAGE / "datasource.py")] == [("available_cores", "sparkContext")]
+    assert [(f, a) for f, a, _ in uses(PACKAGE / "spark.py")] == [("available_cores", "sparkContext")]

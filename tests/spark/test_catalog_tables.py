@@ -286,3 +286,16 @@ def test_a_new_process_finds_the_tables_by_name_and_runs_the_consumer_queries(sh
         assert 0 <= row["hours_since_last"] < 1  # just written
         # Spark mode leaves the retention headroom NULL: the query alerts on a blind stream.
         assert row["headroom_hours"] is None and row["alert"] is True
+
+
+def test_track_on_a_query_that_already_finished_writes_its_verdict(spark, shop, lake, tmp_path):
+    from mssql_cdc import finalization, stream
+
+    options = dict(sim_options(shop), captureInstance="dbo_orders")
+    query = stream(spark, options).to_delta("lake.orders", "orders-v1", f"{tmp_path}/ckpt",
+                                            trigger={"availableNow": True})
+    query.awaitTermination()
+    tracker = finalization.track(spark, query, "lake.control", "lake.orders")
+    assert tracker.join(timeout=60) and tracker.last_error is None
+    end = finalization.end_offset_from_progress(query.lastProgress)
+    assert finalization.finalized_until(spark, "lake.control", "lake.orders") == finalization.candidate(end)

@@ -380,3 +380,25 @@ def test_the_sink_writes_the_same_bronze_and_facts_where_the_cache_api_is_refuse
                                 key=lambda r: r["batch_id"]))
     assert len(written["cached"][1]) == 3
     assert written["refused"] == written["cached"]
+
+
+def test_stream_warns_once_in_the_callers_log_naming_every_unknown_option(spark, shop, caplog):
+    import logging
+
+    import mssql_cdc
+
+    options = dict(sim_options(shop), captureInstance="dbo_orders", startLSN="x", MAXCOMMITSPERBATCH="5", colums="a")
+    with caplog.at_level(logging.WARNING, logger="mssql_cdc"):
+        mssql_cdc.stream(spark, options)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "mssql_cdc"]
+    assert len(warnings) == 1
+    message = warnings[0].getMessage()
+    assert "'colums', 'startLSN'" in message and "MAXCOMMITSPERBATCH" not in message
+
+
+def test_get_spark_returns_the_active_session(spark):
+    from mssql_cdc import spark as spark_module
+
+    assert spark_module.get_spark() is spark
+    cores = spark_module.available_cores(spark)
+    assert cores == (2 if type(spark).__module__.startswith("pyspark.sql.session") else 0)
