@@ -69,4 +69,23 @@ std::string BuildPreloginReply() {
   return out;
 }
 
+std::string BuildPreloginRequest(Encryption encryption) {
+  const char version[6] = {};
+  std::string out;
+  constexpr std::size_t kTable = 2 * 5 + 1;  // two options and the terminator
+  auto option = [&](std::uint8_t token, std::size_t offset, std::size_t length) {
+    out.push_back(static_cast<char>(token));
+    out.push_back(static_cast<char>(offset >> 8));
+    out.push_back(static_cast<char>(offset));
+    out.push_back(static_cast<char>(length >> 8));
+    out.push_back(static_cast<char>(length));
+  };
+  option(kVersionOption, kTable, 6);
+  option(kEncryptionOption, kTable + 6, 1);
+  out.push_back(static_cast<char>(kTerminator));
+  out.append(version, 6);
+  out.push_back(static_cast<char>(encryption));
+  return out;
+}
+
 }  // namespace mssql_cdc::tds

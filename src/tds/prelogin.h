@@ -23,8 +23,13 @@ struct PreloginRequest {
   bool mars = false;
 };
 
-// Throws SourceError when the option table is malformed.
+// A PRELOGIN payload, a client's or a server's reply (they share the option table). Throws
+// SourceError when the option table is malformed.
 PreloginRequest ParsePrelogin(std::string_view payload);
+
+// A client's PRELOGIN payload: VERSION (zeros), ENCRYPTION = `encryption`, the terminator.
+// What a client sends to learn whether a server encrypts.
+std::string BuildPreloginRequest(Encryption encryption);
 
 // The reply's payload: VERSION, ENCRYPTION = ENCRYPT_NOT_SUP, INSTOPT, an empty THREADID and
 // MARS off.

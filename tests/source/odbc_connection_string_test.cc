@@ -62,6 +62,28 @@ TEST(ConnectionStringTest, MalformedStringsNameTheKeywordNeverTheValue) {
   EXPECT_THAT(ConfigMessage([] { ConnectionString::Parse("=v"); }), HasSubstr("empty keyword"));
 }
 
+TEST(DriverConnectionTest, KnowsWhenTheConnectionRequiresEncryptionAndWhere) {
+  const std::vector<std::string> both = {"FreeTDS", "ODBC Driver 18 for SQL Server"};
+  struct Case {
+    const char* text;
+    bool required;
+    const char* host;
+    int port;
+  };
+  for (const Case& c : {Case{"Driver={FreeTDS};Server=h,1500;Encrypt=yes", true, "h", 1500},
+                        Case{"Driver={FreeTDS};Server=tcp:h;Encrypt=Strict", true, "h", 1433},
+                        Case{"Driver={FreeTDS};Server=h,1500;Encrypt=no", false, "h", 1500},
+                        Case{"Driver={FreeTDS};Server=h,1500", false, "h", 1500},
+                        Case{"Server=h,1500", true, "h", 1500},  // Driver 18's default
+                        Case{"Server=h,1500;Encrypt=optional", false, "h", 1500},
+                        Case{"Driver={FreeTDS};Server=h\\prod;Encryption=require", true, "", 0}}) {
+    const DriverConnection d = BuildDriverConnection(c.text, std::nullopt, std::nullopt, both);
+    EXPECT_EQ(d.requires_encryption, c.required) << c.text;
+    EXPECT_EQ(d.host, c.host) << c.text;
+    EXPECT_EQ(d.port, c.port) << c.text;
+  }
+}
+
 TEST(DriverConnectionTest, MissingServerIsAConfigError) {
   EXPECT_THAT(ConfigMessage([] {
                 BuildDriverConnection("Database=sales;Encrypt=no", std::nullopt, std::nullopt,

@@ -495,6 +495,24 @@ TEST_F(OdbcSimServerTest, WrongPasswordIsAPermissionErrorWithoutThePassword) {
   }
 }
 
+TEST_F(OdbcSimServerTest, AConnectionThatRequiresEncryptionIsToldTheServerHasNone) {
+  // sim serve answers PRELOGIN with ENCRYPT_NOT_SUP, as a server without TLS does.
+  SourceOptions options = OdbcOptions();
+  const auto at = options.connection_string.find("Encrypt=no");
+  ASSERT_NE(at, std::string::npos);
+  options.connection_string.replace(at, 10, "Encrypt=yes");
+  try {
+    odbc::OpenOdbcSource(options, FastRetries());
+    FAIL() << "connected with Encrypt=yes to a server without encryption";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the connection requires encryption (Encrypt=yes) and the "
+                                    "server does not offer it"));
+    EXPECT_THAT(e.what(), HasSubstr("set Encrypt=no in connectionString"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("attempts")));  // not retried
+    EXPECT_THAT(e.what(), Not(HasSubstr(kOwnerPassword)));
+  }
+}
+
 TEST_F(OdbcSimServerTest, ALoginWithoutTheGrantIsToldWhichGrantItNeeds) {
   auto nobody = odbc::OpenOdbcSource(OdbcOptions(kNobody, kNobodyPassword), FastRetries());
   // The catalog lists only what a login may read, as SQL Server's does.

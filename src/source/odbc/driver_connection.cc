@@ -70,6 +70,54 @@ void TranslateForFreeTds(ConnectionString& cs) {
   if (!cs.Has("PacketSize")) cs.Set("PacketSize", std::to_string(kLargePacketSize));
 }
 
+// ODBC Driver 18 by name or by its library's path (.../libmsodbcsql-18.x.so).
+bool IsMicrosoftDriver18(std::string_view driver) {
+  const std::string lowered = AsciiLower(driver);
+  return lowered.find("odbc driver 18") != std::string::npos ||
+         lowered.find("msodbcsql-18") != std::string::npos ||
+         lowered.find("msodbcsql18") != std::string::npos;
+}
+
+bool IsRequired(std::string_view encrypt) {
+  const std::string word = AsciiLower(encrypt);
+  return word == "yes" || word == "true" || word == "mandatory" || word == "strict" ||
+         word == "require";
+}
+
+// Whether the connection refuses a server that does not encrypt, and what asked for it.
+void NoteEncryption(const ConnectionString& cs, DriverConnection& out) {
+  if (const auto encrypt = cs.Get("Encrypt")) {
+    out.requires_encryption = IsRequired(*encrypt);
+    out.encryption_setting = "Encrypt=" + *encrypt;
+  } else if (const auto encryption = cs.Get("Encryption")) {
+    out.requires_encryption = IsRequired(*encryption);
+    out.encryption_setting = "Encryption=" + *encryption;
+  } else if (IsMicrosoftDriver18(out.driver)) {
+    out.requires_encryption = true;
+    out.encryption_setting = "no Encrypt keyword, and ODBC Driver 18 encrypts by default";
+  }
+}
+
+// "host,port" (or host alone: 1433); a named instance (host\name) leaves the port to the
+// SQL Server Browser, so it is not known here.
+void NoteAddress(const std::string& server, DriverConnection& out) {
+  std::string host = server;
+  int port = 1433;
+  if (const auto comma = host.rfind(','); comma != std::string::npos) {
+    try {
+      port = std::stoi(host.substr(comma + 1));
+    } catch (const std::exception&) {
+      return;
+    }
+    host.resize(comma);
+  } else if (host.find('\\') != std::string::npos) {
+    return;
+  }
+  if (host.empty() || port <= 0 || port > 65535) return;
+  out.host = host;
+  out.port = port;
+}
+
 }  // namespace
 
 bool IsFreeTdsDriver(std::string_view driver) {
@@ -118,6 +166,8 @@ DriverConnection BuildDriverConnection(std::string_view connection_string,
     for (const auto& keyword : cs.keywords()) with_driver.Set(keyword.name, keyword.value);
     cs = std::move(with_driver);
   }
+  NoteEncryption(cs, out);
+  if (!cs.Has("DSN")) NoteAddress(out.server, out);
   if (!out.driver.empty() && IsFreeTdsDriver(out.driver)) {
     out.freetds = true;
     TranslateForFreeTds(cs);

@@ -28,6 +28,12 @@ struct DriverConnection {
   std::vector<std::string> secrets;  // values no message may show (the password)
   bool sets_packet_size = false;     // the string sets the TDS packet size (always for FreeTDS)
   bool utf8_char_data = false;       // SQL_C_CHAR data is UTF-8 (FreeTDS, ClientCharset=UTF-8)
+  // The connection refuses a server that does not encrypt: Encrypt=yes/mandatory/strict (or
+  // FreeTDS's Encryption=require), or ODBC Driver 18 without Encrypt, whose default is yes.
+  bool requires_encryption = false;
+  std::string encryption_setting;    // what asked for it, for messages: "Encrypt=yes", ...
+  std::string host;                  // the server's host and TCP port, when the string says
+  int port = 0;                      // them (0: a DSN or a named instance decides)
 };
 
 // Throws ConfigError when there is no Server, Address, Addr or DSN keyword, when the login

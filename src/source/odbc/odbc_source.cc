@@ -2,12 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "core/errors.h"
 #include "source/name_match.h"
 #include "source/odbc/catalog_queries.h"
 #include "source/odbc/change_reader.h"
 #include "source/column_selection.h"
 #include "source/odbc/connection.h"
+#include "source/odbc/encryption_probe.h"
 #include "source/odbc/failure_errors.h"
 #include "source/odbc/failure_kind.h"
 #include "source/odbc/odbc_environment.h"
@@ -197,12 +200,14 @@ class OdbcSource final : public Source {
     context.login = settings_->connection->driver.login;
     context.database_user = [this] { return DatabaseUser(); };
     for (int retries = 0;; ++retries) {
+      const bool connecting = connection_ == nullptr;
       try {
-        if (connection_ == nullptr) connection_ = std::make_unique<OdbcConnection>(settings_->connection);
+        if (connecting) connection_ = std::make_unique<OdbcConnection>(settings_->connection);
         return attempt(*connection_);
       } catch (const OdbcFailure& failure) {
         const bool dead = connection_ != nullptr && connection_->IsDead();
         const bool transient = Classify(failure, dead) == FailureKind::kTransient;
+        if (transient && connecting && retries == 0) ThrowIfEncryptionIsRefused(failure);
         if (transient) connection_.reset();
         if (!transient || retries == settings_->retry.max_retries) {
           context.attempts = retries + 1;
@@ -212,6 +217,22 @@ class OdbcSource final : public Source {
         settings_->retry.WaitBefore(retries + 1, failure, context.action);
       }
     }
+  }
+
+  // A driver that requires encryption fails to connect to a server without it as it fails
+  // to reach a server that is down. Asking the server tells them apart, so that the message
+  // says what to change rather than retrying a failure no retry mends.
+  void ThrowIfEncryptionIsRefused(const OdbcFailure& failure) const {
+    const DriverConnection& driver = settings_->connection->driver;
+    if (!driver.requires_encryption || driver.port == 0) return;
+    const auto answer = ServerEncryption(driver.host, driver.port, std::chrono::seconds(5));
+    if (answer != tds::Encryption::kNotSupported) return;
+    throw ConfigError(
+        "connecting to " + driver.server + " failed: the connection requires encryption (" +
+        driver.encryption_setting + ") and the server does not offer it (its PRELOGIN answers "
+        "ENCRYPT_NOT_SUP; the driver said: " + failure.Details() + "). For a server without "
+        "TLS, such as mssql-cdc sim serve, set Encrypt=no in connectionString; otherwise "
+        "enable TLS on the server");
   }
 
   std::optional<std::string> DatabaseUser() {
