@@ -26,8 +26,10 @@ starts on the driver for the queries (a streaming source runner per query, plann
 of the sum is reported, and that peak over the number of streams. Executor Python workers are
 left out (on a cluster they are not on the driver).
 
-Libraries alternate within a round (which goes first flips every round); the medians over
---rounds are reported. Data sets are built once into --dir/spark_bench and kept.
+Each library runs with paths and with table names (a Hive metastore in embedded Derby); ours
+runs once more through a local Spark Connect server, with names. Variants alternate within a
+round (the order flips every round); the medians over --rounds are reported, with the ratios
+names/paths of one library and ours on Connect over the reference on a classic session. Data sets are built once into --dir/spark_bench and kept.
 
     .venv/bin/python bench/spark_bench.py [--rows 1000000] [--tables 10] [--many-rows 100000]
                                           [--rounds 2] [--dir bench/out]
@@ -154,15 +156,20 @@ def ours_ready():
     return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
 
 
-def run_child(python, lib, scenario, data, warm, tables, rows, jars, work_root, logs, round_no):
-    tag = f"{scenario}-{lib}-r{round_no}"
+VARIANTS = [("ours", "classic", "paths"), ("ours", "classic", "names"), ("ours", "connect", "names"),
+            ("ref", "classic", "paths"), ("ref", "classic", "names")]
+
+
+def run_child(python, variant, scenario, data, warm, tables, rows, jars, work_root, logs, round_no):
+    lib, session, tables_as = variant
+    tag = f"{scenario}-{lib}-{session}-{tables_as}-r{round_no}"
     out = work_root / f"{tag}.json"
     out.unlink(missing_ok=True)
     log_file = logs / f"{tag}.log"
     cmd = [str(python), str(CHILD), "run", "--lib", lib, "--data", str(data), "--tables", str(tables),
            "--rows", str(rows), "--warm", str(warm), "--jars", jars, "--work", str(work_root / tag),
-           "--out", str(out)]
-    log(f"round {round_no}: {scenario}, {lib}")
+           "--out", str(out), "--session", session, "--tables-as", tables_as]
+    log(f"round {round_no}: {scenario}, {lib}, {session} session, {tables_as}")
     started = time.perf_counter()
     with open(log_file, "w") as f:
         try:
@@ -227,59 +234,63 @@ def main():
         warm["ours"] = build_sim(data / f"sim_1x{WARM_ROWS}.sim", 1, WARM_ROWS)
     log(f"data sets ready ({time.perf_counter() - t:.0f} s)")
 
-    libs = ["ours", "ref"] if ready else ["ref"]
+    variants = [v for v in VARIANTS if ready or v[0] == "ref"]
     pythons = {"ours": OURS_PYTHON, "ref": ref_python}
     results = {}
     t = time.perf_counter()
     for round_no in range(args.rounds):
-        order = libs if round_no % 2 == 0 else libs[::-1]
+        order = variants if round_no % 2 == 0 else variants[::-1]
         for name, (tables, rows) in scenarios.items():
-            for lib in order:
-                r = run_child(pythons[lib], lib, name, sets[(lib, name)], warm[lib], tables, rows, jars,
+            for variant in order:
+                lib = variant[0]
+                r = run_child(pythons[lib], variant, name, sets[(lib, name)], warm[lib], tables, rows, jars,
                               work, logs, round_no)
-                results.setdefault((name, lib), []).append(r)
+                results.setdefault((name, variant), []).append(r)
     log(f"runs done ({time.perf_counter() - t:.0f} s)")
     shutil.rmtree(work, ignore_errors=True)
 
     failures = []
     summary = {}
-    for (name, lib), runs in results.items():
+    for (name, variant), runs in results.items():
         tables, rows = scenarios[name]
         good = [r for r in runs if r is not None]
         for r in good:
             bad = {ci: n for ci, n in r["rows"].items() if n != rows}
             if len(r["rows"]) != tables or bad:
-                failures.append(f"{name}/{lib}: bronze rows {r['rows']}, expected {rows} in each of {tables}")
+                failures.append(f"{name}/{variant}: bronze rows {r['rows']}, expected {rows} in each of {tables}")
         if len(good) < len(runs):
-            failures.append(f"{name}/{lib}: {len(runs) - len(good)} of {len(runs)} runs failed (logs in {logs})")
+            failures.append(f"{name}/{variant}: {len(runs) - len(good)} of {len(runs)} runs failed (logs in {logs})")
         if good:
             wall = statistics.median(r["wall_s"] for r in good)
             peak = statistics.median(r["memory"]["total"] for r in good) / 2**20
-            summary[(name, lib)] = {"wall": wall, "peak": peak, "per_stream": peak / tables,
-                                    "rows": tables * rows, "runs": len(good)}
+            summary[(name, variant)] = {"wall": wall, "peak": peak, "per_stream": peak / tables,
+                                        "rows": tables * rows, "runs": len(good)}
 
     print(f"Spark mode, `mssql_cdc` (ours) and `mssql-cdc-pyspark==0.8.0` (reference), local[2], "
           f"availableNow into Delta with a facts table; median of {args.rounds} runs each, each run a "
           f"fresh warmed Spark. single: 1 table x {args.rows:,} changes; many: {args.tables} tables x "
-          f"{args.many_rows:,} changes (start_many + await_all). Driver memory: peak RSS growth of the "
-          f"driver JVM and driver Python plus the queries' driver-side Python processes.")
+          f"{args.many_rows:,} changes (start_many + await_all). Tables as paths, or as names in a Hive "
+          f"metastore. Driver memory: peak RSS growth of the driver JVM and driver Python plus the "
+          f"queries' driver-side Python processes (on Connect the server's JVM is not counted).")
     print()
-    print("| scenario | library | wall s | rows/s | peak driver memory MB | per stream MB | wall ours/ref | per stream ours/ref |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| scenario | library | session | tables | wall s | rows/s | peak driver memory MB | "
+          "wall names/paths | wall / reference classic paths |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
     for name in scenarios:
-        ref = summary.get((name, "ref"))
-        for lib in ("ours", "ref"):
-            s = summary.get((name, lib))
-            if s is None:
-                print(f"| {name} | {lib} | n/a | | | | | |")
-                continue
-            ratio_wall = ratio_mem = ""
-            if lib == "ours" and ref:
-                ratio_wall = f"{s['wall'] / ref['wall']:.2f}"
-                ratio_mem = f"{s['per_stream'] / ref['per_stream']:.2f}"
+        ref = summary.get((name, ("ref", "classic", "paths")))
+        for variant in VARIANTS:
+            lib, session, tables_as = variant
             label = "ours" if lib == "ours" else "reference"
-            print(f"| {name} | {label} | {s['wall']:.1f} | {s['rows'] / s['wall']:,.0f} | {s['peak']:.0f} | "
-                  f"{s['per_stream']:.0f} | {ratio_wall} | {ratio_mem} |")
+            s = summary.get((name, variant))
+            if s is None:
+                print(f"| {name} | {label} | {session} | {tables_as} | n/a | | | | |")
+                continue
+            paths = summary.get((name, (lib, "classic", "paths")))
+            vs_paths = f"{s['wall'] / paths['wall']:.2f}" if tables_as == "names" and paths else ""
+            vs_ref = f"{s['wall'] / ref['wall']:.2f}" if ref and variant != ("ref", "classic", "paths") else ""
+            memory = "" if session == "connect" else f"{s['peak']:.0f}"
+            print(f"| {name} | {label} | {session} | {tables_as} | {s['wall']:.1f} | {s['rows'] / s['wall']:,.0f} | "
+                  f"{memory} | {vs_paths} | {vs_ref} |")
     if not ready:
         print()
         print(f"Ours was not measured: {why}")

@@ -3,11 +3,18 @@
 The same script runs for both libraries, each with its own interpreter, since both packages are
 named `mssql_cdc`: our package from .venv, the reference (mssql-cdc-pyspark, used only through
 its public API) from bench/out/refvenv. It imports nothing from the repository but the package
-the interpreter has.
+the interpreter has, and, for a Spark Connect run, tests/local_spark.py's server.
 
     python bench/spark_bench_child.py gen-fake --path DIR --tables N --rows R   (reference only)
     python bench/spark_bench_child.py run --lib ours|ref --data PATH --tables N --rows R
                                       --warm PATH --jars DIR --work DIR --out FILE.json
+                                      [--session classic|connect] [--tables-as paths|names]
+
+`--tables-as names` gives bronze and facts as table names (bench_bronze.<ci>, bench_ops.facts;
+the warm-up's in warm_bronze and warm_ops)
+in a Hive metastore (embedded Derby) instead of paths. `--session connect` runs the streams
+through a local Spark Connect server (its JVM is a child process; the memory figures then
+miss the server's JVM and are not comparable).
 
 `gen-fake` writes the reference's fake CDC backend: N capture instances bench_narrow[_k], each
 with R insert changes in commits of 10,000, the rows of bench/bench_tables.cc's narrow shape.
@@ -179,7 +186,7 @@ class Sampler(threading.Thread):
 
 # --- the run --------------------------------------------------------------------------------------
 
-def spark_session(jars_dir, work):
+def spark_session(jars_dir, work, *, hive=False):
     import glob
 
     from pyspark.sql import SparkSession
@@ -187,8 +194,13 @@ def spark_session(jars_dir, work):
     os.environ["PYSPARK_PYTHON"] = sys.executable
     warehouse = os.path.join(work, "warehouse")
     jars = sorted(glob.glob(os.path.join(jars_dir, "*.jar")))
+    builder = SparkSession.builder
+    if hive:  # a Hive metastore in embedded Derby, for tables named in a catalog
+        builder = builder.enableHiveSupport().config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={warehouse}/metastore_db;create=true")
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("mssql-cdc-spark-bench")
         .config("spark.jars", ",".join(jars))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
@@ -216,23 +228,37 @@ def options_for(lib, data):
     return {"backend": "fake", "fakePath": data}
 
 
-def run_streams(spark, lib, data, tables, root, app):
+def locations(root, names, ci, app):
+    """(bronze, checkpoint, facts) of a stream: paths under `root`, or names in the catalog, in
+    schemas of the run `app` (the warm-up's apart)."""
+    if names:
+        return f"{app}_bronze.{ci}", os.path.join(root, "ckpt", ci), f"{app}_ops.facts"
+    return os.path.join(root, "bronze", ci), os.path.join(root, "ckpt", ci), os.path.join(root, "facts")
+
+
+def read_table(spark, location):
+    return spark.table(location) if "/" not in location else spark.read.format("delta").load(location)
+
+
+def run_streams(spark, lib, data, tables, root, app, names=False):
     """Starts the availableNow streams, waits for them; returns {ci: query}."""
     import mssql_cdc
 
     cis = capture_instances(tables)
     opts = options_for(lib, data)
-    facts = os.path.join(root, "facts")
+    if names:
+        for schema in (f"{app}_bronze", f"{app}_ops"):
+            spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     if tables == 1:
         ci = cis[0]
+        bronze, ckpt, facts = locations(root, names, ci, app)
         q = mssql_cdc.stream(spark, dict(opts, captureInstance=ci)).to_delta(
-            os.path.join(root, "bronze", ci), f"{app}-{ci}", os.path.join(root, "ckpt", ci), facts,
-            trigger={"availableNow": True})
+            bronze, f"{app}-{ci}", ckpt, facts, trigger={"availableNow": True})
         q.awaitTermination()
         return {ci: q}
+    bronze, ckpt, facts = locations(root, names, "{ci}", app)
     queries = mssql_cdc.start_many(
-        spark, opts, cis, target=os.path.join(root, "bronze", "{ci}"), app_id=app + "-{ci}",
-        checkpoint=os.path.join(root, "ckpt", "{ci}"), facts_table=facts,
+        spark, opts, cis, target=bronze, app_id=app + "-{ci}", checkpoint=ckpt, facts_table=facts,
         trigger={"availableNow": True})
     failed = mssql_cdc.await_all(queries)
     if failed:
@@ -241,35 +267,50 @@ def run_streams(spark, lib, data, tables, root, app):
 
 
 def run(args):
+    import contextlib
+
     import mssql_cdc
 
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
+    names = args.tables_as == "names"
     result = {"lib": args.lib, "tables": args.tables, "rows_per_table": args.rows,
-              "package_file": mssql_cdc.__file__}
-    t = time.perf_counter()
-    spark = spark_session(args.jars, args.work)
-    result["session_s"] = time.perf_counter() - t
+              "package_file": mssql_cdc.__file__, "session": args.session, "tables_as": args.tables_as}
+    with contextlib.ExitStack() as stack:
+        t = time.perf_counter()
+        if args.session == "connect":
+            # A local Spark Connect server as the tests start it (tests/local_spark.py).
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+            from local_spark import connect_server
+            from pyspark.sql import SparkSession
 
-    # Warm-up: the first query of a JVM pays class loading and the Python workers' start.
-    t = time.perf_counter()
-    run_streams(spark, args.lib, args.warm, 1, os.path.join(args.work, "warm"), "warm")
-    result["warmup_s"] = time.perf_counter() - t
+            url = stack.enter_context(connect_server(os.path.join(args.work, "warehouse"), driver_memory="2g",
+                                                     hive=names))
+            spark = SparkSession.builder.remote(url).getOrCreate()
+        else:
+            spark = spark_session(args.jars, args.work, hive=names)
+        result["session_s"] = time.perf_counter() - t
 
-    sampler = Sampler()
-    sampler.start()
-    t = time.perf_counter()
-    queries = run_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench")
-    result["wall_s"] = time.perf_counter() - t
-    result["memory"] = sampler.finish()
+        # Warm-up: the first query of a JVM pays class loading and the Python workers' start (and
+        # with names, the metastore's start), so it writes its tables the way the run does.
+        t = time.perf_counter()
+        run_streams(spark, args.lib, args.warm, 1, os.path.join(args.work, "warm"), "warm", names=names)
+        result["warmup_s"] = time.perf_counter() - t
 
-    root = os.path.join(args.work, "run")
-    result["rows"] = {ci: spark.read.format("delta").load(os.path.join(root, "bronze", ci)).count()
-                      for ci in queries}
-    result["facts_rows"] = spark.read.format("delta").load(os.path.join(root, "facts")).count()
-    result["batches"] = {ci: sum(1 for p in q.recentProgress if p["numInputRows"] > 0)
-                         for ci, q in queries.items()}
-    spark.stop()
+        sampler = Sampler()
+        sampler.start()
+        t = time.perf_counter()
+        queries = run_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench",
+                              names=names)
+        result["wall_s"] = time.perf_counter() - t
+        result["memory"] = sampler.finish()
+
+        root = os.path.join(args.work, "run")
+        result["rows"] = {ci: read_table(spark, locations(root, names, ci, "bench")[0]).count() for ci in queries}
+        result["facts_rows"] = read_table(spark, locations(root, names, "x", "bench")[2]).count()
+        result["batches"] = {ci: sum(1 for p in q.recentProgress if (p["numInputRows"] or 0) > 0)
+                             for ci, q in queries.items()}
+        spark.stop()
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     shutil.rmtree(args.work, ignore_errors=True)
@@ -291,8 +332,22 @@ def main():
     r.add_argument("--jars", required=True)
     r.add_argument("--work", required=True)
     r.add_argument("--out", required=True)
+    r.add_argument("--session", choices=["classic", "connect"], default="classic")
+    r.add_argument("--tables-as", choices=["paths", "names"], default="paths")
     args = parser.parse_args()
-    gen_fake(args) if args.cmd == "gen-fake" else run(args)
+    # A Spark Connect client can leave threads that keep the interpreter from exiting: exit
+    # at once, with the status the run earned.
+    status = 0
+    try:
+        gen_fake(args) if args.cmd == "gen-fake" else run(args)
+    except BaseException:  # noqa: BLE001 (reported, then the status says it)
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":
