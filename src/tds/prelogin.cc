@@ -1,6 +1,7 @@
 #include "tds/prelogin.h"
 
 #include <cstring>
+#include <initializer_list>
 
 #include "tds/wire_buffer.h"
 
@@ -13,6 +14,29 @@ constexpr std::uint8_t kInstanceOption = 0x02;
 constexpr std::uint8_t kThreadIdOption = 0x03;
 constexpr std::uint8_t kMarsOption = 0x04;
 constexpr std::uint8_t kTerminator = 0xFF;
+
+struct Option {
+  std::uint8_t token;
+  std::string_view data;
+};
+
+// A PRELOGIN payload: the option table (token, big-endian offset and length of each option's
+// data, counted from the payload's start), the terminator, then the options' data in order.
+std::string OptionTable(std::initializer_list<Option> options) {
+  std::string out;
+  std::size_t offset = options.size() * 5 + 1;
+  for (const Option& o : options) {
+    out.push_back(static_cast<char>(o.token));
+    out.push_back(static_cast<char>(offset >> 8));
+    out.push_back(static_cast<char>(offset));
+    out.push_back(static_cast<char>(o.data.size() >> 8));
+    out.push_back(static_cast<char>(o.data.size()));
+    offset += o.data.size();
+  }
+  out.push_back(static_cast<char>(kTerminator));
+  for (const Option& o : options) out.append(o.data);
+  return out;
+}
 
 }  // namespace
 
@@ -39,53 +63,25 @@ PreloginRequest ParsePrelogin(std::string_view payload) {
 }
 
 std::string BuildPreloginReply() {
-  struct Option {
-    std::uint8_t token;
-    std::string_view data;
-  };
   // SQL Server 2022's version, 16.0.1000.0: major, minor, build (big-endian), sub-build.
   static constexpr char kVersion[] = {0x10, 0x00, 0x03, static_cast<char>(0xE8), 0x00, 0x00};
   const char encryption = static_cast<char>(Encryption::kNotSupported);
-  const Option options[] = {
+  return OptionTable({
       {kVersionOption, std::string_view(kVersion, 6)},
       {kEncryptionOption, std::string_view(&encryption, 1)},
       {kInstanceOption, std::string_view("\0", 1)},
       {kThreadIdOption, std::string_view()},
       {kMarsOption, std::string_view("\0", 1)},
-  };
-  constexpr std::size_t kCount = sizeof(options) / sizeof(options[0]);
-  std::string out;
-  std::size_t offset = kCount * 5 + 1;
-  for (const Option& o : options) {
-    out.push_back(static_cast<char>(o.token));
-    out.push_back(static_cast<char>(offset >> 8));
-    out.push_back(static_cast<char>(offset));
-    out.push_back(static_cast<char>(o.data.size() >> 8));
-    out.push_back(static_cast<char>(o.data.size()));
-    offset += o.data.size();
-  }
-  out.push_back(static_cast<char>(kTerminator));
-  for (const Option& o : options) out.append(o.data);
-  return out;
+  });
 }
 
 std::string BuildPreloginRequest(Encryption encryption) {
-  const char version[6] = {};
-  std::string out;
-  constexpr std::size_t kTable = 2 * 5 + 1;  // two options and the terminator
-  auto option = [&](std::uint8_t token, std::size_t offset, std::size_t length) {
-    out.push_back(static_cast<char>(token));
-    out.push_back(static_cast<char>(offset >> 8));
-    out.push_back(static_cast<char>(offset));
-    out.push_back(static_cast<char>(length >> 8));
-    out.push_back(static_cast<char>(length));
-  };
-  option(kVersionOption, kTable, 6);
-  option(kEncryptionOption, kTable + 6, 1);
-  out.push_back(static_cast<char>(kTerminator));
-  out.append(version, 6);
-  out.push_back(static_cast<char>(encryption));
-  return out;
+  static constexpr char kVersion[6] = {};
+  const char wanted = static_cast<char>(encryption);
+  return OptionTable({
+      {kVersionOption, std::string_view(kVersion, 6)},
+      {kEncryptionOption, std::string_view(&wanted, 1)},
+  });
 }
 
 }  // namespace mssql_cdc::tds
