@@ -39,10 +39,15 @@ std::shared_ptr<arrow::Array> Constant(const std::shared_ptr<arrow::DataType>& t
 struct RangeResult {
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
   RowStats stats;
+  RangeMeasures measures;
 };
 
 RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, Source& source,
                       const SourceClock& clock) {
+  RangeResult result;
+  result.measures.from = range.from;
+  result.measures.to = range.to;
+  result.measures.round_trip_ms = source.RoundTripMs();
   const auto started = std::chrono::steady_clock::now();
   ChangeReadRequest read;
   read.capture_instance = request.capture_instance;
@@ -51,19 +56,18 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
   read.include_command_id = request.include_command_id;
   read.batch_rows = request.arrow_batch_size;
   auto reader = source.ReadChanges(read, clock);
-  RangeResult result;
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
     ThrowIfError(reader->ReadNext(&batch));
     if (!batch) break;
     if (batch->num_rows() == 0) continue;
+    result.measures.bytes += arrow::util::TotalBufferSize(*batch);
     auto aligned = AlignToBronze(batch, request.bronze_schema, request.batch_id, std::nullopt);
-    RowStats stats = StatsOf(*aligned);
-    stats.bytes = arrow::util::TotalBufferSize(*aligned);
-    result.stats.Add(stats);
+    result.stats.Add(StatsOf(*aligned));
     result.batches.push_back(std::move(aligned));
   }
-  result.stats.read_seconds =
+  result.measures.rows = result.stats.rows;
+  result.measures.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
@@ -88,8 +92,6 @@ void RowStats::Add(const RowStats& other) {
   KeepMax(max_lsn, other.max_lsn);
   KeepMin(min_commit_ts, other.min_commit_ts);
   KeepMax(max_commit_ts, other.max_commit_ts);
-  read_seconds += other.read_seconds;
-  bytes += other.bytes;
 }
 
 std::shared_ptr<arrow::RecordBatch> AlignToBronze(
@@ -198,6 +200,7 @@ BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
   BatchRead read;
   for (auto& result : results) {
     read.stats.Add(result.stats);
+    read.measures.push_back(result.measures);
     for (auto& batch : result.batches) read.batches.push_back(std::move(batch));
   }
   return read;

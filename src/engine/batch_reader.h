@@ -1,7 +1,7 @@
 // Reads the change rows of one micro-batch: its commit-aligned ranges in parallel, one Source
 // per range, each record batch aligned to the bronze schema and stamped with the batch id.
-// Also measures what the facts row reports of the rows: counts per operation, LSN and commit
-// time ranges, task seconds and Arrow bytes.
+// Also counts what the facts row reports of the rows (operations, LSN and commit time ranges)
+// and measures each range's read (batch_measures.h).
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "engine/batch_measures.h"
 #include "plan/planner.h"
 #include "source/open_source.h"
 
@@ -26,8 +27,6 @@ struct RowStats {
   std::int64_t deletes = 0, inserts = 0, updates = 0;  // operations 1, 2 and 4
   std::optional<std::string> min_lsn, max_lsn;
   std::optional<UtcMicros> min_commit_ts, max_commit_ts;
-  double read_seconds = 0;   // task seconds, summed over ranges
-  std::int64_t bytes = 0;    // Arrow buffer bytes after alignment
 
   void Add(const RowStats& other);
 };
@@ -35,6 +34,7 @@ struct RowStats {
 struct BatchRead {
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;  // in range order
   RowStats stats;
+  std::vector<RangeMeasures> measures;  // one per range, in range order; no end measures
 };
 
 struct BatchReadRequest {

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "engine/batch_agreement.h"
+#include "engine/batch_measures.h"
 #include "engine/batch_reader.h"
 #include "engine/finalization.h"
 #include "engine/retention_guard.h"
@@ -16,12 +17,6 @@
 
 namespace mssql_cdc {
 namespace {
-
-constexpr double kBytesPerMb = 1024.0 * 1024.0;
-
-double Seconds(UtcMicros later, UtcMicros earlier) {
-  return static_cast<double>(later.value - earlier.value) / kMicrosPerSecond;
-}
 
 std::int64_t MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
@@ -112,26 +107,14 @@ FactsRow BatchRunner::SkippedRow(const BatchOffsets& offsets, bool certain,
                         certain, lost_to_ts, reason);
 }
 
-void BatchRunner::Measure(FactsRow& row, const BatchOffsets& offsets) {
-  auto& source = *context_.source;
-  const SourceClock& clock = *context_.clock;
-  const Retention retention = ReadRetention(source, clock, context_.instance.name);
+void BatchRunner::Measure(FactsRow& row, const BatchOffsets& offsets,
+                          const std::vector<RangeMeasures>& ranges,
+                          const std::optional<Retention>& after_read) {
   row.end_lsn = offsets.end.lsn.ToString();
   row.end_commit_ts = offsets.end.commit_ts;
-  row.retention_watermark_ts = retention.watermark_ts;
-  if (retention.watermark_ts && offsets.end.commit_ts) {
-    row.retention_headroom_hours =
-        Seconds(*offsets.end.commit_ts, *retention.watermark_ts) / 3600.0;
-  }
-  if (auto max_lsn = source.MaxLsn()) {
-    if (auto local = source.CommitTimeAtOrBefore(*max_lsn)) {
-      row.source_max_commit_ts = clock.ToUtc(*local);
-      row.capture_lag_seconds = Seconds(NowUtc(), *row.source_max_commit_ts);
-      if (offsets.end.commit_ts) {
-        row.ingestion_lag_seconds = Seconds(*row.source_max_commit_ts, *offsets.end.commit_ts);
-      }
-    }
-  }
+  const Retention retention =
+      after_read ? *after_read : ReadRetention(*context_.source, *context_.clock, context_.instance.name);
+  FoldMeasures(row, ranges, MeasureEnd(*context_.source, *context_.clock, retention));
 }
 
 BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
@@ -182,9 +165,7 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   }
 
   FillRowStats(row, read.stats);
-  row.read_seconds = read.stats.read_seconds;
-  row.read_mb = static_cast<double>(read.stats.bytes) / kBytesPerMb;
-  Measure(row, offsets);
+  Measure(row, offsets, read.measures, after);
 
   std::int64_t version = -1;
   if (read.stats.rows > 0) {
@@ -216,8 +197,8 @@ BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
   arrow::TableBatchReader reader(*rows);
   std::shared_ptr<arrow::RecordBatch> batch;
   while (reader.ReadNext(&batch).ok() && batch) stats.Add(StatsOf(*batch));
-  FillRowStats(row, stats);  // read_seconds and read_mb stay NULL: nothing was read now
-  Measure(row, offsets);
+  FillRowStats(row, stats);
+  Measure(row, offsets, {}, std::nullopt);  // read_seconds and read_mb stay NULL: nothing was read now
   delta::AppendOptions options;
   options.txn = delta::Txn{c.config.params.app_id, offsets.batch_id, std::nullopt};
   const std::int64_t version = c.bronze->Append({}, options).version;

@@ -80,8 +80,10 @@ class BatchRunner {
   // A replayed batch whose bronze commit landed before the crash: facts from bronze's rows,
   // without reading the source again (which cleanup may have purged meanwhile).
   BatchOutcome FinishFromBronze(const BatchOffsets& offsets);
-  // Fills the measured fields of a micro-batch row: retention, max LSN, lags, end offset.
-  void Measure(FactsRow& row, const BatchOffsets& offsets);
+  // Fills the measured fields of a micro-batch row (batch_measures.h) and its end offset from
+  // the ranges read and the retention seen after the read (read again when nullopt).
+  void Measure(FactsRow& row, const BatchOffsets& offsets, const std::vector<RangeMeasures>& ranges,
+               const std::optional<Retention>& after_read);
   FactsRow SkippedRow(const BatchOffsets& offsets, bool certain,
                       const std::optional<UtcMicros>& lost_to_ts, const std::string& reason);
   BatchOutcome Finish(const BatchOffsets& offsets, FactsRow row,

@@ -105,6 +105,10 @@ class Source {
   // SERVERPROPERTY/CURRENT_TIMEZONE_ID(): the Windows zone name of the server clock.
   virtual std::string ServerTimeZone() = 0;
 
+  // Milliseconds of one round trip on this Source's connection (SELECT 1); nullopt for a
+  // backend with no server to reach (sim reads its file directly).
+  virtual std::optional<double> RoundTripMs() { return std::nullopt; }
+
   // sys.fn_cdc_get_min_lsn(ci): zero when the instance does not exist.
   virtual Lsn MinLsn(const std::string& capture_instance) = 0;
   // sys.fn_cdc_get_max_lsn(): nullopt when lsn_time_mapping is empty.

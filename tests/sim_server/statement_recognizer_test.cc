@@ -81,6 +81,8 @@ TEST(StatementRecognizerTest, FixedStatementsWithoutParameters) {
     Recognize<MaxLsnQuery>(Respaced(sql::kMaxLsn, upper));
     Recognize<ListCaptureInstancesQuery>(Respaced(sql::kListCaptureInstances, upper));
     Recognize<UserNameQuery>(Respaced(sql::kUserName, upper));
+    EXPECT_EQ(Recognize<SessionQuery>(Respaced(sql::kSelectOne, upper)).kind,
+              SessionQuery::Kind::kSelectOne);
   }
   Recognize<TimeZoneSupportQuery>(sql::kHasTimeZoneId);
   Recognize<MaxLsnQuery>(sql::kMaxLsn);

@@ -24,6 +24,7 @@ class ForwardingSource : public Source {
     return inner_->DdlHistory(ci);
   }
   std::string ServerTimeZone() override { return inner_->ServerTimeZone(); }
+  std::optional<double> RoundTripMs() override { return inner_->RoundTripMs(); }
   Lsn MinLsn(const std::string& ci) override { return inner_->MinLsn(ci); }
   std::optional<Lsn> MaxLsn() override { return inner_->MaxLsn(); }
   std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) override {

@@ -1,6 +1,7 @@
 #include "source/odbc/catalog_queries.h"
 
 #include <algorithm>
+#include <chrono>
 #include <tuple>
 
 #include "core/errors.h"
@@ -133,6 +134,17 @@ std::optional<std::string> QueryTimeZone(OdbcConnection& connection) {
     throw SourceError("the server answered CURRENT_TIMEZONE_ID() with no row");
   }
   return statement.GetText(1);
+}
+
+double TimeRoundTrip(OdbcConnection& connection) {
+  const auto started = std::chrono::steady_clock::now();
+  OdbcStatement statement(connection);
+  if (statement.Execute(odbc_sql::kSelectOne)) {
+    while (statement.Fetch()) {
+    }
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+      .count();
 }
 
 std::optional<std::string> QueryUserName(OdbcConnection& connection) {

@@ -33,6 +33,8 @@ std::vector<std::string> QueryTableColumns(OdbcConnection& connection, const std
 // CURRENT_TIMEZONE_ID(); nullopt when the server has no such function (before SQL Server
 // 2022 and outside Azure SQL).
 std::optional<std::string> QueryTimeZone(OdbcConnection& connection);
+// Milliseconds SELECT 1 took, sent and fetched.
+double TimeRoundTrip(OdbcConnection& connection);
 // USER_NAME(): the database user a GRANT names.
 std::optional<std::string> QueryUserName(OdbcConnection& connection);
 

@@ -81,6 +81,10 @@ class OdbcSource final : public Source {
                [&](OdbcConnection& connection) { return QueryMinLsn(connection, capture_instance); });
   }
 
+  std::optional<double> RoundTripMs() override {
+    return Run("timing a round trip (SELECT 1)", std::nullopt, TimeRoundTrip);
+  }
+
   std::optional<Lsn> MaxLsn() override {
     return Run("asking the maximum LSN", std::nullopt, QueryMaxLsn);
   }

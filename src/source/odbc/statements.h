@@ -52,6 +52,8 @@ inline constexpr std::string_view kDdlHistory =
 // The columns of a source table: ? = "[schema].[table]".
 inline constexpr std::string_view kSourceColumns =
     "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID(?)";
+// The round trip the facts' source_rtt_ms times.
+inline constexpr std::string_view kSelectOne = "SELECT 1";
 // The database user, for the GRANT a permission error names.
 inline constexpr std::string_view kUserName = "SELECT USER_NAME()";
 
