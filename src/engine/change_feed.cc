@@ -93,6 +93,14 @@ std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& 
   return BatchPlanner::Split(*source_, instance_.name, from, end.lsn, ReadPartitions(options_));
 }
 
+RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& end) {
+  RangeMeasures measures;
+  measures.from = start.lsn.Increment();
+  measures.to = end.lsn;
+  measures.end = MeasureEnd(*source_, clock_, ReadRetention(*source_, clock_, instance_.name));
+  return measures;
+}
+
 Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
   delta::DeltaTable bronze =
       OpenOrCreateTable(request.target, BronzeTableOptions(output_schema_, instance_.name));

@@ -22,6 +22,7 @@
 #include "core/offset.h"
 #include "core/options.h"
 #include "core/timezone.h"
+#include "engine/batch_measures.h"
 #include "engine/retention_guard.h"
 #include "plan/planner.h"
 #include "source/open_source.h"
@@ -79,6 +80,10 @@ class ChangeFeed {
   // start throws DataLossError with failOnDataLoss, and otherwise reading starts at the min
   // LSN.
   std::vector<LsnRange> Partitions(const Offset& start, const Offset& end);
+
+  // The measures of a batch (start, end] that Partitions splits into no range: nothing read,
+  // and the batch's end measured now (batch_measures.h), as its facts row reports them.
+  RangeMeasures MeasureEmptyRead(const Offset& start, const Offset& end);
 
   // The native bootstrap (engine/bootstrap.h) into `request.target`, creating bronze (and the
   // facts table) when missing; a run that died mid-snapshot is retaken at the same LSN, and

@@ -1,5 +1,8 @@
 #include "engine/feed_range.h"
 
+#include <arrow/util/byte_size.h>
+
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,20 +19,25 @@
 namespace mssql_cdc {
 namespace {
 
-class FeedRangeReader final : public arrow::RecordBatchReader {
+class MeasuredRangeReader final : public FeedRangeReader {
  public:
-  FeedRangeReader(std::unique_ptr<Source> source, std::string capture_instance, SourceClock clock,
-                  std::shared_ptr<arrow::Schema> schema, const Lsn& from,
-                  std::unique_ptr<arrow::RecordBatchReader> changes, bool fail_on_data_loss)
+  MeasuredRangeReader(std::unique_ptr<Source> source, std::string capture_instance,
+                      SourceClock clock, std::shared_ptr<arrow::Schema> schema,
+                      std::unique_ptr<arrow::RecordBatchReader> changes, bool fail_on_data_loss,
+                      RangeMeasures measures, bool measure_end,
+                      std::chrono::steady_clock::time_point started)
       : source_(std::move(source)),
         capture_instance_(std::move(capture_instance)),
         clock_(std::move(clock)),
         schema_(std::move(schema)),
-        from_(from),
         changes_(std::move(changes)),
-        fail_on_data_loss_(fail_on_data_loss) {}
+        fail_on_data_loss_(fail_on_data_loss),
+        measures_(std::move(measures)),
+        measure_end_(measure_end),
+        started_(started) {}
 
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+  const RangeMeasures& measures() const override { return measures_; }
 
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
     return ReadNextOrStatus(batch, [this] { return Next(); }, [this] { Release(); });
@@ -47,19 +55,26 @@ class FeedRangeReader final : public arrow::RecordBatchReader {
       ThrowIfError(changes_->ReadNext(&batch));
       if (!batch) {
         changes_.reset();
-        CheckRetentionAfterRead();
+        measures_.read_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        const Retention after = CheckRetentionAfterRead();
+        if (measure_end_) measures_.end = MeasureEnd(*source_, clock_, after);
         break;
       }
+      if (batch->num_rows() == 0) continue;
+      measures_.rows += batch->num_rows();
+      measures_.bytes += arrow::util::TotalBufferSize(*batch);
       // The schema Spark was told, field for field, whatever the backend's batches carry.
-      if (batch->num_rows() > 0) return AlignToBronze(batch, schema_, std::nullopt, std::nullopt);
+      return AlignToBronze(batch, schema_, std::nullopt, std::nullopt);
     }
     return nullptr;
   }
 
-  void CheckRetentionAfterRead() {
+  Retention CheckRetentionAfterRead() {
+    const Lsn& from = measures_.from;
     const Retention after = ReadRetention(*source_, clock_, capture_instance_);
-    if (!Purged(after, from_) || !fail_on_data_loss_) return;
-    Offset last_processed{from_.Decrement(), std::nullopt};
+    if (!Purged(after, from) || !fail_on_data_loss_) return after;
+    Offset last_processed{from.Decrement(), std::nullopt};
     if (auto local = source_->CommitTimeAtOrBefore(last_processed.lsn)) {
       last_processed.commit_ts = clock_.ToUtc(*local);
     }
@@ -72,16 +87,18 @@ class FeedRangeReader final : public arrow::RecordBatchReader {
   std::string capture_instance_;
   SourceClock clock_;
   std::shared_ptr<arrow::Schema> schema_;
-  Lsn from_;
   std::unique_ptr<arrow::RecordBatchReader> changes_;  // null once read to the end or failed
   bool fail_on_data_loss_;
+  RangeMeasures measures_;
+  bool measure_end_;
+  std::chrono::steady_clock::time_point started_;
 };
 
 }  // namespace
 
-std::unique_ptr<arrow::RecordBatchReader> ReadFeedRange(const SourceOptions& options,
-                                                        const Lsn& from, const Lsn& to,
-                                                        SourceFactory factory) {
+std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, const Lsn& from,
+                                               const Lsn& to, bool measure_end,
+                                               SourceFactory factory) {
   ChangeFeed::CheckOptions(options);
   if (!factory) factory = MakeSourceFactory(options);
   std::unique_ptr<Source> source = factory();
@@ -94,10 +111,15 @@ std::unique_ptr<arrow::RecordBatchReader> ReadFeedRange(const SourceOptions& opt
   request.to = to;
   request.include_command_id = options.include_command_id;
   request.batch_rows = options.arrow_batch_size;
+  RangeMeasures measures;
+  measures.from = from;
+  measures.to = to;
+  measures.round_trip_ms = source->RoundTripMs();
+  const auto started = std::chrono::steady_clock::now();
   auto changes = source->ReadChanges(request, clock);
-  return std::make_unique<FeedRangeReader>(std::move(source), instance.name, std::move(clock),
-                                           std::move(schema), from, std::move(changes),
-                                           options.fail_on_data_loss);
+  return std::make_unique<MeasuredRangeReader>(
+      std::move(source), instance.name, std::move(clock), std::move(schema), std::move(changes),
+      options.fail_on_data_loss, std::move(measures), measure_end, started);
 }
 
 }  // namespace mssql_cdc

@@ -8,6 +8,10 @@
 // change table may have silently returned less than the range held, so with failOnDataLoss
 // the next read fails with DataLossError instead of ending. Failures come back from ReadNext
 // as a Status carrying the Error (source/error_status.h).
+//
+// The reader measures its read for the batch's facts row (batch_measures.h): one round trip
+// before reading, rows, the source's Arrow bytes and seconds; the batch's last range, asked
+// with `measure_end`, also measures the batch's end after the retention re-check.
 #pragma once
 
 #include <arrow/record_batch.h>
@@ -16,15 +20,22 @@
 
 #include "core/lsn.h"
 #include "core/options.h"
+#include "engine/batch_measures.h"
 #include "source/open_source.h"
 
 namespace mssql_cdc {
 
+class FeedRangeReader : public arrow::RecordBatchReader {
+ public:
+  // What the read measured; complete once ReadNext has returned the end.
+  virtual const RangeMeasures& measures() const = 0;
+};
+
 // Opens the source through `factory` (MakeSourceFactory(options) when null), resolves the
 // capture instance and the clock, and starts the read. Throws what ChangeFeed's constructor
 // throws, and the request errors of Source::ReadChanges.
-std::unique_ptr<arrow::RecordBatchReader> ReadFeedRange(const SourceOptions& options,
-                                                        const Lsn& from, const Lsn& to,
-                                                        SourceFactory factory = nullptr);
+std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, const Lsn& from,
+                                               const Lsn& to, bool measure_end = false,
+                                               SourceFactory factory = nullptr);
 
 }  // namespace mssql_cdc

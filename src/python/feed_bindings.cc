@@ -89,6 +89,10 @@ class PyFeed {
     return out;
   }
 
+  std::string EmptyReadMetrics(const std::string& start, const std::string& end) {
+    return RangeMeasuresToJson(feed_.MeasureEmptyRead(Offset::FromJson(start), Offset::FromJson(end)));
+  }
+
   // The native `data_skipped` facts row of the batch (start, end] when cleanup purged changes
   // after start; None otherwise.
   nb::object SkippedFacts(const std::string& app_id, const std::string& target,
@@ -109,16 +113,35 @@ class PyFeed {
   ChangeFeed feed_;
 };
 
-ArrowStream ReadRange(nb::handle options, const std::string& from_lsn, const std::string& to_lsn) {
+// One range's read: its record batches, then what the read measured (metrics_json).
+class RangeRead {
+ public:
+  explicit RangeRead(std::shared_ptr<FeedRangeReader> reader)
+      : reader_(reader), stream_(std::move(reader)) {}
+
+  nb::object Next() { return stream_.Next(); }
+  nb::object Schema() const { return stream_.Schema(); }
+  nb::object ExportCapsule(nb::object requested_schema) {
+    return stream_.ExportCapsule(std::move(requested_schema));
+  }
+  std::string MetricsJson() const { return RangeMeasuresToJson(reader_->measures()); }
+
+ private:
+  std::shared_ptr<FeedRangeReader> reader_;  // kept for its measures after the stream ends
+  ArrowStream stream_;
+};
+
+RangeRead ReadRange(nb::handle options, const std::string& from_lsn, const std::string& to_lsn,
+                    bool measure_end) {
   const SourceOptions parsed = ParseSourceOptions(options);
   const Lsn from = Lsn::ParseLenient(from_lsn);
   const Lsn to = Lsn::ParseLenient(to_lsn);
-  std::shared_ptr<arrow::RecordBatchReader> reader;
+  std::shared_ptr<FeedRangeReader> reader;
   {
     nb::gil_scoped_release release;
-    reader = ReadFeedRange(parsed, from, to);
+    reader = ReadFeedRange(parsed, from, to, measure_end);
   }
-  return ArrowStream(std::move(reader));
+  return RangeRead(std::move(reader));
 }
 
 std::string Bootstrap(nb::handle options, const std::string& target, const std::string& app_id,
@@ -199,16 +222,34 @@ void BindFeed(nb::module_& m) {
            "(first_lost_lsn, min_lsn) when cleanup purged changes after `start`, else None.")
       .def("partitions", &PyFeed::Partitions, nb::arg("start"), nb::arg("end"),
            "Commit-aligned (from_lsn, to_lsn) ranges of (start, end], at most numPartitions.")
+      .def("empty_read_metrics", &PyFeed::EmptyReadMetrics, nb::arg("start"), nb::arg("end"),
+           "The metrics JSON of a batch that partitions() splits into no range: nothing read, "
+           "the batch's end measured now.")
       .def("skipped_facts", &PyFeed::SkippedFacts, nb::arg("app_id"), nb::arg("target"),
            nb::arg("batch_id"), nb::arg("start"), nb::arg("end"),
            "The native data_skipped facts row (a pyarrow.RecordBatch in the facts schema) of "
            "the batch (start, end] when cleanup purged changes after start, else None.");
 
+  nb::class_<RangeRead>(m, "RangeRead",
+                        "One range's read, once: iterate it for pyarrow.RecordBatch objects "
+                        "(failures raise the engine's error classes) or hand it to "
+                        "pyarrow.RecordBatchReader.from_stream(); metrics_json() then says what "
+                        "the read measured.")
+      .def("__arrow_c_stream__", &RangeRead::ExportCapsule,
+           nb::arg("requested_schema") = nb::none())
+      .def_prop_ro("schema", &RangeRead::Schema, "The stream's schema as a pyarrow.Schema.")
+      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__next__", &RangeRead::Next)
+      .def("metrics_json", &RangeRead::MetricsJson,
+           "The range's measures as JSON (rows, bytes, read_seconds, round_trip_ms, and with "
+           "measure_end the batch's end measures); complete once iterated to the end.");
   m.def("read_range", &ReadRange, nb::arg("options"), nb::arg("from_lsn"), nb::arg("to_lsn"),
-        "The change rows of [from_lsn, to_lsn] in the output schema, as an Arrow stream "
-        "(pyarrow.RecordBatchReader.from_stream, or iterate it), in batches of arrowBatchSize "
-        "rows. After the last batch retention is checked again: changes purged during the read "
-        "fail the next read with DataLossError when failOnDataLoss is on.");
+        nb::arg("measure_end") = false,
+        "The change rows of [from_lsn, to_lsn] in the output schema, as a RangeRead, in "
+        "batches of arrowBatchSize rows. After the last batch retention is checked again: "
+        "changes purged during the read fail the next read with DataLossError when "
+        "failOnDataLoss is on. measure_end: the batch's last range also measures the batch's "
+        "end (retention watermark, newest commit, capture lag).");
   m.def("bootstrap", &Bootstrap, nb::arg("options"), nb::arg("target"), nb::arg("app_id"),
         nb::arg("state_dir"), nb::arg("facts_table") = nb::none(),
         "The native bootstrap into bronze `target`, its snapshot state kept in `state_dir`; "

@@ -19,6 +19,7 @@
 #include "delta/schema.h"
 #include "delta/table.h"
 #include "engine/batch_agreement.h"
+#include "engine/batch_measures.h"
 #include "engine/batch_reader.h"
 #include "engine/facts.h"
 #include "engine/finalization.h"
@@ -104,10 +105,26 @@ void SetEnd(FactsRow& row, const std::optional<std::string>& end) {
   row.end_commit_ts = offset.commit_ts;
 }
 
+// The measures among `metrics` (RangeMeasures JSON documents) of ranges inside (start, end].
+std::vector<RangeMeasures> BatchRanges(const std::vector<std::string>& metrics,
+                                       const std::optional<std::string>& start,
+                                       const std::optional<std::string>& end) {
+  std::vector<RangeMeasures> ranges;
+  if (!end) return ranges;
+  const Lsn end_lsn = Offset::FromJson(*end).lsn;
+  const std::optional<Lsn> start_lsn =
+      start ? std::optional(Offset::FromJson(*start).lsn) : std::nullopt;
+  for (const auto& text : metrics) {
+    RangeMeasures range = RangeMeasuresFromJson(text, "a metrics file");
+    if (range.to <= end_lsn && (!start_lsn || range.from > *start_lsn)) ranges.push_back(range);
+  }
+  return ranges;
+}
+
 nb::tuple BatchFacts(const std::string& app_id, std::int64_t batch_id, const std::string& target,
                      nb::handle stats, const std::optional<std::string>& start,
                      const std::optional<std::string>& end, std::int64_t started_at_us,
-                     std::int64_t duration_ms) {
+                     std::int64_t duration_ms, const std::vector<std::string>& metrics) {
   // A sink called by hand may not know the batch's offsets: the end fields stay NULL then.
   FactsRow row;
   row.app_id = app_id;
@@ -116,12 +133,14 @@ nb::tuple BatchFacts(const std::string& app_id, std::int64_t batch_id, const std
   row.target = target;
   FillRowStats(row, RowStatsOf(stats));
   SetEnd(row, end);
+  const std::vector<RangeMeasures> ranges = BatchRanges(metrics, start, end);
+  if (!ranges.empty()) FoldMeasures(row, ranges, std::nullopt);
   row.duration_ms = duration_ms;
   row.written_at = NowUtc();
   const std::optional<std::string> start_lsn =
       start ? std::optional(Offset::FromJson(*start).lsn.ToString()) : std::nullopt;
   const std::string user_metadata = BatchUserMetadata(row, start_lsn);
-  return nb::make_tuple(ToPyArrowBatch(FactsToRecordBatch({row})), user_metadata);
+  return nb::make_tuple(ToPyArrowBatch(FactsToRecordBatch({row})), user_metadata, !ranges.empty());
 }
 
 nb::object EventFacts(const std::string& app_id, const std::string& target,
@@ -201,11 +220,13 @@ void BindTables(nb::module_& m) {
         "Creates the control table when missing; ConfigError when `uri` holds another table.");
   m.def("batch_facts", &BatchFacts, nb::arg("app_id"), nb::arg("batch_id"), nb::arg("target"),
         nb::arg("stats"), nb::arg("start").none(), nb::arg("end").none(), nb::arg("started_at_us"),
-        nb::arg("duration_ms"),
-        "(facts row as a pyarrow.RecordBatch, bronze commit userMetadata JSON) of one "
-        "micro-batch, as a native stream writes them; what Spark mode does not measure (read "
-        "time, retention, lags) is NULL. stats: rows, deletes, inserts, updates, min_lsn, "
-        "max_lsn, min_commit_ts_us, max_commit_ts_us.");
+        nb::arg("duration_ms"), nb::arg("metrics") = std::vector<std::string>(),
+        "(facts row as a pyarrow.RecordBatch, bronze commit userMetadata JSON, measured) of "
+        "one micro-batch, as a native stream writes them. stats: rows, deletes, inserts, "
+        "updates, min_lsn, max_lsn, min_commit_ts_us, max_commit_ts_us. metrics: the range "
+        "metrics JSON documents the reader wrote; those of ranges inside (start, end] fill the "
+        "measured columns (read time and MB, round trip, retention, lags), which stay NULL "
+        "without them, and `measured` says whether any did.");
   m.def("check_facts_agree",
         [](const std::vector<std::pair<std::int64_t, std::optional<std::string>>>& recorded,
            const std::string& app_id, const std::string& facts_table, std::int64_t batch_id,

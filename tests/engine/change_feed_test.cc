@@ -18,7 +18,9 @@
 namespace mssql_cdc {
 namespace {
 
+using stream_testing::Int64Column;
 using stream_testing::StreamTest;
+using testing::TestsReadThroughOdbc;
 
 struct Crash : std::runtime_error {
   Crash() : std::runtime_error("simulated crash") {}
@@ -239,6 +241,70 @@ TEST_F(ChangeFeedTest, NoRangesWhenNothingFollowsTheStart) {
   db_->WriteIdleEntry();
   const Offset idle = *feed.MaxOffset();
   EXPECT_TRUE(feed.Partitions(max, idle).empty());
+}
+
+// What Spark mode's tasks measure, folded by the sink's rule, is what the native stream's facts
+// row holds for the same batch (the capture lag moves with the clock; the rest is exact).
+TEST_F(ChangeFeedTest, RangeMeasuresFoldIntoTheNativeFactsRow) {
+  // Two ranges of at least kMinRowsPerPartition rows each.
+  for (int commit = 0; commit < 11; ++commit) Insert(commit * 10'000 + 1, 10'000);
+  const Options extra{{"numPartitions", "2"}};
+  RunOnce(Config(extra));
+  const auto native = Facts();
+  ASSERT_EQ(native->num_rows(), 1);
+
+  const SourceOptions options = FeedOptions(extra);
+  ChangeFeed feed(options);
+  const Offset start = feed.InitialOffset();
+  const Offset end = feed.LatestOffset(start, std::nullopt, std::nullopt);
+  const auto ranges = feed.Partitions(start, end);
+  ASSERT_EQ(ranges.size(), 2u);
+  std::vector<RangeMeasures> measures;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    auto reader = ReadFeedRange(options, ranges[i].from, ranges[i].to, i + 1 == ranges.size());
+    ReadAll(*reader);
+    // Measures cross to the sink as JSON.
+    measures.push_back(RangeMeasuresFromJson(RangeMeasuresToJson(reader->measures()), "test"));
+  }
+  EXPECT_FALSE(measures.front().end);
+  ASSERT_TRUE(measures.back().end);
+  FactsRow row;
+  row.rows = 110'000;
+  row.end_commit_ts = end.commit_ts;
+  FoldMeasures(row, measures, std::nullopt);
+
+  auto doubles = [&](const char* name) {
+    return std::static_pointer_cast<arrow::DoubleArray>(native->GetColumnByName(name)->chunk(0))
+        ->Value(0);
+  };
+  EXPECT_DOUBLE_EQ(*row.read_mb, doubles("read_mb"));
+  EXPECT_GT(*row.read_seconds, 0.0);
+  EXPECT_EQ(row.retention_watermark_ts->value, Int64Column(native, "retention_watermark_ts")[0]);
+  EXPECT_EQ(row.source_max_commit_ts->value, Int64Column(native, "source_max_commit_ts")[0]);
+  EXPECT_DOUBLE_EQ(*row.retention_headroom_hours, doubles("retention_headroom_hours"));
+  EXPECT_DOUBLE_EQ(*row.ingestion_lag_seconds, doubles("ingestion_lag_seconds"));
+  EXPECT_NEAR(*row.capture_lag_seconds, doubles("capture_lag_seconds"), 60.0);
+  EXPECT_EQ(row.source_rtt_ms.has_value(), TestsReadThroughOdbc());
+
+  // A batch of commits without rows of this instance is measured at planning.
+  db_->WriteIdleEntry();
+  const Offset idle = *feed.MaxOffset();
+  ASSERT_TRUE(feed.Partitions(end, idle).empty());
+  FactsRow empty;
+  empty.rows = 0;
+  empty.end_commit_ts = idle.commit_ts;
+  FoldMeasures(empty, {feed.MeasureEmptyRead(end, idle)}, std::nullopt);
+  EXPECT_EQ(*empty.read_mb, 0.0);
+  EXPECT_EQ(empty.source_max_commit_ts, idle.commit_ts);
+  EXPECT_TRUE(empty.retention_headroom_hours);
+
+  // A batch with rows whose measures were lost keeps its read columns NULL.
+  FactsRow lost;
+  lost.rows = 10;
+  FoldMeasures(lost, {}, std::nullopt);
+  EXPECT_FALSE(lost.read_seconds);
+  EXPECT_FALSE(lost.read_mb);
+  EXPECT_THROW(RangeMeasuresFromJson("{\"rows\": 1}", "metrics file x"), ConfigError);
 }
 
 TEST_F(ChangeFeedTest, PurgedStartFailsWithTheNativeMessage) {

@@ -18,10 +18,13 @@ from mssql_cdc import _core
 APP = "dbo_items-v1"
 OUTPUT_COLUMNS = ["_capture_instance", "_start_lsn", "_seqval", "_operation", "_command_id",
                   "_commit_ts"]
-# Facts columns Spark mode cannot measure: NULL in its rows.
-UNMEASURED = ["source_rtt_ms", "read_seconds", "read_mb", "network_wait_ms",
-              "retention_watermark_ts", "retention_headroom_hours", "source_max_commit_ts",
-              "capture_lag_seconds", "ingestion_lag_seconds"]
+# Facts columns filled from the read's measures: NULL without metrics.
+MEASURED = ["source_rtt_ms", "read_seconds", "read_mb", "network_wait_ms",
+            "retention_watermark_ts", "retention_headroom_hours", "source_max_commit_ts",
+            "capture_lag_seconds", "ingestion_lag_seconds"]
+# Of those, the ones a batch's rows and the source's state fix: the same in both modes.
+MEASURED_EXACTLY = ["retention_watermark_ts", "retention_headroom_hours", "source_max_commit_ts",
+                    "ingestion_lag_seconds"]
 
 
 def spark_arrow(schema_json):
@@ -168,7 +171,9 @@ def test_schemas_are_sparks_arrow_form_of_their_json(cli, items):
     assert "commit LSN" in bronze["_start_lsn"].metadata["comment"]
     assert bronze["id"].metadata == {}
 
-    facts_batch, _ = _core.batch_facts(APP, 0, "t", {"rows": 0}, start, start, 0, 0)
+    facts_batch, _, measured = _core.batch_facts(APP, 0, "t", {"rows": 0}, start, start, 0, 0)
+    assert not measured
+    assert all(facts_batch.column(name)[0].as_py() is None for name in MEASURED)
     assert facts_batch.schema == spark_arrow(_core.facts_schema_json())
     assert len(facts_batch.schema) == 29
     assert StructType.fromJson(json.loads(_core.control_schema_json())).fieldNames()[:2] == [
@@ -195,19 +200,34 @@ def test_batches_ranges_rows_and_facts_are_those_of_a_native_stream(cli, items, 
     read = []
     for batch_id, (start, end) in enumerate(ends):
         ranges = feed.partitions(start, end)
-        batches = read_all(options, ranges)
+        batches, metrics = [], []
+        for i, (frm, to) in enumerate(ranges):
+            reading = _core.read_range(options, frm, to, measure_end=i == len(ranges) - 1)
+            batches.extend(reading)
+            metrics.append(reading.metrics_json())
+        if not ranges:
+            metrics.append(feed.empty_read_metrics(start, end))
+        # A range of another batch is not this batch's.
+        metrics.append(json.dumps({**json.loads(metrics[0]), "from_lsn": json.loads(start)["lsn"]}))
         assert all(b.num_rows <= 2 for b in batches)
         rows = pa.Table.from_batches(batches, schema=spark_arrow(feed.spark_schema_json()))
         read.append(rows)
         mine = native_batches[batch_id]
-        row_batch, metadata = _core.batch_facts(APP, batch_id, mine["target"], row_stats(rows),
-                                                start, end, 1_700_000_000_000_000, 42)
+        row_batch, metadata, measured = _core.batch_facts(APP, batch_id, mine["target"], row_stats(rows),
+                                                          start, end, 1_700_000_000_000_000, 42, metrics)
+        assert measured
         (row,) = row_batch.to_pylist()
         assert row["started_at"] == datetime(2023, 11, 14, 22, 13, 20)
         assert row["duration_ms"] == 42
         assert row["written_at"] is not None
-        for name in UNMEASURED:
-            assert row[name] is None, name
+        for name in MEASURED_EXACTLY:
+            assert row[name] is not None and row[name] == mine[name], (batch_id, name)
+        assert abs(row["capture_lag_seconds"] - mine["capture_lag_seconds"]) < 300
+        assert row["source_rtt_ms"] is None and mine["source_rtt_ms"] is None  # sim: no server
+        assert row["network_wait_ms"] is None and mine["network_wait_ms"] is None
+        assert row["read_seconds"] >= 0 and (row["read_mb"] > 0) == (row["rows"] > 0)
+        if not ranges:
+            assert row["read_mb"] == mine["read_mb"] == 0.0
         for name in ["app_id", "batch_id", "rows", "min_lsn", "max_lsn", "min_commit_ts",
                      "max_commit_ts", "deletes", "inserts", "updates", "event", "lost_from_ts",
                      "lost_to_ts", "end_lsn", "end_commit_ts", "detail", "target"]:
@@ -370,7 +390,7 @@ def test_tables_are_created_as_the_native_stream_creates_them(items, tmp_path):
 def test_facts_rows_of_batches_and_events():
     start = '{"lsn": "0x00000010000000200001", "commit_ts": "2026-01-01T00:00:00.000"}'
     end = '{"lsn": "0x00000010000000300001", "commit_ts": "2026-01-01T00:05:00.000"}'
-    empty, metadata = _core.batch_facts(APP, 3, "lake/b", {"rows": 0, "min_lsn": None}, start,
+    empty, metadata, _ = _core.batch_facts(APP, 3, "lake/b", {"rows": 0, "min_lsn": None}, start,
                                         end, 0, 5)
     (row,) = empty.to_pylist()
     assert row["rows"] == 0 and row["deletes"] == row["inserts"] == row["updates"] == 0
@@ -384,7 +404,7 @@ def test_facts_rows_of_batches_and_events():
     stats = {"rows": 4, "deletes": 1, "inserts": 2, "updates": 1,
              "min_lsn": "0x00000010000000200002", "max_lsn": "0x00000010000000300001",
              "min_commit_ts_us": 1_767_225_660_000_000, "max_commit_ts_us": 1_767_225_900_000_000}
-    _, metadata = _core.batch_facts(APP, 4, "lake/b", stats, start, end, 0, 5)
+    _, metadata, _ = _core.batch_facts(APP, 4, "lake/b", stats, start, end, 0, 5)
     assert json.loads(metadata)["min_commit_ts"] == "2026-01-01T00:01:00.000"
     assert json.loads(metadata)["max_lsn"] == "0x00000010000000300001"
     with pytest.raises(mssql_cdc.ConfigError, match="rowz"):
