@@ -13,8 +13,9 @@ Python streaming data source API (4.2, admission control and Trigger.AvailableNo
 
 Offsets are the engine's ``{"lsn", "commit_ts"}`` JSON. ``maxCommitsPerBatch`` is the default
 read limit (``ReadMaxRows``); without it every batch reads all that is available. With a
-``metricsPath`` option the planner records each planned batch there for the sink
-(``mssql_cdc.handoff``).
+``metricsPath`` option (a path or a URI ``pyarrow.fs`` opens; ``dbfs:/`` is refused with a
+ValueError at query start) the planner records each planned batch there and each task what
+its read measured, for the sink's facts row (``mssql_cdc.handoff``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, handoff
-from mssql_cdc._glue import get_option, local_path, set_option
+from mssql_cdc._glue import get_option, set_option
+from mssql_cdc.metrics_dir import MetricsDir
 from mssql_cdc.spark import available_cores
 
 NAME = "mssql_cdc"
@@ -49,13 +51,15 @@ def spark_schema(options: Mapping[str, str]) -> StructType:
 
 
 class LsnRange(InputPartition):
-    """One commit-aligned range [from_lsn, to_lsn] of a batch, read by one Spark task."""
+    """One commit-aligned range [from_lsn, to_lsn] of a batch, read by one Spark task; the
+    batch's last range also measures the batch's end."""
 
-    def __init__(self, options: dict[str, str], from_lsn: str, to_lsn: str) -> None:
+    def __init__(self, options: dict[str, str], from_lsn: str, to_lsn: str, last: bool = False) -> None:
         super().__init__((from_lsn, to_lsn))
         self.options = options
         self.from_lsn = from_lsn
         self.to_lsn = to_lsn
+        self.last = last
 
     def __repr__(self) -> str:
         return f"LsnRange({self.from_lsn}, {self.to_lsn})"
@@ -71,7 +75,7 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = False
         self._target: str | None = None  # offset JSON of the availableNow target
         metrics = get_option(options, "metricsPath")
-        self._handoff_dir = local_path(metrics) if metrics else None
+        self._metrics = MetricsDir(metrics) if metrics else None
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -115,9 +119,12 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         feed = self._get_feed()
         start_json, end_json = json.dumps(start), json.dumps(end)
         ranges = feed.partitions(start_json, end_json)
-        if self._handoff_dir is not None:
-            handoff.write(self._handoff_dir, start_json, end_json, feed.skipped_range(start_json))
-        return [LsnRange(self._options, from_lsn, to_lsn) for from_lsn, to_lsn in ranges]
+        if self._metrics is not None:
+            # A batch that reads no range is measured here, as there is no task to do it.
+            empty = None if ranges else feed.empty_read_metrics(start_json, end_json)
+            handoff.write(self._metrics, start_json, end_json, feed.skipped_range(start_json), empty)
+        last = len(ranges) - 1
+        return [LsnRange(self._options, from_lsn, to_lsn, i == last) for i, (from_lsn, to_lsn) in enumerate(ranges)]
 
     def commit(self, end: dict) -> None:
         pass  # Spark commits late and not at all at the end of a run: nothing depends on it
@@ -126,7 +133,11 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: LsnRange) -> Iterator[pa.RecordBatch]:
         # Iterated directly (not through pyarrow's C stream import), so that a failure keeps
         # the engine's error class, e.g. DataLossError when cleanup passed the range meanwhile.
-        yield from _core.read_range(partition.options, partition.from_lsn, partition.to_lsn)
+        reading = _core.read_range(partition.options, partition.from_lsn, partition.to_lsn,
+                                   measure_end=getattr(partition, "last", False))
+        yield from reading
+        if self._metrics is not None:
+            handoff.write_range(self._metrics, reading.metrics_json())
 
 
 class MssqlCdcDataSource(DataSource):

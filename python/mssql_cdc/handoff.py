@@ -1,29 +1,35 @@
-"""What the source's planner tells the sink about a micro-batch, through files.
+"""What the source tells the sink about a micro-batch, through files in its metrics directory.
 
-Spark plans a batch in one Python process (the source's driver-side reader) and runs
-``foreachBatch`` in another, and hands the sink nothing but the rows and the batch id. The
-reader therefore writes one small JSON file per planned batch into the stream's metrics
-directory: the batch's start and end offsets (as the engine gave them) and the range cleanup
-skipped, if any. The sink reads the newest one, and deletes it and any older ones once the
-batch's facts are committed.
+Spark plans a batch in one Python process (the source's driver-side reader), reads its ranges
+in others (the tasks) and runs ``foreachBatch`` in yet another, and hands the sink nothing but
+the rows and the batch id. So each leaves files in the stream's metrics directory
+(``mssql_cdc.metrics_dir``), which the sink reads and deletes once the batch's facts are
+committed:
 
-Promises: a file appears whole (written to a temporary name, then renamed); a replanned batch
-(Spark replays an uncommitted batch with the same offsets) rewrites the same file; the newest
-file is the one with the highest end LSN (LSNs are fixed-width hex, so text order is LSN
-order). A directory that cannot be written is reported as a warning, never as a failure.
+- the planner, one ``batch-<end LSN>.json`` per planned batch: its start and end offsets (as
+  the engine gave them) and the range cleanup skipped, if any; for a batch that reads no range,
+  also the batch's metrics (nothing read, its end measured at planning);
+- each task, one ``range-<to LSN>-<from LSN>.json``: what reading the range measured
+  (``_core.RangeRead.metrics_json``), the batch's last range with the batch's end measures.
+
+Promises: a replanned batch (Spark replays an uncommitted batch with the same offsets) or a
+retried task rewrites the same file; the newest planned batch is the one with the highest end
+LSN (LSNs are fixed-width hex, so text order is LSN order). Metrics are best effort: a file
+that cannot be written is a warning, never a failure of the read.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import dataclass
+
+from mssql_cdc.metrics_dir import MetricsDir
 
 log = logging.getLogger("mssql_cdc")
 
-_PREFIX = "batch-"
+_BATCH = "batch-"
+_RANGE = "range-"
 _SUFFIX = ".json"
 
 
@@ -32,52 +38,66 @@ class PlannedBatch:
     start: str  # offset JSON
     end: str  # offset JSON
     skipped: tuple[str, str] | None  # (first lost LSN, min LSN) when cleanup purged changes
-    path: str
+    metrics: str | None  # range metrics JSON of a batch that reads no range
 
     @property
     def end_lsn(self) -> str:
         return json.loads(self.end)["lsn"]
 
 
-def write(directory: str, start: str, end: str, skipped: tuple[str, str] | None) -> None:
+def write(directory: MetricsDir, start: str, end: str, skipped: tuple[str, str] | None,
+          metrics: str | None = None) -> None:
     """Records a planned batch (offsets as the engine's JSON text)."""
     end_lsn = json.loads(end)["lsn"]
-    doc = {"start": start, "end": end, "skipped": list(skipped) if skipped else None}
+    doc = {"start": start, "end": end, "skipped": list(skipped) if skipped else None, "metrics": metrics}
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f)
-        os.replace(tmp, os.path.join(directory, f"{_PREFIX}{end_lsn}{_SUFFIX}"))
-    except OSError as e:
-        log.warning("mssql_cdc: could not record the planned batch in %s: %s", directory, e)
+        directory.write(f"{_BATCH}{end_lsn}{_SUFFIX}", json.dumps(doc))
+    except Exception as e:  # noqa: BLE001 (best effort: the facts then lack the batch's offsets)
+        log.warning("mssql_cdc: could not record the planned batch in %s: %s", directory.location, e)
 
 
-def newest(directory: str) -> PlannedBatch | None:
+def write_range(directory: MetricsDir, metrics_json: str) -> None:
+    """Records what reading one range measured; a failure is logged, never raised."""
+    doc = json.loads(metrics_json)
+    name = f"{_RANGE}{doc['to_lsn']}-{doc['from_lsn']}{_SUFFIX}"
+    try:
+        directory.write(name, metrics_json)
+    except Exception as e:  # noqa: BLE001 (best effort: a metrics failure never fails a read)
+        log.warning("mssql_cdc: could not write the metrics of range %s..%s in %s: %s",
+                    doc["from_lsn"], doc["to_lsn"], directory.location, e)
+
+
+def newest(directory: MetricsDir) -> PlannedBatch | None:
     """The planned batch with the highest end LSN, or None when there is none."""
-    try:
-        names = [n for n in os.listdir(directory) if n.startswith(_PREFIX) and n.endswith(_SUFFIX)]
-    except FileNotFoundError:
-        return None
+    names = directory.names(_BATCH)
     if not names:
         return None
-    path = os.path.join(directory, max(names))
-    with open(path) as f:
-        doc = json.load(f)
+    doc = json.loads(directory.read(names[-1]))
     skipped = tuple(doc["skipped"]) if doc.get("skipped") else None
-    return PlannedBatch(start=doc["start"], end=doc["end"], skipped=skipped, path=path)
+    return PlannedBatch(start=doc["start"], end=doc["end"], skipped=skipped, metrics=doc.get("metrics"))
 
 
-def remove_through(directory: str, end_lsn: str) -> None:
-    """Deletes the files of batches ending at or before `end_lsn`."""
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return
-    for name in names:
-        if name.startswith(_PREFIX) and name.endswith(_SUFFIX):
-            if name[len(_PREFIX) : -len(_SUFFIX)] <= end_lsn:
-                try:
-                    os.remove(os.path.join(directory, name))
-                except FileNotFoundError:
-                    pass
+def range_metrics(directory: MetricsDir, end_lsn: str) -> list[str]:
+    """The range metrics documents of ranges ending at or before `end_lsn`."""
+    found = []
+    for name in directory.names(_RANGE):
+        if _to_lsn(name) <= end_lsn:
+            try:
+                found.append(directory.read(name))
+            except FileNotFoundError:
+                pass  # deleted by an earlier batch's sink meanwhile
+    return found
+
+
+def remove_through(directory: MetricsDir, end_lsn: str) -> None:
+    """Deletes the files of batches and ranges ending at or before `end_lsn`."""
+    for name in directory.names(_BATCH):
+        if name[len(_BATCH):-len(_SUFFIX)] <= end_lsn:
+            directory.delete(name)
+    for name in directory.names(_RANGE):
+        if _to_lsn(name) <= end_lsn:
+            directory.delete(name)
+
+
+def _to_lsn(range_name: str) -> str:
+    return range_name[len(_RANGE):].split("-", 1)[0]

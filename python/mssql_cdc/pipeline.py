@@ -11,9 +11,12 @@ StreamingQuery without waiting.
 
 Not supported yet, refused with a ConfigError (a ``ValueError``): ``on_data_loss="resnapshot"``,
 ``snapshot="chunked"`` and ``snapshot_on_switch=True``.
-Each batch's offsets reach the sink through a metrics directory: ``<metricsPath>/<app_id>``
-when that option is given, else ``<checkpoint>/_mssql_cdc_metrics`` when the checkpoint is a
-local path.
+Each batch's offsets and what its read measured reach the sink through a metrics directory
+(``mssql_cdc.handoff``): ``<metricsPath>/<app_id>`` when that option is given, else
+``<checkpoint>/_mssql_cdc_metrics/<app_id>``. It is opened and written once before anything
+else is: a ``metricsPath`` that cannot be (``dbfs:/``, no permission) is a ConfigError. A
+checkpoint URI ``pyarrow.fs`` cannot open, without a ``metricsPath``, runs without metrics,
+with a warning.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
-from mssql_cdc._glue import copy_options, find_option, get_option, join, local_path, set_option
+from mssql_cdc._glue import copy_options, find_option, get_option, join, set_option
 from mssql_cdc.datasource import NAME, register
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.sink import delta_sink
+from mssql_cdc.metrics_dir import MetricsDir
+from mssql_cdc.sink import sink_for
 
 log = logging.getLogger("mssql_cdc")
 
@@ -106,6 +110,7 @@ class CdcStream:
         bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
                                      capture_instance=capture_instance)
         facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None else None
+        metrics = metrics_location(options, checkpoint, app_id)
         tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
                       capture_instance=capture_instance, statements=bronze_plan)
         if facts is not None:
@@ -117,17 +122,14 @@ class CdcStream:
             set_option(options, "startingLsn", lsn)
             log.info("mssql_cdc: bootstrap done; the stream starts after %s", lsn)
 
-        metrics = get_option(options, "metricsPath")
-        if metrics:
-            metrics = join(metrics, app_id)
-        elif local_path(checkpoint) is not None:
-            metrics = join(checkpoint, METRICS_DIR)
         if metrics:
             set_option(options, "metricsPath", metrics)
+        else:
+            options = {k: v for k, v in options.items() if k.lower() != "metricspath"}
 
         schema = StructType.fromJson(json.loads(output_schema))
         frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
-        sink = delta_sink(target, app_id, facts_table, metrics_path=metrics, options=options)
+        sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options, tables_ready=True)
         writer = (
             frame.writeStream.foreachBatch(sink)
             .option("checkpointLocation", checkpoint)
@@ -136,6 +138,26 @@ class CdcStream:
         if trigger:
             writer = writer.trigger(**dict(trigger))
         return writer.start()
+
+
+def metrics_location(options: Mapping[str, str], checkpoint: str, app_id: str) -> str | None:
+    """The stream's metrics directory, opened and written once (see the module); None without one."""
+    given = get_option(options, "metricsPath")
+    if given:
+        tables.check_location(given, "metricsPath")
+        location = join(given, app_id)
+        MetricsDir(location).probe()
+        return location
+    location = join(join(checkpoint, METRICS_DIR), app_id)
+    try:
+        directory = MetricsDir(location)
+    except ConfigError:
+        log.warning("mssql_cdc: pyarrow.fs cannot open the checkpoint %s, so the stream runs without "
+                    "metrics: its facts rows lack offsets, read times, retention and lags. Set the "
+                    "metricsPath option to a directory pyarrow.fs opens", checkpoint)
+        return None
+    directory.probe("the metrics directory under the checkpoint")
+    return location
 
 
 def native_starting_lsn(checkpoint: str) -> str | None:

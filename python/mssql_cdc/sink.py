@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, handoff, tables
-from mssql_cdc._glue import local_path
+from mssql_cdc.metrics_dir import MetricsDir
 
 log = logging.getLogger("mssql_cdc")
 
@@ -153,16 +153,32 @@ def delta_sink(
     `options` (the stream's source options) is needed only to describe changes the planner
     skipped with ``failOnDataLoss=false``: the sink then asks the source once for the range.
     """
+    return sink_for(target, app_id, facts_table, metrics_path=metrics_path, options=options,
+                    tables_ready=False)
+
+
+def sink_for(
+    target: str,
+    app_id: str,
+    facts_table: str | None,
+    *,
+    metrics_path: str | None,
+    options: Mapping[str, str] | None,
+    tables_ready: bool,
+) -> Callable[[DataFrame, int], None]:
+    """``delta_sink``; with `tables_ready` bronze and the facts table were just created or
+    migrated by the caller (``to_delta``), so the first batch does not check them again."""
     bronze_table = tables.TableArg(target, "target")
     facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
     source_options = dict(options) if options is not None else None
-    handoff_dir = local_path(metrics_path) if metrics_path else None
-    ready = {"bronze": False, "facts": False, "checked": False}
+    metrics = MetricsDir(metrics_path) if metrics_path else None
+    ready = {"bronze": tables_ready, "facts": tables_ready, "checked": False, "warned": False}
 
     def check_checkpoint(df: DataFrame, batch_id: int, start: str | None, end: str | None) -> None:
         """The first batch of this sink: Spark's checkpoint must agree with the facts table."""
-        tables.ensure(df.sparkSession, facts, "facts")
-        ready["facts"] = True
+        if not ready["facts"]:
+            tables.ensure(df.sparkSession, facts, "facts")
+            ready["facts"] = True
         recorded = (
             tables.read(df.sparkSession, facts)
             .where((F.col("app_id") == app_id) & F.col("event").isNull()
@@ -173,6 +189,17 @@ def delta_sink(
         _core.check_facts_agree([(int(r["batch_id"]), r["end_lsn"]) for r in recorded], app_id,
                                 facts_table, batch_id, start, end)
         ready["checked"] = True
+
+    def measures_of(planned: handoff.PlannedBatch | None) -> list[str]:
+        """The metrics documents the batch's planner and tasks left; none when they cannot be read."""
+        if planned is None:
+            return []
+        try:
+            found = handoff.range_metrics(metrics, planned.end_lsn)
+        except Exception as e:  # noqa: BLE001 (metrics are best effort)
+            log.warning("mssql_cdc: could not read the metrics files in %s: %s", metrics.location, e)
+            return []
+        return found + ([planned.metrics] if planned.metrics else [])
 
     def write_facts(df: DataFrame, batch_id: int, rows: list[pa.RecordBatch]) -> None:
         spark = df.sparkSession
@@ -197,7 +224,7 @@ def delta_sink(
     def write_batch(df: DataFrame, batch_id: int) -> None:
         started = time.time()
         started_us = int(started * 1_000_000)
-        planned = handoff.newest(handoff_dir) if handoff_dir else None
+        planned = handoff.newest(metrics) if metrics else None
         start = planned.start if planned else None
         end = planned.end if planned else None
         if facts_table is not None and not ready["checked"]:
@@ -210,13 +237,20 @@ def delta_sink(
                 tables.ensure(df.sparkSession, bronze_table, "bronze", output_schema_json=output_schema)
                 ready["bronze"] = True
             if stats["rows"] > 0:
-                _, metadata = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, 0)
+                _, metadata, _ = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, 0)
                 bronze = _struct(_core.bronze_schema_json(output_schema))
                 tables.append(bronze_rows(df, batch_id, bronze), bronze_table, txn_app_id=app_id,
                               txn_version=batch_id, user_metadata=metadata, merge_schema=True)
             if facts_table is not None:
                 duration_ms = int((time.time() - started) * 1000)
-                row, _ = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, duration_ms)
+                measured = measures_of(planned)
+                row, _, folded = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us,
+                                                   duration_ms, measured)
+                if stats["rows"] > 0 and not folded and not ready["warned"]:
+                    ready["warned"] = True
+                    log.warning("mssql_cdc: batch %d of %s found no metrics file in %s; its read time, "
+                                "retention and lag columns are NULL (warned once per run)", batch_id,
+                                target, metrics.location if metrics else "(no metricsPath)")
                 rows = [row]
                 if planned is not None and planned.skipped is not None and source_options is not None:
                     skipped = _core.Feed(source_options).skipped_facts(app_id, target, batch_id, start, end)
@@ -230,6 +264,9 @@ def delta_sink(
                 except Exception:  # noqa: BLE001 (an interrupted batch may fail here; the cache goes anyway)
                     pass
         if planned is not None:
-            handoff.remove_through(handoff_dir, planned.end_lsn)
+            try:
+                handoff.remove_through(metrics, planned.end_lsn)
+            except Exception as e:  # noqa: BLE001 (left-over files are skipped by later batches)
+                log.warning("mssql_cdc: could not delete the metrics files in %s: %s", metrics.location, e)
 
     return sink

@@ -1,7 +1,10 @@
 """Helpers of the Spark mode tests: simulated shop databases made with the CLI, and readers of
 what landed, through the engine's own Delta reader so that Spark does not check itself."""
 
+import contextlib
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -103,3 +106,23 @@ def reset_guide_tables(spark):
     shutil.rmtree(GUIDE_CHECKPOINTS, ignore_errors=True)
     for schema in ("bronze", "ops"):
         spark.sql(f"CREATE SCHEMA {schema}")
+
+
+@contextlib.contextmanager
+def served_sim(cli, db, user="spark_reader", password="Spark-pw-1"):
+    """`mssql-cdc sim serve` over `db` for the length of the block; yields the odbc source
+    options that reach it as `user` (a login the block adds, db_owner)."""
+    cli("sim", "login", "add", "--db", db, "--name", user, "--password", password, "--db-owner")
+    binary = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
+    server = subprocess.Popen([binary, "sim", "serve", "--db", str(db), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = server.stdout.readline().strip()
+        assert line.startswith("listening on "), line
+        port = line.rsplit(":", 1)[1]
+        database = info(cli, db)["database"]
+        yield {"backend": "odbc", "user": user, "password": password,
+               "connectionString": f"Server=127.0.0.1,{port};Database={database};Encrypt=no"}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

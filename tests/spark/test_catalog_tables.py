@@ -62,6 +62,7 @@ def test_named_tables_are_the_tables_the_engine_writes_at_a_path(spark, shop, la
 
 def test_a_named_table_is_written_exactly_once_under_replay(spark, shop, lake, tmp_path):
     from mssql_cdc import handoff, stream
+    from mssql_cdc.metrics_dir import MetricsDir
     from mssql_cdc.sink import delta_sink
 
     options = dict(sim_options(shop), captureInstance="dbo_orders", maxCommitsPerBatch="80")
@@ -74,14 +75,15 @@ def test_a_named_table_is_written_exactly_once_under_replay(spark, shop, lake, t
     last = query.lastProgress["batchId"]
     source = query.lastProgress["sources"][0]
     metrics = f"{tmp_path}/by-hand"
-    handoff.write(metrics, _core.offset_normalize(source["startOffset"]),
+    planner = MetricsDir(metrics)
+    handoff.write(planner, _core.offset_normalize(source["startOffset"]),
                   _core.offset_normalize(source["endOffset"]), None)
     again = spark.table("lake.bronze").where(f"_batch_id = {last}").drop("_batch_id", "_snapshot", "_chunk")
     assert again.count() > 0
     delta_sink("lake.bronze", "orders-v1", "lake.facts", metrics_path=metrics)(again, last)
     assert _core.delta_snapshot(bronze)["version"] == version
     assert _core.delta_snapshot(facts)["version"] == facts_version
-    handoff.write(metrics, _core.offset_normalize(source["endOffset"]),
+    handoff.write(planner, _core.offset_normalize(source["endOffset"]),
                   _core.offset_normalize(source["endOffset"]), None)
     delta_sink("lake.bronze", "orders-v1", "lake.facts", metrics_path=metrics)(again, last + 1)
     assert _core.delta_snapshot(bronze)["version"] == version + 1
@@ -278,14 +280,15 @@ def test_a_new_process_finds_the_tables_by_name_and_runs_the_consumer_queries(sh
                              for ci in ("dbo_orders", "dbo_order_items", "dbo_customers")}
     assert out["sensor"] == 1
     assert set(out["verdicts"]) == {"bronze.dbo_orders", "bronze.dbo_order_items", "bronze.dbo_customers"}
-    # One health row per target; the simulated clock stands in 2026-01-01, so every target is stale
-    # and alerts, and the Spark-mode facts row has its measured columns.
+    # One health row per target, with the measured columns Spark mode fills from its metrics files.
+    # The simulated clock stands in 2026-01-01, so the capture lag is large and every target alerts.
     rows = {r["target"]: r for r in out["health"]}
     assert set(rows) == {"bronze.dbo_orders", "bronze.dbo_order_items", "bronze.dbo_customers"}
     for row in rows.values():
         assert 0 <= row["hours_since_last"] < 1  # just written
-        # Spark mode leaves the retention headroom NULL: the query alerts on a blind stream.
-        assert row["headroom_hours"] is None and row["alert"] is True
+        assert row["headroom_hours"] is not None and row["headroom_hours"] >= 0
+        assert row["ingestion_lag_seconds"] is not None and row["ingestion_lag_seconds"] >= 0
+        assert row["capture_lag_seconds"] > 600 and row["alert"] is True
 
 
 def test_track_on_a_query_that_already_finished_writes_its_verdict(spark, shop, lake, tmp_path):

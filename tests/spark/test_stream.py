@@ -57,7 +57,16 @@ def test_to_delta_refuses_bad_arguments_before_starting_anything(spark, shop, tm
             f"{tmp_path}/t", "app", str(ckpt))
     # The engine warns about an unknown option name when it parses the options.
     assert "unknown source option 'bogusOptionOfRefusals'" in "".join(capfd.readouterr())
+    # A metrics directory pyarrow.fs cannot open, or that cannot be written.
+    (tmp_path / "a-file").write_text("")
+    for metrics, message in (("dbfs:/mnt/metrics", "cannot be opened by pyarrow.fs.*FUSE path"),
+                             (f"{tmp_path}/a-file/metrics", "cannot be written"),
+                             ("metrics", "relative path")):
+        with pytest.raises(ValueError, match=message):
+            stream(spark, dict(options, metricsPath=metrics)).to_delta(f"{tmp_path}/t", "app", str(ckpt),
+                                                                      f"{tmp_path}/f")
     assert spark.streams.active == [] and not ckpt.exists() and not (tmp_path / "t").exists()
+    assert not (tmp_path / "f").exists() and not (tmp_path / "metrics").exists()
 
 
 def test_batches_of_max_commits_exactly_once_under_replay(spark, shop, tmp_path):
@@ -110,10 +119,12 @@ def test_batches_of_max_commits_exactly_once_under_replay(spark, shop, tmp_path)
     # The sink called again by hand with an old batch id writes nothing either. (By hand it
     # needs the batch's offsets, which the planner hands over in the metrics directory.)
     from mssql_cdc import handoff
+    from mssql_cdc.metrics_dir import MetricsDir
 
     last_source = query.lastProgress["sources"][0]
     metrics = f"{tmp_path}/by-hand-metrics"
-    handoff.write(metrics, _core.offset_normalize(last_source["startOffset"]),
+    planner = MetricsDir(metrics)
+    handoff.write(planner, _core.offset_normalize(last_source["startOffset"]),
                   _core.offset_normalize(last_source["endOffset"]), None)
     again = (spark.read.format("delta").load(target).where(f"_batch_id = {last}")
              .drop("_batch_id", "_snapshot", "_chunk"))
@@ -123,7 +134,7 @@ def test_batches_of_max_commits_exactly_once_under_replay(spark, shop, tmp_path)
     assert _core.delta_snapshot(facts)["version"] == facts_version
     # A new batch id does write (so the check above is not vacuous); it starts where the last
     # batch ended, as the sink checks against the facts table.
-    handoff.write(metrics, _core.offset_normalize(last_source["endOffset"]),
+    handoff.write(planner, _core.offset_normalize(last_source["endOffset"]),
                   _core.offset_normalize(last_source["endOffset"]), None)
     delta_sink(target, "orders-v1", facts, metrics_path=metrics)(again, last + 1)
     assert _core.delta_snapshot(target)["version"] == version + 1
@@ -142,6 +153,12 @@ def test_the_registered_format_reads_every_change(spark, shop):
     got = spark.table("customers_changes").select("_start_lsn", "_seqval", "_operation").collect()
     assert sorted(map(tuple, got)) == sorted(zip(*(expected.column(c).to_pylist()
                                                    for c in ("_start_lsn", "_seqval", "_operation"))))
+    # A metricsPath pyarrow.fs cannot open fails the query as it starts, naming the path.
+    with pytest.raises(Exception, match="dbfs:/x' cannot be opened by pyarrow.fs"):
+        query = (spark.readStream.format("mssql_cdc").options(**sim_options(shop))
+                 .option("captureInstance", "dbo_customers").option("metricsPath", "dbfs:/x").load()
+                 .writeStream.format("memory").queryName("customers_dbfs").trigger(availableNow=True).start())
+        query.awaitTermination()
 
 
 def test_a_stream_started_natively_continues_on_spark_with_the_native_schema(spark, cli, tmp_path):
@@ -306,34 +323,78 @@ def test_the_example_script_runs(spark, shop, tmp_path):
 def test_the_odbc_backend_through_sim_serve_writes_the_same_bronze_as_the_sim_backend(spark, shop, cli, tmp_path):
     """The data source reads through unixODBC and FreeTDS from `mssql-cdc sim serve` as well as
     from the file directly; both streams hold every change once and write equal bronze."""
-    import os
-    import subprocess
+    from spark_helpers import served_sim
 
     from mssql_cdc import stream
 
-    cli("sim", "login", "add", "--db", shop, "--name", "spark_reader", "--password", "Spark-pw-1", "--db-owner")
-    binary = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
-    server = subprocess.Popen([binary, "sim", "serve", "--db", str(shop), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = server.stdout.readline().strip()
-        assert line.startswith("listening on "), line
-        port = line.rsplit(":", 1)[1]
-        database = info(cli, shop)["database"]
-        odbc = {"backend": "odbc", "user": "spark_reader", "password": "Spark-pw-1",
-                "connectionString": f"Server=127.0.0.1,{port};Database={database};Encrypt=no"}
+    with served_sim(cli, shop) as odbc:
         for name, options in (("odbc", odbc), ("sim", sim_options(shop))):
             query = stream(spark, dict(options, captureInstance="dbo_order_items", maxCommitsPerBatch="70")).to_delta(
                 f"{tmp_path}/{name}", f"items-{name}", f"{tmp_path}/ckpt-{name}", trigger={"availableNow": True})
             query.awaitTermination()
             assert_bronze_equals_change_table(shop, "dbo_order_items", f"{tmp_path}/{name}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     key = ["_start_lsn", "_seqval", "_operation"]
     odbc_rows = delta(f"{tmp_path}/odbc").sort_by([(k, "ascending") for k in key])
     sim_rows = delta(f"{tmp_path}/sim").sort_by([(k, "ascending") for k in key])
     assert odbc_rows.equals(sim_rows)
+
+
+# Facts columns a batch's rows and the source's state fix, the same whichever mode read it.
+SAME_IN_BOTH_MODES = ("rows", "min_lsn", "max_lsn", "end_lsn", "end_commit_ts", "read_mb",
+                      "retention_watermark_ts", "retention_headroom_hours", "source_max_commit_ts",
+                      "ingestion_lag_seconds", "network_wait_ms")
+
+
+def test_spark_facts_hold_the_measures_the_native_engine_takes_of_the_same_batches(spark, shop, cli, tmp_path,
+                                                                                   monkeypatch):
+    """Read through odbc from `sim serve`, so that there is a round trip to time: per batch, the
+    Spark stream's facts row and the native stream's agree, timings within noise."""
+    from spark_helpers import served_sim
+
+    from mssql_cdc import stream
+
+    with served_sim(cli, shop) as odbc:
+        native = tmp_path / "native"
+        native.mkdir()
+        monkeypatch.setenv("MSSQL_CDC_FACTS_PASSWORD", odbc["password"])
+        (native / "pipeline.toml").write_text(f"""tables = ["dbo_orders"]
+
+[source]
+backend = "odbc"
+connectionString = "{odbc['connectionString']}"
+user = "{odbc['user']}"
+password_env = "MSSQL_CDC_FACTS_PASSWORD"
+maxCommitsPerBatch = 80
+
+[stream]
+target = "lake/bronze/{{ci}}"
+app_id = "{{ci}}-v1"
+checkpoint = "checkpoints/{{ci}}"
+facts_table = "lake/facts"
+trigger = "availableNow"
+""")
+        cli("run", native / "pipeline.toml")
+        options = dict(odbc, captureInstance="dbo_orders", maxCommitsPerBatch="80")
+        query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+                                                f"{tmp_path}/facts", trigger={"availableNow": True})
+        query.awaitTermination()
+        assert query.exception() is None
+
+    def batches(facts):
+        return {r["batch_id"]: r for r in delta(facts).to_pylist() if r["event"] is None}
+
+    mine, theirs = batches(f"{tmp_path}/facts"), batches(native / "lake" / "facts")
+    assert sorted(mine) == sorted(theirs) and len(mine) == 3
+    for batch_id, row in mine.items():
+        native_row = theirs[batch_id]
+        for name in SAME_IN_BOTH_MODES:
+            assert row[name] == native_row[name], (batch_id, name)
+        assert row["retention_headroom_hours"] is not None and row["network_wait_ms"] is None
+        assert row["read_seconds"] > 0 and native_row["read_seconds"] > 0
+        assert 0 < row["source_rtt_ms"] < 1000 and 0 < native_row["source_rtt_ms"] < 1000
+        assert abs(row["capture_lag_seconds"] - native_row["capture_lag_seconds"]) < 300
+    # The sink folded the metrics files and deleted them.
+    assert [p.name for p in (tmp_path / "ckpt" / "_mssql_cdc_metrics" / "orders-v1").iterdir()] == []
 
 
 def _refusing_the_cache(sink):
@@ -374,7 +435,8 @@ def test_the_sink_writes_the_same_bronze_and_facts_where_the_cache_api_is_refuse
         query.awaitTermination()
         assert query.exception() is None
         assert_bronze_equals_change_table(shop, "dbo_orders", target)
-        drop = ("started_at", "duration_ms", "written_at", "target")  # the target is a path of its own
+        # The target is a path of its own; timings move from run to run.
+        drop = ("started_at", "duration_ms", "written_at", "target", "read_seconds", "capture_lag_seconds")
         written[name] = (sorted(delta(target).to_pylist(), key=lambda r: (r["_start_lsn"], r["_seqval"], r["_operation"])),
                          sorted(({k: v for k, v in r.items() if k not in drop} for r in delta(facts).to_pylist()),
                                 key=lambda r: r["batch_id"]))
