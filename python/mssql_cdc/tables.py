@@ -15,6 +15,7 @@ against the working directory, which are different places on most platforms.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -72,14 +73,20 @@ def check(spark: Any, table: TableArg, kind: str) -> bool:
     Its schema must exist; an existing table must be a Delta table (not a view) of `kind`.
     A path is checked by the engine when it is ensured.
     """
+    return _inspect(spark, table) is not None
+
+
+def _inspect(spark: Any, table: TableArg) -> dict[str, str] | None:
+    """DESCRIBE TABLE EXTENDED of an existing named Delta table, None when it does not exist
+    (ConfigError when its schema is missing, or it is a view or not Delta)."""
     if not table.is_name:
-        return _core.delta_exists(table.text)
-    if table.schema and not spark.catalog.databaseExists(table.schema):
-        raise ConfigError(
-            f"{table.what}={table.text!r}: schema {table.schema} does not exist; create it first "
-            f"with CREATE SCHEMA IF NOT EXISTS {table.schema}")
+        return {} if _core.delta_exists(table.text) else None
     if not spark.catalog.tableExists(table.name):
-        return False
+        if table.schema and not spark.catalog.databaseExists(table.schema):
+            raise ConfigError(
+                f"{table.what}={table.text!r}: schema {table.schema} does not exist; create it first "
+                f"with CREATE SCHEMA IF NOT EXISTS {table.schema}")
+        return None
     detail = _describe(spark, table.name)
     if detail.get("Type", "").upper() == "VIEW":
         raise ConfigError(f"{table.what}={table.text!r} is a view; name a Delta table, or a table "
@@ -88,13 +95,16 @@ def check(spark: Any, table: TableArg, kind: str) -> bool:
     if provider != "delta":
         raise ConfigError(f"{table.what}={table.text!r} is a {provider or 'non-Delta'} table; name a "
                           f"Delta table, or a table that does not exist yet")
-    return True
+    return detail
 
 
-def _schema_version(spark: Any, name: str) -> str:
-    detail = spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]
-    properties = detail["properties"] or {}
-    return str(properties.get("mssql_cdc.schema_version", ""))
+_SCHEMA_VERSION = re.compile(r"(?:^\[|,)mssql_cdc\.schema_version=([^,\]]*)")
+
+
+def _schema_version(detail: dict[str, str]) -> str:
+    """The table's mssql_cdc.schema_version from DESCRIBE TABLE EXTENDED's Table Properties."""
+    found = _SCHEMA_VERSION.search(detail.get("Table Properties", ""))
+    return found.group(1) if found else ""
 
 
 def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
@@ -105,13 +115,13 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
     table fails before anything is written.
     """
     assert kind in _KINDS
-    exists = check(spark, table, kind)
+    detail = _inspect(spark, table)
     if not table.is_name:
         return []
-    if not exists:
+    if detail is None:
         return [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)]
     existing = spark.table(table.name).schema.json()
-    return list(_core.migrate_table_sql(kind, table.text, existing, _schema_version(spark, table.name),
+    return list(_core.migrate_table_sql(kind, table.text, existing, _schema_version(detail),
                                         output_schema_json))
 
 
