@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -106,25 +107,34 @@ def start_many(
 
 
 def await_all(queries: Mapping[str, Any], *, timeout: float | None = None) -> dict[str, Exception]:
-    """Waits for every query, at most `timeout` seconds in all; the errors of those that failed."""
+    """Waits for every query in turn, at most `timeout` seconds in all (None: until each ends);
+    returns the errors of the queries that stopped with one, by capture instance.
+
+    Spark's wait takes whole seconds here: each query is given the time left, rounded up to a
+    whole second, and none once no time is left, so the whole wait may pass `timeout` by up to
+    a second per query. A query's StreamingQueryException is returned, not raised; a query
+    still running is absent from the result.
+    """
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+        raise TypeError(f"await_all: timeout must be a number of seconds or None, not {timeout!r}")
+    if timeout is not None and timeout < 0:
+        raise ValueError(f"await_all: timeout must be 0 or more seconds, not {timeout!r}")
     deadline = None if timeout is None else time.monotonic() + timeout
     for query in queries.values():
         try:
             if deadline is None:
                 query.awaitTermination()
             else:
-                # Spark takes whole milliseconds and refuses 0: less than 1 ms left is none.
-                left_ms = int((deadline - time.monotonic()) * 1000)
-                if left_ms >= 1:
-                    query.awaitTermination((left_ms + 0.5) / 1000)  # PySpark truncates to ms
+                left = deadline - time.monotonic()
+                if left > 0:
+                    query.awaitTermination(math.ceil(left))
         except StreamingQueryException:
             pass  # collected below
     failed: dict[str, Exception] = {}
     for ci, query in queries.items():
-        if not query.isActive:
-            error = query.exception()
-            if error is not None:
-                failed[ci] = error
+        error = query.exception()
+        if error is not None:
+            failed[ci] = error
     return failed
 
 
