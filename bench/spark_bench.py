@@ -271,7 +271,9 @@ def main():
           f"fresh warmed Spark. single: 1 table x {args.rows:,} changes; many: {args.tables} tables x "
           f"{args.many_rows:,} changes (start_many + await_all). Tables as paths, or as names in a Hive "
           f"metastore. Driver memory: peak RSS growth of the driver JVM and driver Python plus the "
-          f"queries' driver-side Python processes (on Connect the server's JVM is not counted).")
+          f"queries' driver-side Python processes; on Connect the driver is the local Connect server, a "
+          f"child of the run, so its JVM and Python workers are counted the same way (with the client's "
+          f"Python).")
     print()
     print("| scenario | library | session | tables | wall s | rows/s | peak driver memory MB | "
           "wall names/paths | wall / reference classic paths |")
@@ -288,7 +290,7 @@ def main():
             paths = summary.get((name, (lib, "classic", "paths")))
             vs_paths = f"{s['wall'] / paths['wall']:.2f}" if tables_as == "names" and paths else ""
             vs_ref = f"{s['wall'] / ref['wall']:.2f}" if ref and variant != ("ref", "classic", "paths") else ""
-            memory = "" if session == "connect" else f"{s['peak']:.0f}"
+            memory = f"{s['peak']:.0f}"
             print(f"| {name} | {label} | {session} | {tables_as} | {s['wall']:.1f} | {s['rows'] / s['wall']:,.0f} | "
                   f"{memory} | {vs_paths} | {vs_ref} |")
     if not ready:

@@ -13,8 +13,8 @@ the interpreter has, and, for a Spark Connect run, tests/local_spark.py's server
 `--tables-as names` gives bronze and facts as table names (bench_bronze.<ci>, bench_ops.facts;
 the warm-up's in warm_bronze and warm_ops)
 in a Hive metastore (embedded Derby) instead of paths. `--session connect` runs the streams
-through a local Spark Connect server (its JVM is a child process; the memory figures then
-miss the server's JVM and are not comparable).
+through a local Spark Connect server; the server is a child process, so the memory figures
+count its JVM and Python workers as a classic run counts its driver's.
 
 `gen-fake` writes the reference's fake CDC backend: N capture instances bench_narrow[_k], each
 with R insert changes in commits of 10,000, the rows of bench/bench_tables.cc's narrow shape.
