@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import threading
 import time
 from collections.abc import Mapping
@@ -38,7 +37,6 @@ log = logging.getLogger("mssql_cdc")
 
 _ZERO_LSN = "0x" + "0" * 20
 _WARN_EVERY_SECONDS = 600.0
-_RETRY_SECONDS = 60.0
 
 
 def _utc_naive(value: datetime) -> datetime:
@@ -121,18 +119,18 @@ def _conflicted(error: Exception) -> bool:
 
 
 def _merge_verdict(spark: Any, sql: str) -> bool:
-    """Runs the verdict MERGE; True when it changed a row. Retries commits lost to a conflict."""
-    deadline = time.monotonic() + _RETRY_SECONDS
-    attempt = 0
+    """Runs the verdict MERGE; True when it changed a row. Retries commits lost to a conflict
+    as the engine retries its own (``_core.ConflictRetry``)."""
+    retry = _core.ConflictRetry()
     while True:
         try:
             row = spark.sql(sql).collect()[0]
             return int(row["num_affected_rows"]) > 0
         except Exception as error:  # noqa: BLE001 (only conflicts are retried)
-            if not _conflicted(error) or time.monotonic() >= deadline:
+            delay = retry.next_delay_seconds() if _conflicted(error) else None
+            if delay is None:
                 raise
-            attempt += 1
-            time.sleep(min(2.0, 0.05 * 2 ** min(attempt, 6)) * (0.5 + random.random() / 2))
+            time.sleep(delay)
 
 
 def advance(
@@ -175,10 +173,12 @@ def is_final(spark: Any, control_table: str, table_name: str, period_end: dateti
     period_end = _utc_naive(period_end)
     if period_end.microsecond % 1000:  # the engine takes milliseconds: round up, never claim early
         period_end += timedelta(microseconds=1000 - period_end.microsecond % 1000)
+    end = period_end.isoformat(timespec="milliseconds")
     if tables.TableArg(control_table, "control_table").is_name:
         verdict = finalized_until(spark, control_table, table_name)
-        return verdict is not None and verdict >= period_end
-    return bool(_core.is_final(control_table, table_name, period_end.isoformat(timespec="milliseconds")))
+        until = None if verdict is None else _utc_naive(verdict).isoformat(timespec="milliseconds")
+        return bool(_core.verdict_covers(until, end))
+    return bool(_core.is_final(control_table, table_name, end))
 
 
 class FinalizationListener(StreamingQueryListener):

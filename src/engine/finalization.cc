@@ -134,16 +134,18 @@ std::shared_ptr<arrow::Table> RowsNamed(const delta::DeltaTable& table,
   return table.Read({{kTableName, "=", table_name}});
 }
 
-// Sleeps before another try, or rethrows when tries have gone on for too long.
-void BackOffOrGiveUp(std::chrono::steady_clock::time_point deadline, int attempt) {
-  if (std::chrono::steady_clock::now() >= deadline) throw;
-  thread_local std::mt19937 rng{std::random_device{}()};
-  int cap_ms = std::min(2000, 50 << std::min(attempt, 6));
-  std::this_thread::sleep_for(
-      std::chrono::milliseconds(std::uniform_int_distribution<int>(cap_ms / 2, cap_ms)(rng)));
-}
-
 }  // namespace
+
+ConflictRetry::ConflictRetry() : deadline_(std::chrono::steady_clock::now() + kRetryFor) {}
+
+bool ConflictRetry::Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+
+std::optional<std::chrono::milliseconds> ConflictRetry::NextDelay() {
+  if (Expired()) return std::nullopt;
+  thread_local std::mt19937 rng{std::random_device{}()};
+  const int cap_ms = std::min(2000, 50 << std::min(attempt_++, 6));
+  return std::chrono::milliseconds(std::uniform_int_distribution<int>(cap_ms / 2, cap_ms)(rng));
+}
 
 Granularity ParseGranularity(std::string_view text) {
   std::string lower(text);
@@ -180,8 +182,8 @@ bool Advance(const std::string& control_uri, const std::string& table_name, cons
   if (!end.commit_ts) return false;
   const UtcMicros candidate = Truncate(*end.commit_ts, granularity);
   EnsureControlTable(control_uri);
-  const auto deadline = std::chrono::steady_clock::now() + kRetryFor;
-  for (int attempt = 0;; ++attempt) {
+  ConflictRetry retry;
+  for (;;) {
     try {
       auto table = delta::DeltaTable::Open(control_uri);
       auto stored = RowsNamed(table, table_name);
@@ -200,13 +202,15 @@ bool Advance(const std::string& control_uri, const std::string& table_name, cons
           kTableName, row, options,
           [&stored](const std::shared_ptr<arrow::Table>& now) { return SameRows(stored, now); });
       if (result.written) return true;
-      if (std::chrono::steady_clock::now() >= deadline) {
+      if (retry.Expired()) {
         throw ConcurrentModificationError(
             "control table " + control_uri + ": the row of '" + table_name +
             "' kept changing under concurrent writers for a minute; the verdict was not moved");
       }
     } catch (const ConcurrentModificationError&) {
-      BackOffOrGiveUp(deadline, attempt);
+      const auto delay = retry.NextDelay();
+      if (!delay) throw;
+      std::this_thread::sleep_for(*delay);
     }
   }
 }
@@ -230,7 +234,12 @@ std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::st
 bool IsFinal(const std::string& control_uri, const std::string& table_name,
              UtcMicros period_end) {
   auto verdict = ReadVerdict(control_uri, table_name);
-  return verdict && period_end <= verdict->finalized_until;
+  return VerdictCovers(verdict ? std::optional(verdict->finalized_until) : std::nullopt,
+                       period_end);
+}
+
+bool VerdictCovers(const std::optional<UtcMicros>& finalized_until, UtcMicros period_end) {
+  return finalized_until && period_end <= *finalized_until;
 }
 
 }  // namespace mssql_cdc

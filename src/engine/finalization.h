@@ -4,6 +4,7 @@
 // crash makes the verdict lag, never lead.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,5 +42,22 @@ std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::st
 // Whether every period ending at or before `period_end` is complete: finalized_until >=
 // period_end.
 bool IsFinal(const std::string& control_uri, const std::string& table_name, UtcMicros period_end);
+// The same rule on a verdict read elsewhere (a control table named in Spark's catalog).
+bool VerdictCovers(const std::optional<UtcMicros>& finalized_until, UtcMicros period_end);
+
+// How a verdict write that lost to a concurrent commit is retried: after a jittered delay that
+// doubles from 50 ms up to 2 s, for up to a minute of tries. One object per write.
+class ConflictRetry {
+ public:
+  ConflictRetry();
+  // The delay before the next try; nullopt once the minute is over (give up).
+  std::optional<std::chrono::milliseconds> NextDelay();
+  // Whether the minute of tries is over.
+  bool Expired() const;
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+  int attempt_ = 0;
+};
 
 }  // namespace mssql_cdc

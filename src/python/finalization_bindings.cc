@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -47,21 +48,46 @@ std::optional<std::string> FinalizedUntil(const std::string& control,
   return FormatIsoMillis(verdict->finalized_until.value);
 }
 
-bool PeriodIsFinal(const std::string& control, const std::string& table_name,
-                   const std::string& period_end) {
+UtcMicros PeriodEnd(const std::string& period_end) {
   const auto micros = ParseDateTime(period_end);
   if (!micros) {
     throw ConfigError("period_end must be a UTC time 'YYYY-MM-DD[THH:MM[:SS[.fff]]]', got '" +
                       period_end + "'");
   }
+  return UtcMicros{*micros};
+}
+
+bool PeriodIsFinal(const std::string& control, const std::string& table_name,
+                   const std::string& period_end) {
+  const UtcMicros end = PeriodEnd(period_end);
   TableRef::RequirePath(control, "control_table");
   nb::gil_scoped_release release;
-  return IsFinal(control, table_name, UtcMicros{*micros});
+  return IsFinal(control, table_name, end);
 }
 
 }  // namespace
 
 void BindFinalization(nb::module_& m) {
+  m.def("verdict_covers",
+        [](const std::optional<std::string>& finalized_until, const std::string& period_end) {
+          return VerdictCovers(finalized_until ? std::optional(PeriodEnd(*finalized_until))
+                                               : std::nullopt,
+                               PeriodEnd(period_end));
+        },
+        nb::arg("finalized_until").none(), nb::arg("period_end"),
+        "Whether a verdict `finalized_until` (a UTC time, or None) says the period ending at "
+        "`period_end` is complete: the rule of is_final, for a verdict read through Spark.");
+  nb::class_<ConflictRetry>(m, "ConflictRetry",
+                            "How a verdict write that lost to a concurrent commit is retried, "
+                            "as the engine retries its own: one object per write.")
+      .def(nb::init<>())
+      .def("next_delay_seconds",
+           [](ConflictRetry& retry) -> std::optional<double> {
+             const auto delay = retry.NextDelay();
+             if (!delay) return std::nullopt;
+             return std::chrono::duration<double>(*delay).count();
+           },
+           "Seconds to wait before the next try; None once the minute of tries is over.");
   m.def("finalization_candidate", &Candidate, nb::arg("end_offset"), nb::arg("granularity"),
         "The verdict a batch ending at `end_offset` justifies: its commit time truncated to "
         "the granularity (minute, hour, day); None when the offset has no commit time.");

@@ -38,3 +38,20 @@ def test_error_classes_have_the_reference_bases():
     assert issubclass(mssql_cdc.SchemaChangedError, RuntimeError)
     assert issubclass(mssql_cdc.PermissionError, PermissionError)
     assert issubclass(mssql_cdc.ConfigError, ValueError)
+
+
+def test_a_verdict_covers_the_periods_ending_at_or_before_it():
+    assert _core.verdict_covers("2026-03-01T10:00:00.000", "2026-03-01T10:00:00")
+    assert _core.verdict_covers("2026-03-01T10:00:00.000", "2026-03-01T09:59:59.999")
+    assert not _core.verdict_covers("2026-03-01T10:00:00.000", "2026-03-01T10:00:00.001")
+    assert not _core.verdict_covers(None, "2000-01-01")
+    with pytest.raises(ValueError, match="period_end must be a UTC time"):
+        _core.verdict_covers(None, "yesterday")
+
+
+def test_a_verdict_write_that_loses_a_conflict_backs_off_doubling_up_to_two_seconds():
+    retry = _core.ConflictRetry()
+    delays = [retry.next_delay_seconds() for _ in range(9)]
+    caps = [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 2.0, 2.0, 2.0]
+    for delay, cap in zip(delays, caps):
+        assert cap / 2 <= delay <= cap
