@@ -116,9 +116,10 @@ class ParquetFileWriter {
   ParquetFileWriter(FileSystem& fs, std::string full_path, std::string relative_path,
                     const std::shared_ptr<arrow::Schema>& schema,
                     const std::shared_ptr<parquet::WriterProperties>& properties,
-                    const std::shared_ptr<parquet::ArrowWriterProperties>& arrow_properties)
+                    const std::shared_ptr<parquet::ArrowWriterProperties>& arrow_properties,
+                    int stats_columns)
       : full_path_(std::move(full_path)), relative_path_(std::move(relative_path)),
-        schema_(schema), columns_(schema->num_fields()) {
+        schema_(schema), stats_(schema, stats_columns) {
     sink_ = fs.OpenOutputStream(full_path_);
     auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink_,
                                                    properties, arrow_properties);
@@ -132,13 +133,15 @@ class ParquetFileWriter {
   // Writes `slices` (consecutive rows) as one row group; returns the bytes in the file so far.
   std::int64_t WriteRowGroup(const std::vector<std::shared_ptr<arrow::RecordBatch>>& slices) {
     ThrowIfError(writer_->NewRowGroup(), "cannot write Parquet file " + full_path_);
+    std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
     for (int c = 0; c < schema_->num_fields(); ++c) {
       arrow::ArrayVector chunks;
       for (const auto& slice : slices) chunks.push_back(slice->column(c));
       auto column = std::make_shared<arrow::ChunkedArray>(std::move(chunks), schema_->field(c)->type());
       ThrowIfError(writer_->WriteColumnChunk(column), "cannot write Parquet file " + full_path_);
-      for (const auto& chunk : column->chunks()) columns_[c].push_back(chunk);
+      columns.push_back(std::move(column));
     }
+    stats_.Add(columns);  // the file's stats, without keeping its rows
     for (const auto& slice : slices) rows_ += slice->num_rows();
     auto position = sink_->Tell();
     ThrowIfError(position.status(), "cannot write Parquet file " + full_path_);
@@ -147,20 +150,17 @@ class ParquetFileWriter {
 
   std::int64_t rows() const { return rows_; }
 
-  AddFile Close(FileSystem& fs, int stats_columns) {
+  AddFile Close(FileSystem& fs) {
     ThrowIfError(writer_->Close(), "cannot finish Parquet file " + full_path_);
     ThrowIfError(sink_->Close(), "cannot close Parquet file " + full_path_);
     closed_ = true;
-    std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
-    for (int c = 0; c < schema_->num_fields(); ++c)
-      columns.push_back(std::make_shared<arrow::ChunkedArray>(columns_[c], schema_->field(c)->type()));
     AddFile add;
     add.path = relative_path_;
     const FileInfo info = fs.Stat(full_path_);
     add.size = info.size;
     add.modification_time = info.modification_time_ms;
     add.data_change = true;
-    add.stats = ComputeFileStats(*schema_, columns, rows_, stats_columns);
+    add.stats = stats_.Json(rows_);
     return add;
   }
 
@@ -170,7 +170,7 @@ class ParquetFileWriter {
   std::shared_ptr<arrow::Schema> schema_;
   std::shared_ptr<arrow::io::OutputStream> sink_;
   std::unique_ptr<parquet::arrow::FileWriter> writer_;
-  std::vector<arrow::ArrayVector> columns_;  // what the file holds, for its stats
+  FileStatsAccumulator stats_;
   std::int64_t rows_ = 0;
   bool closed_ = false;
 };
@@ -222,11 +222,11 @@ class DataFileSetWriter {
       const bool rest_is_small = static_cast<double>(end - begin) * bytes_per_row <
                                  0.1 * static_cast<double>(options_.target_file_bytes);
       if (file_bytes >= options_.target_file_bytes && !(planned_ && rest_is_small)) {
-        added.push_back(file->Close(fs_, options_.stats_columns));
+        added.push_back(file->Close(fs_));
         file.reset();
       }
     }
-    if (file) added.push_back(file->Close(fs_, options_.stats_columns));
+    if (file) added.push_back(file->Close(fs_));
     return added;
   }
 
@@ -258,7 +258,7 @@ class DataFileSetWriter {
       created_.push_back(full_path);
     }
     return std::make_unique<ParquetFileWriter>(fs_, full_path, name, schema_, properties_,
-                                               arrow_properties_);
+                                               arrow_properties_, options_.stats_columns);
   }
 
   // Rows for the next row group: so many that the file ends just past the target (2% margin:

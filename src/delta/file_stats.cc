@@ -218,10 +218,66 @@ std::optional<std::string> TruncateMaxString(const std::string& value, int prefi
 std::string ComputeFileStats(const arrow::Schema& schema,
                              const std::vector<std::shared_ptr<arrow::ChunkedArray>>& columns,
                              std::int64_t num_records, int stats_columns) {
+  FileStatsAccumulator stats(std::make_shared<arrow::Schema>(schema), stats_columns);
+  stats.Add(columns);
+  return stats.Json(num_records);
+}
+
+FileStatsAccumulator::FileStatsAccumulator(std::shared_ptr<arrow::Schema> schema, int stats_columns)
+    : schema_(std::move(schema)), columns_(schema_->num_fields()) {
+  int budget = stats_columns < 0 ? std::numeric_limits<int>::max() : stats_columns;
+  for (int i = 0; i < schema_->num_fields() && budget > 0; ++i) {
+    const auto& type = *schema_->field(i)->type();
+    budget -= LeafCount(type);
+    columns_[i].indexed = type.id() != arrow::Type::STRUCT;  // nested stats: not written
+  }
+}
+
+namespace {
+
+// The smaller (or larger) of two valid scalars of one type, as MinMax orders them.
+std::shared_ptr<arrow::Scalar> Bound(const std::shared_ptr<arrow::Scalar>& a,
+                                     const std::shared_ptr<arrow::Scalar>& b, bool is_max) {
+  auto left = arrow::MakeArrayFromScalar(*a, 1);
+  auto right = arrow::MakeArrayFromScalar(*b, 1);
+  if (!left.ok() || !right.ok()) throw InternalError("stats: cannot compare bounds");
+  auto both = std::make_shared<arrow::ChunkedArray>(arrow::ArrayVector{*left, *right}, a->type);
+  auto result = arrow::compute::MinMax(both, arrow::compute::ScalarAggregateOptions(true, 1));
+  if (!result.ok()) throw InternalError("stats: min/max failed: " + result.status().ToString());
+  return result->scalar_as<arrow::StructScalar>().value[is_max ? 1 : 0];
+}
+
+}  // namespace
+
+void FileStatsAccumulator::Add(const std::vector<std::shared_ptr<arrow::ChunkedArray>>& columns) {
   EnsureComputeKernels();
-  if (columns.size() != static_cast<std::size_t>(schema.num_fields()))
+  if (columns.size() != static_cast<std::size_t>(schema_->num_fields()))
     throw InternalError("stats: " + std::to_string(columns.size()) + " columns for a schema of " +
-                        std::to_string(schema.num_fields()) + " fields");
+                        std::to_string(schema_->num_fields()) + " fields");
+  if (!columns.empty()) rows_ += columns[0]->length();
+  for (int i = 0; i < schema_->num_fields(); ++i) {
+    ColumnStats& stats = columns_[i];
+    if (!stats.indexed) continue;
+    const auto& field = schema_->field(i);
+    const auto& type = *field->type();
+    const auto& column = columns[i];
+    stats.null_count += column->null_count();
+    if (!HasMinMaxStats(type) || column->null_count() == column->length()) continue;
+    auto result = arrow::compute::MinMax(column, arrow::compute::ScalarAggregateOptions(true, 1));
+    if (!result.ok())
+      throw InternalError("stats: min/max of column " + field->name() + " failed: " +
+                          result.status().ToString());
+    const auto& min_max = result->scalar_as<arrow::StructScalar>();
+    const bool floating = type.id() == arrow::Type::FLOAT || type.id() == arrow::Type::DOUBLE;
+    stats.has_nan = stats.has_nan || (floating && ContainsNaN(column));
+    const auto& min = min_max.value[0];
+    const auto& max = min_max.value[1];
+    if (min->is_valid) stats.min = stats.min ? Bound(stats.min, min, false) : min;
+    if (max->is_valid) stats.max = stats.max ? Bound(stats.max, max, true) : max;
+  }
+}
+
+std::string FileStatsAccumulator::Json(std::optional<std::int64_t> num_records) const {
   std::string min_values, max_values, null_counts;
   auto append = [](std::string& object, const std::string& key, const std::string& value) {
     if (!object.empty()) object += ',';
@@ -229,31 +285,19 @@ std::string ComputeFileStats(const arrow::Schema& schema,
     object += ':';
     object += value;
   };
-
-  int budget = stats_columns < 0 ? std::numeric_limits<int>::max() : stats_columns;
-  for (int i = 0; i < schema.num_fields() && budget > 0; ++i) {
-    const auto& field = schema.field(i);
-    const auto& type = *field->type();
-    budget -= LeafCount(type);
-    if (type.id() == arrow::Type::STRUCT) continue;  // nested stats: not written (see header)
-    const auto& column = columns[i];
-    const std::string key = JsonString(field->name());
-    append(null_counts, key, std::to_string(column->null_count()));
-    if (!HasMinMaxStats(type) || column->null_count() == column->length()) continue;
-
-    auto result = arrow::compute::MinMax(column, arrow::compute::ScalarAggregateOptions(true, 1));
-    if (!result.ok())
-      throw InternalError("stats: min/max of column " + field->name() + " failed: " +
-                          result.status().ToString());
-    const auto& min_max = result->scalar_as<arrow::StructScalar>();
-    const bool floating = type.id() == arrow::Type::FLOAT || type.id() == arrow::Type::DOUBLE;
-    const bool has_nan = floating && ContainsNaN(column);
-    if (auto text = FormatBound(*min_max.value[0], false)) append(min_values, key, *text);
-    if (!has_nan) {
-      if (auto text = FormatBound(*min_max.value[1], true)) append(max_values, key, *text);
+  for (int i = 0; i < schema_->num_fields(); ++i) {
+    const ColumnStats& stats = columns_[i];
+    if (!stats.indexed) continue;
+    const std::string key = JsonString(schema_->field(i)->name());
+    append(null_counts, key, std::to_string(stats.null_count));
+    if (stats.min) {
+      if (auto text = FormatBound(*stats.min, false)) append(min_values, key, *text);
+    }
+    if (stats.max && !stats.has_nan) {
+      if (auto text = FormatBound(*stats.max, true)) append(max_values, key, *text);
     }
   }
-  return "{\"numRecords\":" + std::to_string(num_records) + ",\"minValues\":{" + min_values +
+  return "{\"numRecords\":" + std::to_string(num_records.value_or(rows_)) + ",\"minValues\":{" + min_values +
          "},\"maxValues\":{" + max_values + "},\"nullCount\":{" + null_counts + "}}";
 }
 

@@ -33,6 +33,30 @@ std::string ComputeFileStats(const arrow::Schema& schema,
                              const std::vector<std::shared_ptr<arrow::ChunkedArray>>& columns,
                              std::int64_t num_records, int stats_columns);
 
+// The same stats for a file written a part at a time, without keeping its rows: each Add
+// folds in the columns of one part (a row group), keeping per column only its null count,
+// its min and max values and whether it held a NaN; Json then gives what ComputeFileStats
+// gives for all the parts at once.
+class FileStatsAccumulator {
+ public:
+  FileStatsAccumulator(std::shared_ptr<arrow::Schema> schema, int stats_columns);
+
+  void Add(const std::vector<std::shared_ptr<arrow::ChunkedArray>>& columns);
+  // numRecords is the rows added, unless `num_records` is given.
+  std::string Json(std::optional<std::int64_t> num_records = std::nullopt) const;
+
+ private:
+  struct ColumnStats {
+    bool indexed = false;  // within the leaf budget and not nested
+    std::int64_t null_count = 0;
+    std::shared_ptr<arrow::Scalar> min, max;  // null until a non-null value was added
+    bool has_nan = false;
+  };
+  std::shared_ptr<arrow::Schema> schema_;
+  std::vector<ColumnStats> columns_;
+  std::int64_t rows_ = 0;
+};
+
 // The stats of one file, parsed back. Values keep their JSON text (numbers unrounded, strings
 // unescaped), so that decimals and 64-bit integers compare exactly.
 struct ParsedFileStats {

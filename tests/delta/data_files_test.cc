@@ -430,6 +430,44 @@ TEST(Stats, FirstLeafColumnsOnlyAndNoBoundsForAllNullOrNonFinite) {
             "\"nullCount\":{\"a\":0,\"b\":4,\"c\":0}}");
 }
 
+// A file written a row group at a time gets the stats of all its rows at once: every split of
+// the every-type batch and of NaN, infinite, all-NULL and long-string columns agrees.
+TEST(Stats, PartsFoldIntoTheStatsOfTheWhole) {
+  auto whole_stats = [](const arrow::RecordBatch& batch, int stats_columns) {
+    std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
+    for (const auto& column : batch.columns()) columns.push_back(std::make_shared<arrow::ChunkedArray>(column));
+    return ComputeFileStats(*batch.schema(), columns, batch.num_rows(), stats_columns);
+  };
+  auto in_parts = [](const std::shared_ptr<arrow::RecordBatch>& batch, std::int64_t part_rows,
+                     int stats_columns) {
+    FileStatsAccumulator stats(batch->schema(), stats_columns);
+    for (std::int64_t at = 0; at < batch->num_rows(); at += part_rows) {
+      auto part = batch->Slice(at, part_rows);
+      std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
+      for (const auto& column : part->columns()) columns.push_back(std::make_shared<arrow::ChunkedArray>(column));
+      stats.Add(columns);
+    }
+    return stats.Json();
+  };
+  const std::string long_text(40, 'z');
+  auto schema = arrow::schema({arrow::field("f", arrow::float64()), arrow::field("n", arrow::int32()),
+                               arrow::field("s", arrow::utf8()), arrow::field("i", arrow::int64())});
+  auto odd = arrow::RecordBatch::Make(
+      schema, 5,
+      {Column(arrow::float64(), {"2", "null", "NaN", "-1", "inf"}),
+       Column(arrow::int32(), {"null", "null", "null", "null", "null"}),
+       Column(arrow::utf8(), {"b", long_text, "null", "a", "c"}),
+       Column(arrow::int64(), {"5", "-7", "null", "9", "0"})});
+  for (const auto& batch : {EveryTypeBatch(), odd}) {
+    for (std::int64_t part_rows : {1, 2, 3, 100}) {
+      for (int stats_columns : {-1, 2, 32}) {
+        EXPECT_EQ(in_parts(batch, part_rows, stats_columns), whole_stats(*batch, stats_columns))
+            << "parts of " << part_rows << " rows, " << stats_columns << " columns";
+      }
+    }
+  }
+}
+
 TEST(Stats, StringsAreTruncatedToBoundingPrefixes) {
   const std::string ascii40 = "abcdefghijklmnopqrstuvwxyz0123456789ABCD";
   EXPECT_EQ(TruncateMinString(ascii40, 32), ascii40.substr(0, 32));
