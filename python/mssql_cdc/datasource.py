@@ -134,7 +134,7 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Iterated directly (not through pyarrow's C stream import), so that a failure keeps
         # the engine's error class, e.g. DataLossError when cleanup passed the range meanwhile.
         reading = _core.read_range(partition.options, partition.from_lsn, partition.to_lsn,
-                                   measure_end=getattr(partition, "last", False))
+                                   measure_end=partition.last)
         yield from reading
         if self._metrics is not None:
             handoff.write_range(self._metrics, reading.metrics_json())

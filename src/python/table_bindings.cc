@@ -7,6 +7,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdint>
 #include <optional>
@@ -106,6 +107,7 @@ void SetEnd(FactsRow& row, const std::optional<std::string>& end) {
 }
 
 // The measures among `metrics` (RangeMeasures JSON documents) of ranges inside (start, end].
+// Metrics are best effort: a document that does not parse is skipped with a warning.
 std::vector<RangeMeasures> BatchRanges(const std::vector<std::string>& metrics,
                                        const std::optional<std::string>& start,
                                        const std::optional<std::string>& end) {
@@ -115,7 +117,13 @@ std::vector<RangeMeasures> BatchRanges(const std::vector<std::string>& metrics,
   const std::optional<Lsn> start_lsn =
       start ? std::optional(Offset::FromJson(*start).lsn) : std::nullopt;
   for (const auto& text : metrics) {
-    RangeMeasures range = RangeMeasuresFromJson(text, "a metrics file");
+    RangeMeasures range;
+    try {
+      range = RangeMeasuresFromJson(text, "a metrics file of the batch");
+    } catch (const ConfigError& e) {
+      spdlog::warn("{}; its measures are left out of the facts row", e.what());
+      continue;
+    }
     if (range.to <= end_lsn && (!start_lsn || range.from > *start_lsn)) ranges.push_back(range);
   }
   return ranges;

@@ -207,8 +207,9 @@ def test_batches_ranges_rows_and_facts_are_those_of_a_native_stream(cli, items, 
             metrics.append(reading.metrics_json())
         if not ranges:
             metrics.append(feed.empty_read_metrics(start, end))
-        # A range of another batch is not this batch's.
+        # A range of another batch is not this batch's, and a file that is not metrics is skipped.
         metrics.append(json.dumps({**json.loads(metrics[0]), "from_lsn": json.loads(start)["lsn"]}))
+        metrics.append('{"not": "metrics"}')
         assert all(b.num_rows <= 2 for b in batches)
         rows = pa.Table.from_batches(batches, schema=spark_arrow(feed.spark_schema_json()))
         read.append(rows)
