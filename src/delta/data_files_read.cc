@@ -13,66 +13,20 @@
 #include "delta/data_file_io.h"
 #include "delta/data_files.h"
 #include "delta/file_stats.h"
+#include "delta/parquet_file_reader.h"
 #include "delta/filesystem.h"
 #include "delta/row_filter.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
-// add.path is a URI reference: Spark escapes characters such as spaces and '%' in it.
-std::string DecodePath(const std::string& path) {
-  std::string out;
-  out.reserve(path.size());
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 2 < path.size() && std::isxdigit(static_cast<unsigned char>(path[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(path[i + 2]))) {
-      out += static_cast<char>(std::stoi(path.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += path[i];
-    }
-  }
-  return out;
-}
-
-bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
-
-// The file's top-level field for a table column: the same name, else the same name in
-// another case (Delta column names are case-insensitive).
-int FindFileField(const arrow::Schema& file_schema, const std::string& name) {
-  const int exact = file_schema.GetFieldIndex(name);
-  if (exact >= 0) return exact;
-  for (int i = 0; i < file_schema.num_fields(); ++i)
-    if (EqualsIgnoreCase(file_schema.field(i)->name(), name)) return i;
-  return -1;
-}
-
-void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>& leaves) {
-  if (field.is_leaf()) leaves.push_back(field.column_index);
-  for (const auto& child : field.children) CollectLeaves(child, leaves);
-}
-
 // One file in the table's schema.
 std::shared_ptr<arrow::Table> ReadOneFile(FileSystem& fs, const std::string& path,
                                           const std::shared_ptr<arrow::Schema>& table_schema) {
-  parquet::ArrowReaderProperties reader_properties;
-  reader_properties.set_use_threads(true);
-  // Spark writes int96 timestamps by default; nanoseconds would overflow past year 2262.
-  reader_properties.set_coerce_int96_timestamp_unit(arrow::TimeUnit::MICRO);
-  parquet::arrow::FileReaderBuilder builder;
-  ThrowIfError(builder.Open(fs.OpenInputFile(path)), "cannot open data file " + path);
-  builder.properties(reader_properties);
-  auto reader = builder.Build();
-  ThrowIfError(reader.status(), "cannot read data file " + path);
-
+  auto reader = OpenDataFile(fs, path, /*use_threads=*/true);
   std::shared_ptr<arrow::Schema> file_schema;
-  ThrowIfError((*reader)->GetSchema(&file_schema), "cannot read the schema of data file " + path);
-  const auto& manifest = (*reader)->manifest();
+  ThrowIfError(reader->GetSchema(&file_schema), "cannot read the schema of data file " + path);
+  const auto& manifest = reader->manifest();
   std::vector<int> file_field_of_column(table_schema->num_fields(), -1);
   std::vector<int> file_fields;  // in file order: ReadTable returns them so
   for (int c = 0; c < table_schema->num_fields(); ++c) {
@@ -84,9 +38,9 @@ std::shared_ptr<arrow::Table> ReadOneFile(FileSystem& fs, const std::string& pat
   std::vector<int> leaves;
   for (int f : file_fields) CollectLeaves(manifest.schema_fields[f], leaves);
 
-  const std::int64_t num_rows = (*reader)->parquet_reader()->metadata()->num_rows();
+  const std::int64_t num_rows = reader->parquet_reader()->metadata()->num_rows();
   std::shared_ptr<arrow::Table> stored;
-  if (!leaves.empty()) ThrowIfError((*reader)->ReadTable(leaves, &stored), "cannot read data file " + path);
+  if (!leaves.empty()) ThrowIfError(reader->ReadTable(leaves, &stored), "cannot read data file " + path);
 
   std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
   for (int c = 0; c < table_schema->num_fields(); ++c) {
@@ -126,7 +80,7 @@ std::shared_ptr<arrow::Table> ReadDataFiles(FileSystem& fs, const std::string& t
     if (!bound.empty() && file.stats) {
       if (auto stats = ParseFileStats(*file.stats); stats && StatsExcludeFile(*stats, bound)) continue;
     }
-    const std::string path = JoinPath(table_root, DecodePath(file.path));
+    const std::string path = JoinPath(table_root, DataFileRelativePath(file.path));
     tables.push_back(ApplyFilter(ReadOneFile(fs, path, table_schema), bound));
   }
   if (tables.empty()) {

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -22,8 +21,8 @@
 #include "core/errors.h"
 #include "delta/data_file_io.h"
 #include "delta/data_files.h"
-#include "delta/file_stats.h"
 #include "delta/filesystem.h"
+#include "delta/parquet_file_writer.h"
 
 namespace mssql_cdc::delta {
 namespace {
@@ -32,41 +31,6 @@ namespace {
 constexpr std::int64_t kProbeRows = 50'000;
 // Writer threads at most: each holds one row group's encoded pages in memory.
 constexpr unsigned kMaxWriterThreads = 4;
-
-parquet::Compression::type CompressionCodec(const std::string& name) {
-  if (name == "snappy") return parquet::Compression::SNAPPY;
-  if (name == "zstd") return parquet::Compression::ZSTD;
-  throw ConfigError("unknown Parquet compression '" + name + "' (use snappy or zstd)");
-}
-
-void CheckBatchSchema(const arrow::Schema& table_schema, const arrow::RecordBatch& batch) {
-  const auto& schema = *batch.schema();
-  bool same = schema.num_fields() == table_schema.num_fields();
-  for (int i = 0; same && i < schema.num_fields(); ++i)
-    same = schema.field(i)->name() == table_schema.field(i)->name() &&
-           schema.field(i)->type()->Equals(*table_schema.field(i)->type());
-  if (!same)
-    throw InternalError("data files: a batch's schema (" + schema.ToString() +
-                        ") does not match the table's (" + table_schema.ToString() + ")");
-}
-
-// Properties that make Spark and delta-rs read our files as Spark's own: micros timestamps
-// (never int96), decimals as INT32/INT64 where the precision allows, no Arrow schema blob.
-std::shared_ptr<parquet::WriterProperties> WriterProperties(const WriteOptions& options) {
-  return parquet::WriterProperties::Builder()
-      .compression(CompressionCodec(options.compression))
-      ->max_row_group_length(std::max<std::int64_t>(1, options.row_group_rows))
-      ->enable_store_decimal_as_integer()
-      ->build();
-}
-
-std::shared_ptr<parquet::ArrowWriterProperties> ArrowWriterProperties() {
-  return parquet::ArrowWriterProperties::Builder()
-      .disable_deprecated_int96_timestamps()
-      ->coerce_timestamps(arrow::TimeUnit::MICRO)
-      ->allow_truncated_timestamps()
-      ->build();
-}
 
 // The input batches addressed by row number across all of them.
 class InputRows {
@@ -110,79 +74,14 @@ class InputRows {
   std::int64_t total_ = 0;
 };
 
-// Writes one Parquet file of whole row groups and knows its size after each of them.
-class ParquetFileWriter {
- public:
-  ParquetFileWriter(FileSystem& fs, std::string full_path, std::string relative_path,
-                    const std::shared_ptr<arrow::Schema>& schema,
-                    const std::shared_ptr<parquet::WriterProperties>& properties,
-                    const std::shared_ptr<parquet::ArrowWriterProperties>& arrow_properties,
-                    int stats_columns)
-      : full_path_(std::move(full_path)), relative_path_(std::move(relative_path)),
-        schema_(schema), stats_(schema, stats_columns) {
-    sink_ = fs.OpenOutputStream(full_path_);
-    auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink_,
-                                                   properties, arrow_properties);
-    ThrowIfError(writer.status(), "cannot start Parquet file " + full_path_);
-    writer_ = std::move(*writer);
-  }
-  ~ParquetFileWriter() {
-    if (!closed_) (void)sink_->Close();  // a failed write: the caller deletes the file
-  }
-
-  // Writes `slices` (consecutive rows) as one row group; returns the bytes in the file so far.
-  std::int64_t WriteRowGroup(const std::vector<std::shared_ptr<arrow::RecordBatch>>& slices) {
-    ThrowIfError(writer_->NewRowGroup(), "cannot write Parquet file " + full_path_);
-    std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
-    for (int c = 0; c < schema_->num_fields(); ++c) {
-      arrow::ArrayVector chunks;
-      for (const auto& slice : slices) chunks.push_back(slice->column(c));
-      auto column = std::make_shared<arrow::ChunkedArray>(std::move(chunks), schema_->field(c)->type());
-      ThrowIfError(writer_->WriteColumnChunk(column), "cannot write Parquet file " + full_path_);
-      columns.push_back(std::move(column));
-    }
-    stats_.Add(columns);  // the file's stats, without keeping its rows
-    for (const auto& slice : slices) rows_ += slice->num_rows();
-    auto position = sink_->Tell();
-    ThrowIfError(position.status(), "cannot write Parquet file " + full_path_);
-    return *position;
-  }
-
-  std::int64_t rows() const { return rows_; }
-
-  AddFile Close(FileSystem& fs) {
-    ThrowIfError(writer_->Close(), "cannot finish Parquet file " + full_path_);
-    ThrowIfError(sink_->Close(), "cannot close Parquet file " + full_path_);
-    closed_ = true;
-    AddFile add;
-    add.path = relative_path_;
-    const FileInfo info = fs.Stat(full_path_);
-    add.size = info.size;
-    add.modification_time = info.modification_time_ms;
-    add.data_change = true;
-    add.stats = stats_.Json(rows_);
-    return add;
-  }
-
- private:
-  std::string full_path_;
-  std::string relative_path_;
-  std::shared_ptr<arrow::Schema> schema_;
-  std::shared_ptr<arrow::io::OutputStream> sink_;
-  std::unique_ptr<parquet::arrow::FileWriter> writer_;
-  FileStatsAccumulator stats_;
-  std::int64_t rows_ = 0;
-  bool closed_ = false;
-};
-
 // Writes the rows of one WriteDataFiles call; WriteRange may run on several threads at once.
 class DataFileSetWriter {
  public:
   DataFileSetWriter(FileSystem& fs, std::string table_root, std::shared_ptr<arrow::Schema> schema,
                     const InputRows& input, const WriteOptions& options)
       : fs_(fs), table_root_(std::move(table_root)), schema_(std::move(schema)), input_(input),
-        options_(options), properties_(WriterProperties(options)),
-        arrow_properties_(ArrowWriterProperties()),
+        options_(options), properties_(DataFileWriterProperties(options)),
+        arrow_properties_(DataFileArrowProperties()),
         row_group_rows_(std::max<std::int64_t>(1, options.row_group_rows)),
         compression_(options.compression) {}
 
@@ -245,13 +144,9 @@ class DataFileSetWriter {
   }
 
  private:
-  // Named as Spark names a task's files: part-<task>-<uuid>-c<file of the task>, so that the
-  // names follow the row order whichever thread writes them.
   std::unique_ptr<ParquetFileWriter> OpenFile(std::size_t range, int file_of_range) {
-    char part[16], counter[16];
-    std::snprintf(part, sizeof part, "part-%05zu-", range);
-    std::snprintf(counter, sizeof counter, "-c%03d.", file_of_range);
-    const std::string name = part + RandomUuid() + counter + compression_ + ".parquet";
+    const std::string name = DataFileName(range, file_of_range, compression_);
+    if (options_.on_file) options_.on_file(name);
     const std::string full_path = JoinPath(table_root_, name);
     {
       std::lock_guard lock(mutex_);

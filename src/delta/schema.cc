@@ -1,5 +1,7 @@
 #include "delta/schema.h"
 
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
 #include <arrow/type.h>
 #include <arrow/util/key_value_metadata.h>
 
@@ -298,6 +300,49 @@ SchemaMergeResult MergeSchemas(const arrow::Schema& table, const arrow::Schema& 
   }
   result.schema = arrow::schema(std::move(fields), table.metadata());
   return result;
+}
+
+std::shared_ptr<arrow::RecordBatch> AlignBatchToSchema(const arrow::RecordBatch& batch,
+                                                       const std::shared_ptr<arrow::Schema>& schema,
+                                                       const std::string& table) {
+  std::unordered_map<std::string, int> by_name;
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    by_name[Lower(batch.schema()->field(i)->name())] = i;
+  }
+  arrow::ArrayVector columns;
+  for (const auto& field : schema->fields()) {
+    std::shared_ptr<arrow::Array> column;
+    auto found = by_name.find(Lower(field->name()));
+    if (found == by_name.end()) {
+      auto nulls = arrow::MakeArrayOfNull(field->type(), batch.num_rows());
+      if (!nulls.ok()) {
+        throw InternalError("making NULL column " + field->name() + ": " + nulls.status().ToString());
+      }
+      column = *nulls;
+    } else {
+      column = batch.column(found->second);
+      if (!column->type()->Equals(*field->type())) {
+        auto options = arrow::compute::CastOptions::Safe(field->type());
+        options.allow_time_truncate = true;  // Delta keeps microseconds
+        auto cast = arrow::compute::Cast(*column, field->type(), options);
+        if (!cast.ok()) {
+          throw SchemaChangedError("column '" + field->name() + "' of the incoming data (" +
+                                   column->type()->ToString() + ") cannot be cast to " +
+                                   field->type()->ToString() + " for " + table + ": " +
+                                   cast.status().message());
+        }
+        column = *cast;
+      }
+    }
+    if (!field->nullable() && column->null_count() > 0) {
+      throw ConfigError("column '" + field->name() + "' of " + table +
+                        " is NOT NULL, but the incoming data has " +
+                        std::to_string(column->null_count()) + " NULL values" +
+                        (found == by_name.end() ? " (the column is missing)" : ""));
+    }
+    columns.push_back(std::move(column));
+  }
+  return arrow::RecordBatch::Make(schema, batch.num_rows(), std::move(columns));
 }
 
 }  // namespace mssql_cdc::delta

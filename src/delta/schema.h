@@ -34,6 +34,14 @@ bool IsTypeWidening(const std::string& from, const std::string& to);
 
 // True when both schemas have the same columns, in order, with the same Delta types and
 // nullability (comments and other metadata aside).
+// `batch` with the columns of `schema`, in its order and types: columns matched by name
+// ignoring case, a column the batch lacks is all NULL, a narrower type is cast up (timestamps
+// truncated to microseconds). SchemaChangedError when a column cannot be cast, ConfigError
+// when a NOT NULL column gets NULLs; `table` names the table in both.
+std::shared_ptr<arrow::RecordBatch> AlignBatchToSchema(const arrow::RecordBatch& batch,
+                                                       const std::shared_ptr<arrow::Schema>& schema,
+                                                       const std::string& table);
+
 bool SameColumns(const arrow::Schema& a, const arrow::Schema& b);
 // "name type, name type, ..." on one line, for messages.
 std::string ColumnList(const arrow::Schema& schema);

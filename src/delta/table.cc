@@ -10,7 +10,10 @@
 #include "core/errors.h"
 #include "delta/checkpoint.h"
 #include "delta/data_file_io.h"
+#include "delta/data_file_scan.h"
+#include "delta/data_file_stream.h"
 #include "delta/data_files.h"
+#include "delta/file_stats.h"
 #include "delta/filesystem.h"
 #include "delta/log_files.h"
 #include "delta/protocol.h"
@@ -49,16 +52,7 @@ bool PropertyIsTrue(const StringMap& configuration, const std::string& key) {
 
 // Data file paths in add actions are relative URIs; the files live at the decoded path.
 std::string DataFilePath(const std::string& root, const std::string& uri_path) {
-  std::string decoded;
-  for (std::size_t i = 0; i < uri_path.size(); ++i) {
-    if (uri_path[i] == '%' && i + 2 < uri_path.size()) {
-      decoded += static_cast<char>(std::stoi(uri_path.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      decoded += uri_path[i];
-    }
-  }
-  return root + "/" + decoded;
+  return JoinPath(root, DataFileRelativePath(uri_path));
 }
 
 // Best effort: files no commit names are invisible to readers; removing them saves space.
@@ -74,47 +68,6 @@ void DeleteUncommitted(FileSystem& fs, const std::string& root, const std::vecto
 
 void CheckArrow(const arrow::Status& status, const std::string& what) {
   if (!status.ok()) throw InternalError(what + ": " + status.ToString());
-}
-
-// The batch with the table's columns, in the table's order and types: a column the batch
-// lacks is all NULL, a narrower type is cast up.
-std::shared_ptr<arrow::RecordBatch> AlignBatch(const arrow::RecordBatch& batch,
-                                               const std::shared_ptr<arrow::Schema>& schema,
-                                               const std::string& table) {
-  std::unordered_map<std::string, int> by_name;
-  for (int i = 0; i < batch.num_columns(); ++i) by_name[Lower(batch.schema()->field(i)->name())] = i;
-  arrow::ArrayVector columns;
-  for (const auto& field : schema->fields()) {
-    std::shared_ptr<arrow::Array> column;
-    auto found = by_name.find(Lower(field->name()));
-    if (found == by_name.end()) {
-      auto nulls = arrow::MakeArrayOfNull(field->type(), batch.num_rows());
-      CheckArrow(nulls.status(), "making NULL column " + field->name());
-      column = *nulls;
-    } else {
-      column = batch.column(found->second);
-      if (!column->type()->Equals(*field->type())) {
-        auto options = arrow::compute::CastOptions::Safe(field->type());
-        options.allow_time_truncate = true;  // Delta keeps microseconds
-        auto cast = arrow::compute::Cast(*column, field->type(), options);
-        if (!cast.ok()) {
-          throw SchemaChangedError("column '" + field->name() + "' of the incoming data (" +
-                                   column->type()->ToString() + ") cannot be cast to " +
-                                   field->type()->ToString() + " for " + table + ": " +
-                                   cast.status().message());
-        }
-        column = *cast;
-      }
-    }
-    if (!field->nullable() && column->null_count() > 0) {
-      throw ConfigError("column '" + field->name() + "' of " + table +
-                        " is NOT NULL, but the incoming data has " +
-                        std::to_string(column->null_count()) + " NULL values" +
-                        (found == by_name.end() ? " (the column is missing)" : ""));
-    }
-    columns.push_back(std::move(column));
-  }
-  return arrow::RecordBatch::Make(schema, batch.num_rows(), std::move(columns));
 }
 
 // What a write changes besides data: the merged schema, and the metaData and protocol
@@ -393,23 +346,68 @@ std::int64_t VersionHoldingTxn(FileSystem& fs, const std::string& root, std::int
 
 }  // namespace
 
-CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
-                                const AppendOptions& options) {
+std::unique_ptr<DataFileStream> DeltaTable::Staged::NewFileStream(std::size_t part) const {
+  return std::make_unique<DataFileStream>(fs_, root_, schema_, options_.write, part);
+}
+
+DeltaTable::Staged DeltaTable::StageAppend(const std::shared_ptr<arrow::Schema>& incoming,
+                                           const AppendOptions& options) {
   CheckUserMetadata(options);
-  auto incoming = CommonSchema(batches);
   CatchUp();
   CheckCanWrite(snapshot_.protocol, root_);
   if (!snapshot_.metadata.partition_columns.empty()) {
     throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
   }
-
-  CommitResult result;
+  Staged staged;
+  staged.fs_ = fs_;
+  staged.root_ = root_;
+  staged.options_ = options;
+  staged.read_version_ = snapshot_.version;
   if (options.txn) {
     auto held = snapshot_.app_versions.find(options.txn->app_id);
     if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
-      result.version = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
-      return result;
+      staged.held_version_ = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
     }
+  }
+  TableChange change = PlanTableChange(snapshot_, incoming.get(), options.merge_schema, root_);
+  staged.schema_ = change.schema;
+  staged.metadata_ = std::move(change.metadata);
+  staged.protocol_ = std::move(change.protocol);
+  return staged;
+}
+
+CommitResult DeltaTable::CommitStaged(const Staged& staged, const std::vector<AddFile>& files) {
+  CheckUserMetadata(staged.options_);
+  std::int64_t rows = 0;
+  for (const auto& add : files) {
+    const auto stats = add.stats ? ParseFileStats(*add.stats) : std::nullopt;
+    if (!stats || !stats->num_records) {
+      DeleteUncommitted(*fs_, root_, files);
+      throw InternalError("data file " + add.path + " of a staged append has no row count");
+    }
+    rows += *stats->num_records;
+  }
+  if (staged.held_version_) {
+    DeleteUncommitted(*fs_, root_, files);
+    CommitResult result;
+    result.version = *staged.held_version_;
+    return result;
+  }
+  if (rows == 0 && !staged.options_.txn) {
+    CommitResult result;
+    result.version = snapshot_.version;
+    return result;
+  }
+  return CommitAdds(staged, files, rows);
+}
+
+CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+                                const AppendOptions& options) {
+  const Staged staged = StageAppend(CommonSchema(batches), options);
+  CommitResult result;
+  if (staged.held_version_) {
+    result.version = *staged.held_version_;
+    return result;
   }
   std::int64_t rows = 0;
   for (const auto& batch : batches) rows += batch->num_rows();
@@ -417,24 +415,28 @@ CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordB
     result.version = snapshot_.version;
     return result;
   }
-
-  TableChange change = PlanTableChange(snapshot_, incoming.get(), options.merge_schema, root_);
   std::vector<std::shared_ptr<arrow::RecordBatch>> aligned;
   for (const auto& batch : batches) {
-    if (batch->num_rows() > 0) aligned.push_back(AlignBatch(*batch, change.schema, root_));
+    if (batch->num_rows() > 0) aligned.push_back(AlignBatchToSchema(*batch, staged.schema_, root_));
   }
   std::vector<AddFile> adds;
-  if (rows > 0) adds = WriteDataFiles(*fs_, root_, change.schema, aligned, options.write);
+  if (rows > 0) adds = WriteDataFiles(*fs_, root_, staged.schema_, aligned, options.write);
+  return CommitAdds(staged, adds, rows);
+}
 
+CommitResult DeltaTable::CommitAdds(const Staged& staged, const std::vector<AddFile>& adds,
+                                    std::int64_t rows) {
+  const AppendOptions& options = staged.options_;
+  CommitResult result;
   try {
-    std::int64_t read_version = snapshot_.version;
-    bool blind = !change.metadata && !change.protocol;
+    const std::int64_t read_version = staged.read_version_;
+    const bool blind = !staged.metadata_ && !staged.protocol_;
     CommitInfo info =
         MakeCommitInfo(options.operation, {{"mode", "Append"}, {"partitionBy", "[]"}},
                        read_version, blind, adds, rows, options);
     std::vector<Action> actions = {info};
-    if (change.protocol) actions.push_back(*change.protocol);
-    if (change.metadata) actions.push_back(*change.metadata);
+    if (staged.protocol_) actions.push_back(*staged.protocol_);
+    if (staged.metadata_) actions.push_back(*staged.metadata_);
     if (options.txn) {
       Txn txn = *options.txn;
       txn.last_updated = info.timestamp;
@@ -538,7 +540,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
     std::vector<AddFile> current_files;
     for (const auto& [path, add] : snapshot_.files) current_files.push_back(add);
     auto current = ReadDataFiles(*fs_, root_, current_files, change.schema, {});
-    auto upserted = AlignBatch(**(*combined_rows)->CombineChunksToBatch(), change.schema, root_);
+    auto upserted = AlignBatchToSchema(**(*combined_rows)->CombineChunksToBatch(), change.schema, root_);
     std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
     std::shared_ptr<arrow::Table> current_with_keys = current->Slice(0, 0);
     if (current->num_rows() > 0) {
@@ -630,6 +632,44 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
   throw ConcurrentModificationError("Delta table " + root_ + ": upsert gave up after " +
                                     std::to_string(kMaxCommitAttempts) +
                                     " lost commit races; nothing was committed");
+}
+
+std::optional<std::vector<AddFile>> DeltaTable::FilesAddedBy(std::int64_t version) const {
+  auto actions = ReadCommit(*fs_, root_, version);
+  if (!actions) return std::nullopt;
+  std::vector<AddFile> files;
+  for (const auto& action : *actions) {
+    if (const auto* add = std::get_if<AddFile>(&action)) files.push_back(*add);
+  }
+  return files;
+}
+
+void DeltaTable::ScanFiles(const std::vector<AddFile>& files, const std::vector<std::string>& columns,
+                           const std::function<void(const arrow::RecordBatch&)>& visit) const {
+  const auto schema = snapshot_.schema();
+  arrow::FieldVector fields;
+  for (const auto& name : columns) {
+    const int i = FieldIndexIgnoringCase(*schema, name);
+    fields.push_back(schema->field(i));
+  }
+  ScanDataFiles(*fs_, root_, files, arrow::schema(std::move(fields)), visit);
+}
+
+int DeltaTable::DeleteUnnamedFiles(const std::vector<std::string>& relative_paths) {
+  CatchUp();
+  int deleted = 0;
+  for (const auto& path : relative_paths) {
+    if (snapshot_.files.count(path) > 0 || snapshot_.tombstones.count(path) > 0) continue;
+    const std::string full = DataFilePath(root_, path);
+    if (!fs_->Exists(full)) continue;
+    fs_->Delete(full);
+    ++deleted;
+  }
+  if (deleted > 0) {
+    spdlog::info("Delta table {}: deleted {} data file(s) that a stopped writer left and no "
+                 "commit names", root_, deleted);
+  }
+  return deleted;
 }
 
 std::shared_ptr<arrow::Table> DeltaTable::Read(const std::vector<FilterTerm>& filter) const {

@@ -30,6 +30,7 @@
 
 namespace mssql_cdc::delta {
 
+class DataFileStream;
 class FileSystem;
 
 struct CreateOptions {
@@ -44,9 +45,15 @@ struct WriteOptions {
   std::string compression = "snappy";              // "snappy" or "zstd"
   std::int64_t target_file_bytes = 128LL << 20;    // roll over to a new file past this
   std::int64_t row_group_rows = 1'000'000;
+  // A DataFileStream writes a row group once it holds this many Arrow bytes: what bounds its
+  // memory (WriteDataFiles, given rows already in memory, sizes row groups by file instead).
+  std::int64_t row_group_bytes = 64LL << 20;
   // Leaf columns that get min/max/nullCount stats (delta.dataSkippingNumIndexedCols);
   // negative: all of them.
   int stats_columns = 32;
+  // Told each data file's path (relative to the table root) before the file is created, so
+  // that a caller can find the files a crash leaves behind before their commit.
+  std::function<void(const std::string& relative_path)> on_file;
 };
 
 struct AppendOptions {
@@ -106,6 +113,40 @@ class DeltaTable {
   CommitResult Append(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                       const AppendOptions& options = {});
 
+  // An append too big to hold in memory, in two steps: StageAppend plans it on the current
+  // snapshot (the schema its rows are written in, merged with `incoming` as Append would), the
+  // caller writes the rows through DataFileStreams from NewFileStream, on any threads, and
+  // CommitStaged names every file in one commit, with the conflict rules of Append. When the
+  // table already holds options.txn, StageAppend says so (held_version) and nothing need be
+  // written; CommitStaged then, or when another writer took the txn meanwhile, deletes the
+  // files it was given and commits nothing.
+  class Staged {
+   public:
+    // The schema every batch of the append is written in.
+    const std::shared_ptr<arrow::Schema>& schema() const { return schema_; }
+    // The version holding the append's txn when the table held it at StageAppend.
+    std::optional<std::int64_t> held_version() const { return held_version_; }
+    // A stream of this append's data files, numbered `part`.
+    std::unique_ptr<DataFileStream> NewFileStream(std::size_t part) const;
+    // The commit's userMetadata, known only once the rows are written (JSON text).
+    void set_user_metadata(std::string json) { options_.user_metadata = std::move(json); }
+
+   private:
+    friend class DeltaTable;
+    std::shared_ptr<FileSystem> fs_;
+    std::string root_;
+    AppendOptions options_;
+    std::shared_ptr<arrow::Schema> schema_;
+    std::optional<Metadata> metadata_;
+    std::optional<Protocol> protocol_;
+    std::int64_t read_version_ = -1;
+    std::optional<std::int64_t> held_version_;
+  };
+  Staged StageAppend(const std::shared_ptr<arrow::Schema>& incoming,
+                     const AppendOptions& options = {});
+  // `files` in row order, as the streams finished them.
+  CommitResult CommitStaged(const Staged& staged, const std::vector<AddFile>& files);
+
   // Copy-on-write upsert for small tables: rows whose `key_column` equals a key in `rows`
   // are replaced by those rows, others kept; one commit removes the old files and adds the
   // new one. On a lost race the merge is recomputed on the new snapshot.
@@ -122,6 +163,18 @@ class DeltaTable {
                            const std::shared_ptr<arrow::Table>& rows,
                            const AppendOptions& options, const UpsertCondition& should_write);
 
+  // The data files commit `version` added; nullopt when the commit is no longer on disk.
+  std::optional<std::vector<AddFile>> FilesAddedBy(std::int64_t version) const;
+  // The columns `columns` (of the table's schema) of `files`, a row group at a time
+  // (data_file_scan.h). InternalError for a column the table does not have.
+  void ScanFiles(const std::vector<AddFile>& files, const std::vector<std::string>& columns,
+                 const std::function<void(const arrow::RecordBatch&)>& visit) const;
+
+  // Deletes those of `relative_paths` (data files under the root) that the snapshot, caught
+  // up first, does not name: files a writer created and never committed. Returns how many
+  // were deleted; a file already gone is no error.
+  int DeleteUnnamedFiles(const std::vector<std::string>& relative_paths);
+
   // The table's rows (or those matching every filter term), in the table's current schema:
   // columns a file lacks read as NULL.
   std::shared_ptr<arrow::Table> Read(const std::vector<FilterTerm>& filter = {}) const;
@@ -133,6 +186,10 @@ class DeltaTable {
   // them in, a checkpoint follows when due, and the result counts the `adds` and their `rows`.
   CommitResult Committed(const std::vector<Action>& actions, std::int64_t version,
                          const std::vector<AddFile>& adds, std::int64_t rows, int attempt);
+  // The blind append of `adds` (written in staged.schema()): commits at the next free version,
+  // or learns that a winner holds the txn (then deletes the adds).
+  CommitResult CommitAdds(const Staged& staged, const std::vector<AddFile>& adds,
+                          std::int64_t rows);
   std::shared_ptr<FileSystem> fs_;
   std::string uri_;
   std::string root_;  // the resolved local path of uri_
