@@ -24,16 +24,30 @@ void Check(const arrow::Status& status) {
 OutputBatchBuilder::OutputBatchBuilder(std::shared_ptr<arrow::Schema> schema,
                                        std::string capture_instance,
                                        std::vector<std::unique_ptr<ColumnDecoder>> decoders,
-                                       bool include_command_id, std::int64_t batch_rows)
+                                       bool include_command_id, std::int64_t batch_rows,
+                                       std::int64_t batch_bytes)
     : schema_(std::move(schema)),
       capture_instance_(std::move(capture_instance)),
       decoders_(std::move(decoders)),
       include_command_id_(include_command_id),
       batch_rows_(batch_rows),
+      batch_bytes_(batch_bytes),
       commit_ts_builder_(arrow::timestamp(arrow::TimeUnit::MICRO), arrow::default_memory_pool()) {
   if (batch_rows_ < 1) {
     throw ConfigError("batch_rows must be at least 1, got " + std::to_string(batch_rows_));
   }
+  if (batch_bytes_ < 1) {
+    throw ConfigError("batch_bytes must be at least 1, got " + std::to_string(batch_bytes_));
+  }
+  for (const auto& decoder : decoders_) {
+    if (decoder->variable_length()) variable_decoders_.push_back(decoder.get());
+  }
+}
+
+std::int64_t OutputBatchBuilder::DataBytes() const {
+  std::int64_t bytes = 0;
+  for (const ColumnDecoder* decoder : variable_decoders_) bytes += decoder->data_bytes();
+  return bytes;
 }
 
 void OutputBatchBuilder::Start() {

@@ -4,7 +4,8 @@
 //
 // Usage per batch: Start(), then per row AppendMetadata(...) first and one Append on every
 // decoder after it, then Finish(). At most `batch_rows` rows per batch. AppendMetadata makes
-// room for the whole row, in steps, so every append after it is unchecked.
+// room for the whole row, in steps, so every append after it is unchecked. A batch is full at
+// `batch_rows` rows, or once its variable-length values pass `batch_bytes`.
 #pragma once
 
 #include <arrow/builder.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "source/source.h"
 #include "source/sqlite_column_decoders.h"
 
 namespace mssql_cdc {
@@ -26,12 +28,13 @@ class OutputBatchBuilder {
   // in that order. Throws ConfigError when batch_rows < 1.
   OutputBatchBuilder(std::shared_ptr<arrow::Schema> schema, std::string capture_instance,
                      std::vector<std::unique_ptr<ColumnDecoder>> decoders,
-                     bool include_command_id, std::int64_t batch_rows);
+                     bool include_command_id, std::int64_t batch_rows,
+                     std::int64_t batch_bytes = kDefaultBatchDataBytes);
 
   const std::shared_ptr<arrow::Schema>& schema() const { return schema_; }
   std::int64_t batch_rows() const { return batch_rows_; }
   std::int64_t rows() const { return rows_; }
-  bool full() const { return rows_ >= batch_rows_; }
+  bool full() const { return rows_ >= batch_rows_ || DataBytes() >= batch_bytes_; }
   std::size_t column_count() const { return decoders_.size(); }
   ColumnDecoder& column(std::size_t i) { return *decoders_[i]; }
 
@@ -44,6 +47,7 @@ class OutputBatchBuilder {
 
  private:
   void Grow();
+  std::int64_t DataBytes() const;
   static void FormatHex(const std::uint8_t* bytes, char* text);  // 22 chars, no terminator
   void AppendHex(arrow::StringBuilder& builder, const std::uint8_t* bytes);
 
@@ -52,6 +56,8 @@ class OutputBatchBuilder {
   std::vector<std::unique_ptr<ColumnDecoder>> decoders_;
   bool include_command_id_;
   std::int64_t batch_rows_;
+  std::int64_t batch_bytes_;
+  std::vector<const ColumnDecoder*> variable_decoders_;  // those DataBytes counts
   std::int64_t rows_ = 0;
   std::int64_t reserved_ = 0;  // rows the builders have room for in this batch
   std::uint8_t last_start_lsn_[10] = {};

@@ -42,7 +42,7 @@ class SimChangeReader final : public arrow::RecordBatchReader {
  public:
   SimChangeReader(const SimChangeQuery& query, const SourceClock& clock)
       : batch_(OutputSchema(query.columns, query.include_command_id), query.capture_instance,
-               DecodersFor(query), query.include_command_id, query.batch_rows),
+               DecodersFor(query), query.include_command_id, query.batch_rows, query.batch_bytes),
         clock_(clock),
         converter_(clock),
         include_command_id_(query.include_command_id),

@@ -30,6 +30,7 @@ struct SimChangeQuery {
   Lsn to;
   bool include_command_id = true;
   std::int64_t batch_rows = 10'000;
+  std::int64_t batch_bytes = kDefaultBatchDataBytes;
 };
 
 // Opens its own read-only connection so that a half-read reader never holds the Source's

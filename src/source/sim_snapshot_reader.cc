@@ -127,7 +127,8 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
  public:
   explicit SimSnapshotReader(const SimSnapshotQuery& query)
       : batch_(OutputSchema(query.columns, /*include_command_id=*/true), query.capture_instance,
-               DecodersFor(query), /*include_command_id=*/true, query.batch_rows),
+               DecodersFor(query), /*include_command_id=*/true, query.batch_rows,
+               query.batch_bytes),
         snapshot_lsn_(query.snapshot_lsn),
         commit_ts_(query.snapshot_commit_ts.value) {
     if (query.key.empty()) {

@@ -36,6 +36,7 @@ struct SimSnapshotQuery {
   Lsn snapshot_lsn;
   UtcMicros snapshot_commit_ts;
   std::int64_t batch_rows = 10'000;
+  std::int64_t batch_bytes = kDefaultBatchDataBytes;
 };
 
 // Throws ConfigError when a bound does not fit the key (a list for a one-column key, a scalar

@@ -149,6 +149,7 @@ class SimSource final : public Source {
     query.to = request.to;
     query.include_command_id = request.include_command_id;
     query.batch_rows = request.batch_rows;
+    query.batch_bytes = request.batch_bytes;
     return MakeSimChangeReader(query, clock);
   }
 
@@ -164,6 +165,7 @@ class SimSource final : public Source {
     query.snapshot_lsn = request.snapshot_lsn;
     query.snapshot_commit_ts = request.snapshot_commit_ts;
     query.batch_rows = request.batch_rows;
+    query.batch_bytes = request.batch_bytes;
 
     const Table table = TableOf(instance);
     query.table = sim::SourceTableStorageName(table.schema, table.name);

@@ -63,6 +63,9 @@ struct DdlEvent {
   LocalMicros ddl_time;
 };
 
+// Variable-length bytes after which a record batch of the readers ends (batch_bytes).
+inline constexpr std::int64_t kDefaultBatchDataBytes = 64LL << 20;
+
 struct ChangeReadRequest {
   std::string capture_instance;
   Lsn from;  // inclusive
@@ -74,6 +77,9 @@ struct ChangeReadRequest {
   std::vector<std::string> columns;
   bool include_command_id = true;  // false leaves the column out; the order still uses it
   std::int64_t batch_rows = 10'000;  // rows per record batch at most, >= 1
+  // A batch also ends once its variable-length data (text, binary) passes this many bytes,
+  // so that wide rows make small batches; a single longer value still makes a batch of one.
+  std::int64_t batch_bytes = kDefaultBatchDataBytes;
 };
 
 // Current rows of a source table. Bounds follow snapshotChunks: `lo` inclusive, `hi`
@@ -87,6 +93,7 @@ struct SnapshotReadRequest {
   Lsn snapshot_lsn;   // stamped as _start_lsn
   UtcMicros snapshot_commit_ts;  // stamped as _commit_ts
   std::int64_t batch_rows = 10'000;
+  std::int64_t batch_bytes = kDefaultBatchDataBytes;  // as ChangeReadRequest::batch_bytes
 };
 
 class Source {

@@ -139,6 +139,8 @@ class BytesDecoder final : public BuilderDecoder<BytesDecoder<Builder>, Builder>
     CheckArrow(this->builder_.Append(static_cast<const std::uint8_t*>(data), size),
                this->context_.label());
   }
+  bool variable_length() const override { return true; }
+  std::int64_t data_bytes() const override { return this->builder_.value_data_length(); }
 
  private:
   int storage_class_;

@@ -33,6 +33,9 @@ class ColumnDecoder {
   virtual void Append(sqlite3_value* value) = 0;
   // The values appended since the last Finish, as one array; the decoder is then empty.
   virtual std::shared_ptr<arrow::Array> Finish() = 0;
+  // Whether values have variable length (text, binary), and their bytes since the last Finish.
+  virtual bool variable_length() const { return false; }
+  virtual std::int64_t data_bytes() const { return 0; }
 };
 
 // A decoder for a column of `type`, whose values come back as the Arrow type

@@ -32,7 +32,7 @@ class ChangeReader final : public RowBatchReader {
       : RowBatchReader(std::move(settings), OutputSchema(plan.columns, plan.include_command_id),
                        plan.capture_instance, plan.include_command_id,
                        CapturedOutputs(plan.columns, ChangeTable(plan.capture_instance), plan.fetch),
-                       plan.batch_rows, ResumeKey(plan.include_command_id),
+                       plan.batch_rows, plan.batch_bytes, ResumeKey(plan.include_command_id),
                        FailureContext{"reading the change rows of capture instance '" +
                                           plan.capture_instance + "' from " +
                                           plan.from.ToString() + " to " + plan.to.ToString(),

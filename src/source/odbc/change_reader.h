@@ -29,6 +29,7 @@ struct ChangeReadPlan {
   Lsn to;
   bool include_command_id = true;
   std::int64_t batch_rows = 10'000;
+  std::int64_t batch_bytes = kDefaultBatchDataBytes;
   FetchOptions fetch;  // what the driver offers
 };
 

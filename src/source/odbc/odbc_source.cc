@@ -130,6 +130,7 @@ class OdbcSource final : public Source {
     plan.to = request.to;
     plan.include_command_id = request.include_command_id;
     plan.batch_rows = request.batch_rows;
+    plan.batch_bytes = request.batch_bytes;
     plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
     plan.fetch.numeric_struct_binary = settings_->connection->driver.freetds;
     return MakeChangeReader(settings_, plan, clock);
@@ -179,6 +180,7 @@ class OdbcSource final : public Source {
     plan.snapshot_lsn = request.snapshot_lsn;
     plan.snapshot_commit_ts = request.snapshot_commit_ts;
     plan.batch_rows = request.batch_rows;
+    plan.batch_bytes = request.batch_bytes;
     plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
     plan.fetch.numeric_struct_binary = settings_->connection->driver.freetds;
     return MakeSnapshotReader(settings_, plan);

@@ -13,10 +13,6 @@
 namespace mssql_cdc::odbc {
 namespace {
 
-// A batch ends early once its variable-length data passes this, so that wide rows do not
-// make batches of gigabytes (and Arrow's 32-bit offsets are never reached by a batch).
-constexpr std::int64_t kBatchDataBytes = 64 << 20;
-
 std::shared_ptr<arrow::Schema> MetadataSchema(bool include_command_id) {
   return OutputSchema({}, include_command_id);
 }
@@ -27,6 +23,7 @@ RowBatchReader::RowBatchReader(std::shared_ptr<const ReaderSettings> settings,
                                std::shared_ptr<arrow::Schema> schema,
                                std::string capture_instance_stamp, bool include_command_id,
                                std::vector<CapturedOutput> captured, std::int64_t batch_rows,
+                               std::int64_t batch_bytes,
                                std::vector<int> resume_key, FailureContext context)
     : settings_(std::move(settings)),
       schema_(std::move(schema)),
@@ -34,6 +31,7 @@ RowBatchReader::RowBatchReader(std::shared_ptr<const ReaderSettings> settings,
                 include_command_id, batch_rows),
       captured_(std::move(captured)),
       batch_rows_(batch_rows),
+      batch_bytes_(batch_bytes),
       resume_key_(std::move(resume_key)),
       context_(std::move(context)) {
   context_.login = settings_->connection->driver.login;
@@ -56,7 +54,7 @@ std::shared_ptr<arrow::RecordBatch> RowBatchReader::Next() {
     try {
       if (!exhausted_ && statement_ == nullptr) Open();
       metadata_.Start();
-      while (metadata_.rows() < batch_rows_ && BatchDataBytes() < kBatchDataBytes) {
+      while (metadata_.rows() < batch_rows_ && BatchDataBytes() < batch_bytes_) {
         if (!AppendFromBlock(batch_rows_ - metadata_.rows())) break;
       }
       if (exhausted_) Disconnect();  // let go of the connection as soon as the rows are read

@@ -1,7 +1,9 @@
 // The record batch reader behind ReadChanges and ReadSnapshot: runs one statement on a
 // connection of its own and turns its rows into record batches of the output schema.
 //
-// Batches hold at most batch_rows rows (and end early past 64 MiB of variable-length data).
+// Batches hold at most batch_rows rows, and end early once their variable-length data passes
+// batch_bytes (checked after each fetched block, which holds at most about 8 MiB, or each row
+// of a result read row by row).
 // A transient failure (failure_kind.h) while connecting, running or fetching is retried by
 // the RetryPolicy on a new connection: the statement runs again and the rows already
 // delivered are skipped, after checking that the last of them comes back in the same place
@@ -53,6 +55,7 @@ class RowBatchReader : public arrow::RecordBatchReader {
   RowBatchReader(std::shared_ptr<const ReaderSettings> settings, std::shared_ptr<arrow::Schema> schema,
                  std::string capture_instance_stamp, bool include_command_id,
                  std::vector<CapturedOutput> captured, std::int64_t batch_rows,
+                 std::int64_t batch_bytes,
                  std::vector<int> resume_key, FailureContext context);
 
   // Runs once per reader, on its connection, before the statement first runs.
@@ -87,6 +90,7 @@ class RowBatchReader : public arrow::RecordBatchReader {
   std::vector<CapturedOutput> captured_;
   std::vector<const FetchColumn*> variable_columns_;  // those BatchDataBytes counts
   std::int64_t batch_rows_;
+  std::int64_t batch_bytes_;
   std::vector<int> resume_key_;
   FailureContext context_;
 

@@ -34,7 +34,7 @@ class SnapshotReader final : public RowBatchReader {
                  const std::vector<std::size_t>& positions)
       : RowBatchReader(std::move(settings), OutputSchema(plan.columns, /*include_command_id=*/true),
                        plan.capture_instance_stamp, /*include_command_id=*/true,
-                       CapturedOutputs(plan, positions), plan.batch_rows,
+                       CapturedOutputs(plan, positions), plan.batch_rows, plan.batch_bytes,
                        /*resume_key=*/{},  // the whole row: a table may change between attempts
                        FailureContext{"reading the snapshot of table " + TableName(plan),
                                       std::nullopt, "", nullptr, 1, TableName(plan)}),

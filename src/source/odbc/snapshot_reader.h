@@ -31,6 +31,7 @@ struct SnapshotReadPlan {
   Lsn snapshot_lsn;
   UtcMicros snapshot_commit_ts;
   std::int64_t batch_rows = 10'000;
+  std::int64_t batch_bytes = kDefaultBatchDataBytes;
   FetchOptions fetch;  // what the driver offers
 };
 
