@@ -43,19 +43,20 @@ class Loader {
       Fail("not valid TOML at " + where.str() + ": " + std::string(e.description()));
     }
     for (const auto& [key, node] : doc) {
-      if (key == "source" || key == "stream" || key == "tables") continue;
+      if (key == "source" || key == "stream" || key == "tables" || key == "engine") continue;
       const std::string name(key.str());
       if (auto section = SectionOf(name)) {
         Fail(QuoteUserText(name) + " is at the top of the file but belongs in " + *section);
       }
       Fail("unknown section or key " + QuoteUserText(name) +
-           " (expected [source], [stream] and tables)");
+           " (expected [source], [stream], tables and, optionally, [engine])");
     }
     PipelineConfig config;
     config.file = file_;
     config.many.shared_options = SourceSection(Section(doc, "source"), "[source]");
     StreamSection(Section(doc, "stream"), config);
     config.many.tables = Tables(doc);
+    config.many.limits = EngineSection(doc);
     config.warnings = std::move(warnings_);
     config.from_environment = std::move(from_environment_);
     return config;
@@ -75,6 +76,22 @@ class Loader {
     }
     if (IsKnownSourceOption(SourceOptionName(name))) return "[source]";
     return std::nullopt;
+  }
+
+  // [engine]: what the process may use (engine_limits.h); optional, every key too.
+  EngineLimits EngineSection(const toml::table& doc) const {
+    const toml::node* node = doc.get("engine");
+    if (!node) return EngineLimits{};
+    if (!node->is_table()) Fail("'engine' must be a section ([engine])");
+    std::vector<Options::Entry> entries;
+    for (const auto& [key, value] : *node->as_table()) {
+      entries.emplace_back(std::string(key.str()), Scalar(value, "[engine] " + std::string(key.str())));
+    }
+    try {
+      return EngineLimits::Parse(Options(std::move(entries)));
+    } catch (const ConfigError& e) {
+      Fail(e.what());
+    }
   }
 
   [[noreturn]] void Fail(const std::string& what) const {

@@ -9,6 +9,8 @@
 //              trigger, bootstrap, granularity and the other to_delta parameters.
 //   tables = ["dbo_orders", ...]            or
 //   [tables.dbo_orders]  options of that table, overriding the shared ones.
+//   [engine]   what the process may use: memory_budget, connections, workers, max_streams
+//              (engine/engine_limits.h); optional.
 //
 // Relative paths (simPath, metricsPath, target, checkpoint, facts_table, control_table) are
 // taken relative to the file's directory, so a run does not depend on the working directory.

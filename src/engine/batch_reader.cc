@@ -17,7 +17,6 @@
 namespace mssql_cdc {
 namespace {
 
-constexpr char kBatchIdColumn[] = "_batch_id";
 constexpr char kSnapshotColumn[] = "_snapshot";
 
 std::shared_ptr<arrow::Array> Checked(arrow::Result<std::shared_ptr<arrow::Array>> result,
@@ -37,13 +36,13 @@ std::shared_ptr<arrow::Array> Constant(const std::shared_ptr<arrow::DataType>& t
 }
 
 struct RangeResult {
-  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  std::vector<delta::AddFile> files;
   RowStats stats;
   RangeMeasures measures;
 };
 
 RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, Source& source,
-                      const SourceClock& clock) {
+                      const SourceClock& clock, delta::DataFileStream& files) {
   RangeResult result;
   result.measures.from = range.from;
   result.measures.to = range.to;
@@ -55,6 +54,7 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
   read.to = range.to;
   read.include_command_id = request.include_command_id;
   read.batch_rows = request.arrow_batch_size;
+  read.batch_bytes = request.arrow_batch_bytes;
   auto reader = source.ReadChanges(read, clock);
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
@@ -64,8 +64,9 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
     result.measures.bytes += arrow::util::TotalBufferSize(*batch);
     auto aligned = AlignToBronze(batch, request.bronze_schema, request.batch_id, std::nullopt);
     result.stats.Add(StatsOf(*aligned));
-    result.batches.push_back(std::move(aligned));
+    files.Write(aligned);
   }
+  result.files = files.Finish();
   result.measures.rows = result.stats.rows;
   result.measures.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -171,16 +172,21 @@ RowStats StatsOf(const arrow::RecordBatch& batch) {
 }
 
 BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
-                          const SourceFactory& factory, const SourceClock& clock) {
+                          const SourceFactory& factory, const SourceClock& clock,
+                          const RangeFileStreams& file_streams) {
   const std::size_t n = request.ranges.size();
   std::vector<RangeResult> results(n);
   std::vector<std::exception_ptr> errors(n);
+  // Every range's stream lives until all threads ended: a failure anywhere deletes the files
+  // of every range, finished or not.
+  std::vector<std::unique_ptr<delta::DataFileStream>> streams(n);
+  for (std::size_t i = 0; i < n; ++i) streams[i] = file_streams(i);
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < n; ++i) {
     threads.emplace_back([&, i] {
       try {
         auto source = factory();
-        results[i] = ReadRange(request, request.ranges[i], *source, clock);
+        results[i] = ReadRange(request, request.ranges[i], *source, clock, *streams[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -188,20 +194,22 @@ BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
   }
   if (n > 0) {
     try {
-      results[0] = ReadRange(request, request.ranges[0], first_source, clock);
+      results[0] = ReadRange(request, request.ranges[0], first_source, clock, *streams[0]);
     } catch (...) {
       errors[0] = std::current_exception();
     }
   }
   for (auto& thread : threads) thread.join();
   for (const auto& error : errors) {
-    if (error) std::rethrow_exception(error);
+    if (!error) continue;
+    for (auto& stream : streams) stream->Discard();  // no commit will name them
+    std::rethrow_exception(error);
   }
   BatchRead read;
   for (auto& result : results) {
     read.stats.Add(result.stats);
     read.measures.push_back(result.measures);
-    for (auto& batch : result.batches) read.batches.push_back(std::move(batch));
+    read.files.insert(read.files.end(), result.files.begin(), result.files.end());
   }
   return read;
 }

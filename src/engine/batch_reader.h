@@ -1,18 +1,24 @@
 // Reads the change rows of one micro-batch: its commit-aligned ranges in parallel, one Source
-// per range, each record batch aligned to the bronze schema and stamped with the batch id.
-// Also counts what the facts row reports of the rows (operations, LSN and commit time ranges)
-// and measures each range's read (batch_measures.h).
+// per range, each record batch aligned to the bronze schema, stamped with the batch id and
+// written at once into the range's data files (delta/data_file_stream.h), so that a batch of
+// any size holds only what each range's file stream and reader hold. Also counts what the
+// facts row reports of the rows (operations, LSN and commit time ranges) and measures each
+// range's read (batch_measures.h).
 #pragma once
 
 #include <arrow/type_fwd.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
+#include "delta/actions.h"
+#include "delta/data_file_stream.h"
 #include "engine/batch_measures.h"
 #include "plan/planner.h"
 #include "source/open_source.h"
@@ -20,6 +26,9 @@
 namespace mssql_cdc {
 
 class SourceClock;
+
+// Bronze's column of the micro-batch that wrote a row (int32).
+inline constexpr std::string_view kBatchIdColumn = "_batch_id";
 
 // What the rows of a batch hold, summed over its ranges.
 struct RowStats {
@@ -32,7 +41,7 @@ struct RowStats {
 };
 
 struct BatchRead {
-  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;  // in range order
+  std::vector<delta::AddFile> files;  // in range order, none committed
   RowStats stats;
   std::vector<RangeMeasures> measures;  // one per range, in range order; no end measures
 };
@@ -44,13 +53,20 @@ struct BatchReadRequest {
   std::int64_t batch_id = 0;
   bool include_command_id = true;
   std::int64_t arrow_batch_size = 10'000;
+  std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
 };
 
-// Reads every range; the first with `first_source` (the planning source, so a one-range batch
-// opens nothing new), the others with a Source each from `factory`, on their own threads.
-// The first failure is rethrown after every thread has ended.
+// The data file stream the rows of range `range` are written into.
+using RangeFileStreams =
+    std::function<std::unique_ptr<delta::DataFileStream>(std::size_t range)>;
+
+// Reads every range into its file stream; the first with `first_source` (the planning source,
+// so a one-range batch opens nothing new), the others with a Source each from `factory`, on
+// their own threads. The first failure is rethrown after every thread has ended; the file
+// streams of a failed batch delete their files.
 BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
-                          const SourceFactory& factory, const SourceClock& clock);
+                          const SourceFactory& factory, const SourceClock& clock,
+                          const RangeFileStreams& file_streams);
 
 // `batch` with the columns of `bronze_schema` in its order: columns found by name (cast when
 // the type differs), _batch_id, _snapshot and _chunk as given, any other column NULL.

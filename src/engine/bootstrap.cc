@@ -12,6 +12,7 @@
 #include "delta/table.h"
 #include "engine/batch_reader.h"
 #include "engine/facts.h"
+#include "engine/staged_files.h"
 #include "engine/stream_checkpoint.h"
 #include "source/error_status.h"
 
@@ -32,6 +33,34 @@ Offset SnapshotOffset(Source& source, const SourceClock& clock, const CaptureIns
   return offset;
 }
 
+// The snapshot's rows aligned to bronze and stamped with its LSN, counted as they pass.
+class SnapshotRowReader final : public arrow::RecordBatchReader {
+ public:
+  SnapshotRowReader(std::unique_ptr<arrow::RecordBatchReader> source,
+                    std::shared_ptr<arrow::Schema> bronze_schema, std::string snapshot)
+      : source_(std::move(source)), bronze_schema_(std::move(bronze_schema)),
+        snapshot_(std::move(snapshot)) {}
+
+  std::shared_ptr<arrow::Schema> schema() const override { return bronze_schema_; }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    for (;;) {
+      ARROW_RETURN_NOT_OK(source_->ReadNext(batch));
+      if (!*batch) return arrow::Status::OK();
+      if ((*batch)->num_rows() == 0) continue;
+      *batch = AlignToBronze(*batch, bronze_schema_, std::nullopt, snapshot_);
+      rows_ += (*batch)->num_rows();
+      return arrow::Status::OK();
+    }
+  }
+  std::int64_t rows() const { return rows_; }
+
+ private:
+  std::unique_ptr<arrow::RecordBatchReader> source_;
+  std::shared_ptr<arrow::Schema> bronze_schema_;
+  std::string snapshot_;
+  std::int64_t rows_ = 0;
+};
+
 }  // namespace
 
 bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
@@ -44,18 +73,50 @@ bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
 }
 
 bool DeltaBootstrapTables::AppendSnapshot(
-    const std::vector<std::shared_ptr<arrow::RecordBatch>>& rows, const delta::Txn& txn,
-    const std::string& user_metadata) {
+    arrow::RecordBatchReader& rows, const delta::Txn& txn, const std::string& user_metadata,
+    const std::function<void(const std::string&)>& on_file) {
   delta::AppendOptions options;
   options.txn = txn;
   options.user_metadata = user_metadata;
-  auto commit = bronze_.Append(rows, options);
+  options.write = write_;
+  options.write.on_file = on_file;
+  const auto staged = bronze_.StageAppend(rows.schema(), options);
+  std::vector<delta::AddFile> files;
+  if (!staged.held_version()) {
+    auto stream = staged.NewFileStream(0);
+    for (;;) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ThrowIfError(rows.ReadNext(&batch));
+      if (!batch) break;
+      stream->Write(batch);
+    }
+    files = stream->Finish();
+  }
+  auto commit = bronze_.CommitStaged(staged, files);
   version_ = commit.version;
   return commit.written;
 }
 
 std::int64_t DeltaBootstrapTables::SnapshotRows(const Lsn& lsn) {
-  return bronze_.Read({{"_snapshot", "=", lsn.ToString()}})->num_rows();
+  std::int64_t rows = 0;
+  const std::string stamp = lsn.ToString();
+  bronze_.ScanFiles(SnapshotFiles(), {"_snapshot"}, [&](const arrow::RecordBatch& batch) {
+    const auto& values = static_cast<const arrow::StringArray&>(*batch.column(0));
+    for (std::int64_t i = 0; i < values.length(); ++i) {
+      if (!values.IsNull(i) && values.GetView(i) == stamp) ++rows;
+    }
+  });
+  return rows;
+}
+
+std::vector<delta::AddFile> DeltaBootstrapTables::SnapshotFiles() const {
+  // The snapshot's own commit when known and still in the log; else every file.
+  if (version_ >= 0) {
+    if (auto files = bronze_.FilesAddedBy(version_)) return *files;
+  }
+  std::vector<delta::AddFile> files;
+  for (const auto& [path, add] : bronze_.snapshot().files) files.push_back(add);
+  return files;
 }
 
 void DeltaBootstrapTables::AppendFacts(const std::shared_ptr<arrow::RecordBatch>& row,
@@ -101,25 +162,21 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
     read.snapshot_lsn = offset.lsn;
     read.snapshot_commit_ts = offset.commit_ts.value_or(UtcMicros{});
     read.batch_rows = request.arrow_batch_size;
-    auto reader = source.ReadSnapshot(read);
-    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
-    for (;;) {
-      std::shared_ptr<arrow::RecordBatch> batch;
-      ThrowIfError(reader->ReadNext(&batch));
-      if (!batch) break;
-      if (batch->num_rows() == 0) continue;
-      batches.push_back(
-          AlignToBronze(batch, request.bronze_schema, std::nullopt, offset.lsn.ToString()));
-      rows += batches.back()->num_rows();
-    }
+    read.batch_bytes = request.arrow_batch_bytes;
+    SnapshotRowReader reader(source.ReadSnapshot(read), request.bronze_schema,
+                             offset.lsn.ToString());
     const std::string user_metadata =
         nlohmann::json{{"snapshot", ci},
                        {"lsn", offset.lsn.ToString()},
                        {"commit_ts", offset.commit_ts ? FormatIsoMillis(offset.commit_ts->value)
                                                       : std::string()}}
             .dump();
+    StagedFileList staged_files(checkpoint.directory(), "snapshot");
+    const bool written =
+        tables.AppendSnapshot(reader, txn, user_metadata, staged_files.For(kStagedBronze));
+    staged_files.Clear();
     // When another process with this app_id may have won the race, its rows are the snapshot.
-    if (!tables.AppendSnapshot(batches, txn, user_metadata)) rows = tables.SnapshotRows(offset.lsn);
+    rows = written ? reader.rows() : tables.SnapshotRows(offset.lsn);
   }
 
   if (tables.has_facts()) {

@@ -2,6 +2,10 @@
 // operation-0 rows in one bronze commit, stamped with the max LSN L recorded before the read
 // (invariant 5), a `bootstrap` facts row, and L as where the stream starts.
 //
+// The rows stream into bronze's data files as they are read (memory bounded as a batch's), and
+// are named in one commit at the end; the files are listed in the checkpoint's staged list
+// "snapshot" (staged_files.h) until then.
+//
 // Crash safety: L is written to <checkpoint>/snapshot.json ("open") before the read, so a run
 // that dies mid-bootstrap retakes the snapshot at the same L. The bronze append carries
 // txn(<app_id>#snapshot, 0) and the facts row txn(<app_id>#events, 0): a retake after the
@@ -9,6 +13,7 @@
 // rows with _snapshot = L.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,15 +23,13 @@
 
 #include "core/offset.h"
 #include "delta/actions.h"
+#include "delta/table.h"
 #include "source/source.h"
 
 namespace mssql_cdc {
 
 class SourceClock;
 class StreamCheckpoint;
-namespace delta {
-class DeltaTable;
-}
 
 // The tables a bootstrap writes: bronze, and the facts table when the stream has one. The
 // engine writes Delta tables at paths (DeltaBootstrapTables); Spark mode writes tables named in
@@ -36,10 +39,13 @@ class BootstrapTables {
   virtual ~BootstrapTables() = default;
   // Whether bronze holds the snapshot taken at `lsn` under `txn` (it landed before a crash).
   virtual bool HoldsSnapshot(const delta::Txn& txn, const Lsn& lsn) = 0;
-  // Appends the snapshot's rows in one bronze commit tagged `txn`. True when this call wrote
-  // them; false when that is not certain (another writer may have held the txn).
-  virtual bool AppendSnapshot(const std::vector<std::shared_ptr<arrow::RecordBatch>>& rows,
-                              const delta::Txn& txn, const std::string& user_metadata) = 0;
+  // Appends the snapshot's rows (read from `rows` as they come, aligned to bronze) in one
+  // bronze commit tagged `txn`, telling `on_file` each data file before it is created. True
+  // when this call wrote them; false when that is not certain (another writer may have held
+  // the txn).
+  virtual bool AppendSnapshot(arrow::RecordBatchReader& rows, const delta::Txn& txn,
+                              const std::string& user_metadata,
+                              const std::function<void(const std::string&)>& on_file) = 0;
   // The rows of bronze stamped _snapshot = lsn.
   virtual std::int64_t SnapshotRows(const Lsn& lsn) = 0;
   virtual bool has_facts() const = 0;
@@ -53,11 +59,13 @@ class BootstrapTables {
 // BootstrapTables over Delta tables the engine opened; `facts` may be null.
 class DeltaBootstrapTables final : public BootstrapTables {
  public:
-  DeltaBootstrapTables(delta::DeltaTable& bronze, delta::DeltaTable* facts)
-      : bronze_(bronze), facts_(facts) {}
+  DeltaBootstrapTables(delta::DeltaTable& bronze, delta::DeltaTable* facts,
+                       delta::WriteOptions write = {})
+      : bronze_(bronze), facts_(facts), write_(std::move(write)) {}
   bool HoldsSnapshot(const delta::Txn& txn, const Lsn& lsn) override;
-  bool AppendSnapshot(const std::vector<std::shared_ptr<arrow::RecordBatch>>& rows,
-                      const delta::Txn& txn, const std::string& user_metadata) override;
+  bool AppendSnapshot(arrow::RecordBatchReader& rows, const delta::Txn& txn,
+                      const std::string& user_metadata,
+                      const std::function<void(const std::string&)>& on_file) override;
   std::int64_t SnapshotRows(const Lsn& lsn) override;
   bool has_facts() const override { return facts_ != nullptr; }
   void AppendFacts(const std::shared_ptr<arrow::RecordBatch>& row,
@@ -65,8 +73,10 @@ class DeltaBootstrapTables final : public BootstrapTables {
   std::int64_t bronze_version() const override { return version_; }
 
  private:
+  std::vector<delta::AddFile> SnapshotFiles() const;
   delta::DeltaTable& bronze_;
   delta::DeltaTable* facts_;
+  delta::WriteOptions write_;
   std::int64_t version_ = -1;
 };
 
@@ -76,6 +86,7 @@ struct BootstrapRequest {
   std::string app_id;
   std::string target;  // as the facts row names it
   std::int64_t arrow_batch_size = 10'000;
+  std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
 };
 
 struct BootstrapResult {

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/bootstrap.h"
+#include "engine/staged_files.h"
 #include "engine/stream_checkpoint.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
@@ -108,6 +109,11 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
   if (request.facts_table) {
     facts.emplace(OpenOrCreateTable(*request.facts_table, FactsTableOptions()));
   }
+  // Files of a snapshot that a crash stopped before its commit: nobody will name them.
+  DeleteUncommittedStagedFiles(request.state_dir, [&](const std::string& table,
+                                                      const std::vector<std::string>& paths) {
+    if (table == kStagedBronze) bronze.DeleteUnnamedFiles(paths);
+  });
   DeltaBootstrapTables tables(bronze, facts ? &*facts : nullptr);
   return Bootstrap(request, tables);
 }

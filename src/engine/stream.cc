@@ -1,5 +1,6 @@
 #include "engine/stream.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "delta/table.h"
 #include "engine/bootstrap.h"
 #include "engine/checkpoint_lock.h"
+#include "engine/staged_files.h"
 #include "engine/stream_batch.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
@@ -42,6 +44,13 @@ void CheckSupported(const StreamConfig& config) {
   }
   if (config.params.snapshot_on_switch) {
     throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
+  }
+  config.limits.Validate();
+  if (config.source.num_partitions && *config.source.num_partitions > config.limits.connections) {
+    throw ConfigError(fmt::format(
+        "numPartitions = {} is more than [engine] connections = {}: a batch reads its ranges at "
+        "once, each on a connection of its own; lower numPartitions or raise connections",
+        *config.source.num_partitions, config.limits.connections));
   }
 }
 
@@ -121,6 +130,7 @@ class Stream::Impl {
     std::lock_guard lock(mu_);
     return progress_;
   }
+  const std::vector<CapturedColumn>& columns() const { return columns_; }
   const std::string& Name() const {
     return context_.instance.name.empty() ? context_.config.source.capture_instance
                                           : context_.instance.name;
@@ -152,10 +162,20 @@ class Stream::Impl {
     c.source = c.factory();
     c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
     c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
-    output_schema_ = OutputSchema(c.source->CapturedColumns(c.instance.name),
-                                  c.config.source.include_command_id);
+    const auto columns = c.source->CapturedColumns(c.instance.name);
+    output_schema_ = OutputSchema(columns, c.config.source.include_command_id);
     c.bronze_schema = BronzeSchema(output_schema_);
-    c.partitions = ReadPartitions(c.config.source);
+    // numPartitions left to its default never asks for more connections than there are.
+    c.partitions = std::min(ReadPartitions(c.config.source), c.config.limits.connections);
+    const int ranges = c.config.concurrent_ranges > 0 ? c.config.concurrent_ranges : c.partitions;
+    columns_ = columns;
+    // A group checks its widest table once every table is known (StreamGroup::Prepare).
+    if (c.config.concurrent_ranges == 0) {
+      CheckRowFitsBudget(columns, c.instance.name, c.config.limits, ranges);
+    }
+    const RangeMemory memory = RangeMemoryFor(c.config.limits, ranges);
+    c.arrow_batch_bytes = memory.arrow_batch_bytes;
+    c.write_options.row_group_bytes = memory.row_group_bytes;
 
     c.checkpoint.emplace(params.checkpoint);
     std::error_code ec;
@@ -202,14 +222,20 @@ class Stream::Impl {
       c.facts.emplace(OpenOrCreateTable(*params.facts_table, FactsTableOptions()));
     }
     if (c.config.control_table) EnsureControlTable(*c.config.control_table);
+    // Files of a batch that a crash stopped before its commit: nobody will name them.
+    DeleteUncommittedStagedFiles(params.checkpoint, [&](const std::string& table,
+                                                        const std::vector<std::string>& paths) {
+      if (table == kStagedBronze) c.bronze->DeleteUnnamedFiles(paths);
+      if (table == kStagedFacts && c.facts) c.facts->DeleteUnnamedFiles(paths);
+    });
 
     std::optional<Offset> start = c.checkpoint->ReadStart();
     auto snapshot = c.checkpoint->ReadSnapshot();
     if (!start && (params.bootstrap || snapshot)) {
       // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
       BootstrapRequest request{c.instance, c.bronze_schema, params.app_id, params.target,
-                               c.config.source.arrow_batch_size};
-      DeltaBootstrapTables tables(*c.bronze, c.facts ? &*c.facts : nullptr);
+                               c.config.source.arrow_batch_size, c.arrow_batch_bytes};
+      DeltaBootstrapTables tables(*c.bronze, c.facts ? &*c.facts : nullptr, c.write_options);
       start = RunBootstrap(request, *c.source, *c.clock, *c.checkpoint, tables).offset;
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
@@ -331,6 +357,7 @@ class Stream::Impl {
 
   StreamContext context_;
   std::shared_ptr<arrow::Schema> output_schema_;
+  std::vector<CapturedColumn> columns_;  // as CheckInput read them
   std::optional<Offset> initial_;  // where a new checkpoint starts, found by CheckInput
   bool prepared_ = false;
   std::optional<BatchOffsets> replay_;
@@ -369,6 +396,7 @@ bool Stream::active() const { return impl_->active(); }
 std::exception_ptr Stream::error() const { return impl_->error(); }
 StreamProgress Stream::progress() const { return impl_->progress(); }
 const std::string& Stream::capture_instance() const { return impl_->Name(); }
+const std::vector<CapturedColumn>& Stream::captured_columns() const { return impl_->columns(); }
 
 StreamProgress Stream::Run() {
   Start();

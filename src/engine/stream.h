@@ -34,11 +34,14 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/offset.h"
 #include "core/options.h"
+#include "engine/engine_limits.h"
 #include "engine/finalization.h"
 #include "source/open_source.h"
+#include "source/source.h"
 
 namespace mssql_cdc {
 
@@ -53,6 +56,11 @@ struct StreamConfig {
   std::optional<std::string> control_table;
   std::optional<std::string> tracked_table;
   Granularity granularity = Granularity::kHour;
+  // What the stream may use (engine_limits.h). `concurrent_ranges` is how many ranges share
+  // limits.memory_budget: a group sets it for all its streams; 0 means this stream's own
+  // numPartitions.
+  EngineLimits limits;
+  int concurrent_ranges = 0;
   // Tests only: called after each step of each batch; a hook that throws ends the stream
   // right there, as a crash would, so tests can restart from every intermediate state.
   std::function<void(BatchStep step, std::int64_t batch_id)> step_hook;
@@ -103,6 +111,8 @@ class Stream {
   StreamProgress progress() const;
   const StreamConfig& config() const { return config_; }
   const std::string& capture_instance() const;
+  // The captured columns Prepare read; empty before it.
+  const std::vector<CapturedColumn>& captured_columns() const;
 
   // Runs the whole stream on the calling thread: Start, then batches until the trigger's
   // end (availableNow) or Stop from another thread. Throws the stream's error.

@@ -13,6 +13,8 @@
 #include "engine/batch_reader.h"
 #include "engine/finalization.h"
 #include "engine/retention_guard.h"
+#include "engine/staged_files.h"
+#include "source/output_schema.h"
 #include "plan/planner.h"
 
 namespace mssql_cdc {
@@ -27,6 +29,35 @@ std::int64_t MillisSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 std::string FactsTxnAppId(const std::string& app_id) { return app_id + "#facts"; }
+
+RowStats BronzeBatchStats(delta::DeltaTable& bronze, const std::string& app_id,
+                          std::int64_t batch_id) {
+  const auto held = bronze.CommitHoldingTxn(app_id);
+  std::optional<std::vector<delta::AddFile>> files;
+  if (held && held->txn_version == batch_id) files = bronze.FilesAddedBy(held->table_version);
+  if (!files) {
+    // The commit is gone from the log (an old batch after log cleanup): its rows say.
+    files.emplace();
+    for (const auto& [path, add] : bronze.snapshot().files) files->push_back(add);
+  }
+  RowStats stats;
+  bronze.ScanFiles(*files, {std::string(kBatchIdColumn), std::string(kOperationColumn),
+                            std::string(kStartLsnColumn), std::string(kCommitTsColumn)},
+                   [&](const arrow::RecordBatch& rows) {
+                     const auto& ids = static_cast<const arrow::Int32Array&>(*rows.column(0));
+                     // A commit of this batch holds only its rows; the fallback scans all.
+                     std::int64_t begin = 0;
+                     while (begin < rows.num_rows()) {
+                       while (begin < rows.num_rows() &&
+                              (ids.IsNull(begin) || ids.Value(begin) != batch_id)) ++begin;
+                       std::int64_t end = begin;
+                       while (end < rows.num_rows() && !ids.IsNull(end) && ids.Value(end) == batch_id) ++end;
+                       if (end > begin) stats.Add(StatsOf(*rows.Slice(begin, end - begin)));
+                       begin = end;
+                     }
+                   });
+  return stats;
+}
 
 void FillRowStats(FactsRow& row, const RowStats& stats) {
   row.rows = stats.rows;
@@ -147,7 +178,15 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   request.batch_id = offsets.batch_id;
   request.include_command_id = c.config.source.include_command_id;
   request.arrow_batch_size = c.config.source.arrow_batch_size;
-  BatchRead read = ReadBatchRanges(request, *c.source, c.factory, *c.clock);
+  request.arrow_batch_bytes = c.arrow_batch_bytes;
+  delta::AppendOptions append;
+  append.txn = delta::Txn{app_id, offsets.batch_id, std::nullopt};
+  append.write = c.write_options;
+  StagedFileList staged_files(c.checkpoint->directory(), std::to_string(offsets.batch_id));
+  append.write.on_file = staged_files.For(kStagedBronze);
+  delta::DeltaTable::Staged staged = c.bronze->StageAppend(c.bronze_schema, append);
+  BatchRead read = ReadBatchRanges(request, *c.source, c.factory, *c.clock,
+                                   [&](std::size_t range) { return staged.NewFileStream(range); });
 
   std::vector<FactsRow> events;
   if (offsets.read_from) events.push_back(SkippedRow(offsets, true, offsets.lost_to_ts, ""));
@@ -169,17 +208,15 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
 
   std::int64_t version = -1;
   if (read.stats.rows > 0) {
-    delta::AppendOptions options;
-    options.txn = delta::Txn{app_id, offsets.batch_id, std::nullopt};
-    options.user_metadata = BatchUserMetadata(row, offsets.start.lsn.ToString());
-    const delta::CommitResult appended = c.bronze->Append(read.batches, options);
+    staged.set_user_metadata(BatchUserMetadata(row, offsets.start.lsn.ToString()));
+    const delta::CommitResult appended = c.bronze->CommitStaged(staged, read.files);
     // Bronze took the txn between the check and the append: only another writer does that.
     if (!appended.written) CheckHeldBatchAgrees(*c.bronze, check, offsets);
     version = appended.version;
   }
   Hook(BatchStep::kBronzeAppended, offsets.batch_id);
   row.duration_ms = MillisSince(started);
-  return Finish(offsets, std::move(row), std::move(events), version);
+  return Finish(offsets, std::move(row), std::move(events), version, &staged_files);
 }
 
 BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
@@ -192,12 +229,7 @@ BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
   row.batch_id = offsets.batch_id;
   row.started_at = NowUtc();
   row.target = c.config.params.target;
-  auto rows = c.bronze->Read({{"_batch_id", "=", std::to_string(offsets.batch_id)}});
-  RowStats stats;
-  arrow::TableBatchReader reader(*rows);
-  std::shared_ptr<arrow::RecordBatch> batch;
-  while (reader.ReadNext(&batch).ok() && batch) stats.Add(StatsOf(*batch));
-  FillRowStats(row, stats);
+  FillRowStats(row, BronzeBatchStats(*c.bronze, c.config.params.app_id, offsets.batch_id));
   Measure(row, offsets, {}, std::nullopt);  // read_seconds and read_mb stay NULL: nothing was read now
   delta::AppendOptions options;
   options.txn = delta::Txn{c.config.params.app_id, offsets.batch_id, std::nullopt};
@@ -209,7 +241,8 @@ BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
 }
 
 BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
-                                 std::vector<FactsRow> events, std::int64_t bronze_version) {
+                                 std::vector<FactsRow> events, std::int64_t bronze_version,
+                                 StagedFileList* staged_files) {
   StreamContext& c = context_;
   row.written_at = NowUtc();
   if (c.facts) {
@@ -221,6 +254,7 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
     delta::AppendOptions options;
     options.txn = delta::Txn{FactsTxnAppId(c.config.params.app_id), offsets.batch_id,
                              std::nullopt};
+    if (staged_files) options.write.on_file = staged_files->For(kStagedFacts);
     c.facts->Append({FactsToRecordBatch(rows)}, options);
   }
   Hook(BatchStep::kFactsAppended, offsets.batch_id);
@@ -230,6 +264,7 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   outcome.end = offsets.end;
   outcome.facts = std::move(row);
   c.checkpoint->WriteCommit(outcome.commit);
+  if (staged_files) staged_files->Clear();
   Hook(BatchStep::kCommitted, offsets.batch_id);
   // Data first, verdict after (invariant 2).
   if (c.config.control_table) {

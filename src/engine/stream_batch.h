@@ -15,6 +15,7 @@
 #include "delta/table.h"
 #include "engine/batch_reader.h"
 #include "engine/facts.h"
+#include "engine/staged_files.h"
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
 #include "source/source.h"
@@ -37,6 +38,10 @@ struct StreamContext {
   // and whether this run has compared the range of bronze's newest batch with the checkpoint.
   std::int64_t bronze_txn = -1;
   bool bronze_range_checked = false;
+  // What bounds a batch's memory: the bytes after which a source's record batch ends, and how
+  // the data file streams buffer row groups and roll files.
+  std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
+  delta::WriteOptions write_options;
 };
 
 struct BatchOutcome {
@@ -47,6 +52,12 @@ struct BatchOutcome {
 
 // The txn app id of a stream's micro-batch facts rows.
 std::string FactsTxnAppId(const std::string& app_id);
+
+// The stats of bronze's rows of micro-batch `batch_id` of `app_id`, read a row group at a time
+// from the files of the commit that holds it (or, when that commit left the log, from every
+// file): a replayed batch whose bronze commit landed before a crash is not read again.
+RowStats BronzeBatchStats(delta::DeltaTable& bronze, const std::string& app_id,
+                          std::int64_t batch_id);
 
 // The row counts and ranges of a micro-batch facts row from its rows' stats; the LSN and
 // commit time ranges stay NULL on a batch without rows (reference-features 3.3).
@@ -86,8 +97,10 @@ class BatchRunner {
                const std::optional<Retention>& after_read);
   FactsRow SkippedRow(const BatchOffsets& offsets, bool certain,
                       const std::optional<UtcMicros>& lost_to_ts, const std::string& reason);
+  // `staged_files` lists the batch's data files until its commit marker (staged_files.h).
   BatchOutcome Finish(const BatchOffsets& offsets, FactsRow row,
-                      std::vector<FactsRow> events, std::int64_t bronze_version);
+                      std::vector<FactsRow> events, std::int64_t bronze_version,
+                      StagedFileList* staged_files = nullptr);
   void Hook(BatchStep step, std::int64_t batch_id);
 
   StreamContext& context_;

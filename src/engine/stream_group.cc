@@ -1,5 +1,7 @@
 #include "engine/stream_group.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <span>
@@ -8,6 +10,7 @@
 #include "core/errors.h"
 #include "core/user_text.h"
 #include "delta/table.h"
+#include "engine/stream_start.h"
 #include "engine/table_schemas.h"
 
 namespace mssql_cdc {
@@ -66,6 +69,7 @@ StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table)
   ValidateStreamConfig(stream.source, stream.params);
   stream.control_table = config.control_table;
   stream.granularity = config.granularity;
+  stream.limits = config.limits;
   return stream;
 }
 
@@ -128,6 +132,14 @@ std::string ExpandTemplate(const std::string& pattern, const std::string& parame
 std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
                                                   SourceFactoryFor factory) {
   if (config.tables.empty()) throw ConfigError("no tables to start: give at least one");
+  config.limits.Validate();
+  if (static_cast<std::int64_t>(config.tables.size()) > config.limits.max_streams) {
+    throw ConfigError(fmt::format(
+        "{} tables are more than [engine] max_streams = {} streams in one process: run them "
+        "as several pipelines, or raise max_streams (each stream costs memory and a share of "
+        "the connections and workers)",
+        config.tables.size(), config.limits.max_streams));
+  }
   // Templates first, so that a missing {ci} is reported as such even for a bad table list.
   for (const auto& [pattern, name] : {std::pair{&config.target, "target"},
                                       std::pair{&config.app_id, "app_id"},
@@ -138,7 +150,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
   // Every table is validated, and its stream built (which touches nothing), before anything
   // is read or created.
   std::set<std::string> seen;
-  std::vector<std::unique_ptr<Stream>> built;
+  std::vector<StreamConfig> configs;
   for (const auto& table : config.tables) {
     if (table.capture_instance.empty()) throw ConfigError("a table has an empty capture instance");
     if (!seen.insert(AsciiLower(table.capture_instance)).second) {
@@ -146,11 +158,26 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
                         " is listed twice (names match ignoring case); list each table once");
     }
     try {
-      StreamConfig stream = TableStreamConfig(config, table);
-      SourceFactory source_factory = factory(stream.source);
-      built.push_back(std::make_unique<Stream>(std::move(stream), std::move(source_factory)));
+      configs.push_back(TableStreamConfig(config, table));
     } catch (const Error&) {
       RethrowNamingTable(table.capture_instance);
+    }
+  }
+  // The memory budget is shared by every range the group may read at once: at most one per
+  // connection, and no more than the streams' partitions together.
+  std::int64_t ranges = 0;
+  for (const auto& stream : configs) {
+    ranges += std::min(ReadPartitions(stream.source), config.limits.connections);
+  }
+  const int concurrent = static_cast<int>(std::min<std::int64_t>(ranges, config.limits.connections));
+  std::vector<std::unique_ptr<Stream>> built;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    try {
+      configs[i].concurrent_ranges = concurrent;
+      SourceFactory source_factory = factory(configs[i].source);
+      built.push_back(std::make_unique<Stream>(std::move(configs[i]), std::move(source_factory)));
+    } catch (const Error&) {
+      RethrowNamingTable(config.tables[i].capture_instance);
     }
   }
   std::unique_ptr<StreamGroup> group(new StreamGroup());
@@ -169,6 +196,22 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
     }
     group->order_.push_back(ci);
     group->streams_.emplace(ci, std::move(built[i]));
+  }
+  // The widest table decides whether the memory budget holds a row, and how much it needs.
+  const Stream* widest = nullptr;
+  std::int64_t widest_bytes = -1;
+  for (const auto& ci : group->order_) {
+    const Stream& stream = *group->streams_.at(ci);
+    if (stream.captured_columns().empty()) continue;  // refused
+    const std::int64_t bytes = DeclaredRowBytes(stream.captured_columns());
+    if (bytes > widest_bytes) {
+      widest = &stream;
+      widest_bytes = bytes;
+    }
+  }
+  if (widest) {
+    CheckRowFitsBudget(widest->captured_columns(), widest->capture_instance(), config.limits,
+                       concurrent);
   }
   return group;
 }

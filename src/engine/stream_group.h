@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/options.h"
+#include "engine/engine_limits.h"
 #include "engine/stream.h"
 
 namespace mssql_cdc {
@@ -36,6 +37,7 @@ struct ManyConfig {
   Options stream_params;              // facts_table, trigger, bootstrap, on_data_loss, ... (as StreamParams)
   std::optional<std::string> control_table;  // track every table's verdict here when set
   Granularity granularity = Granularity::kHour;
+  EngineLimits limits;  // memory, connections, threads and streams of the whole group
 };
 
 using SourceFactoryFor = std::function<SourceFactory(const SourceOptions&)>;

@@ -164,11 +164,20 @@ class PythonBootstrapTables final : public BootstrapTables {
     nb::gil_scoped_acquire gil;
     return nb::cast<bool>(tables_.attr("holds_snapshot")(lsn.ToString()));
   }
-  bool AppendSnapshot(const std::vector<std::shared_ptr<arrow::RecordBatch>>& rows,
-                      const delta::Txn& txn, const std::string& user_metadata) override {
+  bool AppendSnapshot(arrow::RecordBatchReader& rows, const delta::Txn& txn,
+                      const std::string& user_metadata,
+                      const std::function<void(const std::string&)>&) override {
+    // Spark builds one DataFrame of the snapshot on the driver, so the rows are gathered here.
+    std::vector<std::shared_ptr<arrow::RecordBatch>> read;
+    for (;;) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ThrowIfError(rows.ReadNext(&batch));
+      if (!batch) break;
+      read.push_back(std::move(batch));
+    }
     nb::gil_scoped_acquire gil;
     nb::list batches;
-    for (const auto& batch : rows) batches.append(ToPyArrowBatch(batch));
+    for (const auto& batch : read) batches.append(ToPyArrowBatch(batch));
     tables_.attr("append_snapshot")(batches, txn.app_id, txn.version, user_metadata);
     return false;  // Delta skips a txn it holds without saying so: count the rows
   }

@@ -85,6 +85,13 @@ def kill_loop(cli, tmp_path, source, kills, seed, backend="sim"):
         assert not missing and not extra, (ci, sorted(missing)[:5], sorted(extra)[:5])
         assert sorted(bronze) == sorted(source_rows)
 
+    # A kill mid-batch leaves data files no commit names; the next run deletes them.
+    for ci in TABLES:
+        table_dir = tmp_path / "lake" / "bronze" / ci
+        named = {os.path.basename(f) for f in DeltaTable(str(table_dir)).file_uris()}
+        on_disk = {p.name for p in table_dir.glob("*.parquet")}
+        assert on_disk == named, (ci, sorted(on_disk - named)[:5])
+
     facts = DeltaTable(str(tmp_path / "lake" / "ops" / "facts")).to_pyarrow_table().to_pylist()
     batch_rows = collections.Counter((r["app_id"], r["batch_id"]) for r in facts if r["event"] is None)
     assert batch_rows and max(batch_rows.values()) == 1
