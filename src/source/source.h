@@ -64,7 +64,7 @@ struct DdlEvent {
 };
 
 // Variable-length bytes after which a record batch of the readers ends (batch_bytes).
-inline constexpr std::int64_t kDefaultBatchDataBytes = 64LL << 20;
+inline constexpr std::int64_t kDefaultBatchDataBytes = 16LL << 20;
 
 struct ChangeReadRequest {
   std::string capture_instance;
