@@ -82,9 +82,31 @@ BenchShape WideShape() {
   return s;
 }
 
+BenchShape LobShape(std::int64_t lob_every) {
+  BenchShape narrow = NarrowShape();
+  BenchShape s{"lob" + std::to_string(lob_every), narrow.table, {}};
+  s.table.name = sim::TableName{"bench", "lob"};
+  s.table.columns.push_back(sim::ParseColumnDeclaration("doc nvarchar(max)"));
+  s.table.columns.push_back(sim::ParseColumnDeclaration("data varbinary(max)"));
+  s.row = [narrow_row = narrow.row, lob_every](std::int64_t i) {
+    Row r = narrow_row(i);
+    if (i % lob_every == 0) {
+      constexpr std::size_t kMiB = 1 << 20;
+      r["doc"] = Text(i, kMiB);
+      std::string bytes(kMiB, '\0');
+      for (std::size_t k = 0; k < kMiB; ++k) bytes[k] = static_cast<char>((k * 131 + i) & 0xFF);
+      r["data"] = sim::Bytes{std::move(bytes)};
+    }
+    return r;
+  };
+  return s;
+}
+
 std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows,
-                                 const std::string& dir) {
-  const std::string path = dir + "/source_bench_" + shape.name + "_" + std::to_string(rows) + ".sim";
+                                 const std::string& dir, std::int64_t per_transaction) {
+  const std::string path = dir + "/source_bench_" + shape.name + "_" + std::to_string(rows) +
+                           (per_transaction == 10'000 ? "" : "_t" + std::to_string(per_transaction)) +
+                           ".sim";
   if (std::filesystem::exists(path)) return path;
   const std::string building = path + ".building";
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(building + suffix);
@@ -96,14 +118,16 @@ std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows,
     auto db = sim::SimDatabase::Create(building, options);
     db->CreateTable(shape.table);
     db->EnableCdc(shape.table.name);
-    constexpr std::int64_t kPerTransaction = 10'000;
-    for (std::int64_t first = 1; first <= rows; first += kPerTransaction) {
-      std::vector<Row> batch;
-      for (std::int64_t i = first; i < std::min(rows + 1, first + kPerTransaction); ++i) {
-        batch.push_back(shape.row(i));
-      }
+    for (std::int64_t first = 1; first <= rows; first += per_transaction) {
       auto txn = db->Begin();
-      txn->InsertMany(shape.table.name, std::move(batch));
+      const std::int64_t last = std::min(rows, first + per_transaction - 1);
+      // Statements of 10,000 rows, so that building one huge transaction holds no more than
+      // the simulator's own statement list.
+      for (std::int64_t from = first; from <= last; from += 10'000) {
+        std::vector<Row> batch;
+        for (std::int64_t i = from; i <= std::min(last, from + 9'999); ++i) batch.push_back(shape.row(i));
+        txn->InsertMany(shape.table.name, std::move(batch));
+      }
       txn->Commit();
       db->AdvanceClock(kMicrosPerSecond);
     }

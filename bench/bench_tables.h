@@ -21,10 +21,15 @@ struct BenchShape {
 
 BenchShape NarrowShape();
 BenchShape WideShape();
+// The narrow table with two (max) columns (nvarchar(max), varbinary(max)) that hold 1 MiB
+// each in every `lob_every`-th row and are NULL elsewhere: the rows users' bulk loads of
+// documents and images make.
+BenchShape LobShape(std::int64_t lob_every);
 
 // The path of a simulated database in `dir` holding `rows` insert changes of the shape's
-// table (10,000 rows per commit), built on first use.
-std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows, const std::string& dir);
+// table, `per_transaction` rows per commit (10,000 by default), built on first use.
+std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows, const std::string& dir,
+                                 std::int64_t per_transaction = 10'000);
 
 // Resident memory of this process in bytes (VmRSS).
 std::int64_t ResidentBytes();

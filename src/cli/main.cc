@@ -1,6 +1,7 @@
 // The mssql-cdc executable.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -8,6 +9,10 @@
 #include "core/errors.h"
 
 int main(int argc, char** argv) {
+  // Arrow's jemalloc pool gives a burst's memory back to the system within seconds; mimalloc
+  // (the wheel's default) and glibc's malloc keep it (decision 0007, bench/RESULTS.md). Set
+  // before Arrow first allocates; a user's own ARROW_DEFAULT_MEMORY_POOL wins.
+  setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0);
   using namespace mssql_cdc::cli;
   CLI::App app{"mssql-cdc: SQL Server Change Data Capture into Delta Lake"};
   app.require_subcommand(1);
