@@ -150,14 +150,18 @@ RowStats StatsOf(const arrow::RecordBatch& batch) {
     }
   }
   if (auto lsns = batch.GetColumnByName(std::string(kStartLsnColumn))) {
-    // LSN text is fixed width, so string order is LSN order.
+    // LSN text is fixed width, so string order is LSN order. Compared in place: one string is
+    // made per batch, not per row.
     const auto& typed = static_cast<const arrow::StringArray&>(*lsns);
+    std::optional<std::string_view> low, high;
     for (std::int64_t i = 0; i < typed.length(); ++i) {
       if (typed.IsNull(i)) continue;
-      std::string value(typed.GetView(i));
-      if (!stats.min_lsn || value < *stats.min_lsn) stats.min_lsn = value;
-      if (!stats.max_lsn || value > *stats.max_lsn) stats.max_lsn = value;
+      const std::string_view value = typed.GetView(i);
+      if (!low || value < *low) low = value;
+      if (!high || value > *high) high = value;
     }
+    if (low) stats.min_lsn = std::string(*low);
+    if (high) stats.max_lsn = std::string(*high);
   }
   if (auto times = batch.GetColumnByName(std::string(kCommitTsColumn))) {
     const auto& typed = static_cast<const arrow::TimestampArray&>(*times);

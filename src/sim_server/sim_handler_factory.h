@@ -22,13 +22,16 @@ class SimHandlerFactory final : public tds::QueryHandlerFactory {
   std::unique_ptr<tds::QueryHandler> Login(const std::string& user, const std::string& password,
                                            const std::string& database) override;
   std::string DatabaseName() override { return database_name_; }
+  // Logins accepted so far.
+  int logins() const { return next_spid_.load() - kFirstSpid; }
   std::string ServerName() override;
 
  private:
   std::string path_;
   std::string database_name_;
   // SQL Server's user sessions start above the system ones.
-  std::atomic<int> next_spid_{51};
+  static constexpr int kFirstSpid = 51;
+  std::atomic<int> next_spid_{kFirstSpid};
 };
 
 }  // namespace mssql_cdc::sim_server

@@ -130,3 +130,25 @@ TEST(EngineLimits, ByteSizesSayTheirUnit) {
 
 }  // namespace
 }  // namespace mssql_cdc
+
+namespace mssql_cdc {
+namespace {
+
+using stream_testing::StreamTest;
+
+TEST_F(StreamTest, ASourceReusesItsConnectionForEveryBatchItReads) {
+  testing::ServedSim served(db_->path());
+  for (int i = 1; i <= 6; ++i) Insert(i * 10, 3);
+  StreamConfig config = Config({{"numPartitions", "1"}, {"maxCommitsPerBatch", "1"}});
+  config.source = SourceOptions::Parse(served.SourceOptionsText().MergedWith(
+      Options{{"captureInstance", kInstance}, {"sourceTimeZone", "UTC"}, {"numPartitions", "1"},
+              {"maxCommitsPerBatch", "1"}}));
+  const StreamProgress progress = RunOnce(config);
+  EXPECT_GE(progress.batches, 6);
+  EXPECT_EQ(BronzeChanges(), SourceChanges());
+  // Six batches at least, each with its change read and its catalog and LSN questions: one login.
+  EXPECT_EQ(served.logins(), 1);
+}
+
+}  // namespace
+}  // namespace mssql_cdc

@@ -42,8 +42,8 @@ class ServedSim {
   void Start() {
     tds::ServerOptions options;
     options.port = port_;
-    server_ = std::make_unique<tds::TdsServer>(
-        std::make_shared<sim_server::SimHandlerFactory>(path_), options);
+    factory_ = std::make_shared<sim_server::SimHandlerFactory>(path_);
+    server_ = std::make_unique<tds::TdsServer>(factory_, options);
     port_ = server_->port();
   }
   // Stops serving: every connection drops, and the port refuses new ones until Start.
@@ -58,6 +58,8 @@ class ServedSim {
   }
 
   int port() const { return port_; }
+  // Logins the server accepted since it last started.
+  int logins() const { return factory_->logins(); }
   tds::TdsServer& server() { return *server_; }
 
   std::string ConnectionString() const {
@@ -76,6 +78,7 @@ class ServedSim {
   std::string path_;
   std::string database_;
   int port_ = 0;
+  std::shared_ptr<sim_server::SimHandlerFactory> factory_;
   std::unique_ptr<tds::TdsServer> server_;
 };
 

@@ -206,10 +206,14 @@ class OdbcSource final : public Source {
     context.login = settings_->connection->driver.login;
     context.database_user = [this] { return DatabaseUser(); };
     for (int retries = 0;; ++retries) {
+      if (connection_ == nullptr) connection_ = settings_->slot->Take();
       const bool connecting = connection_ == nullptr;
       try {
         if (connecting) connection_ = std::make_unique<OdbcConnection>(settings_->connection);
-        return attempt(*connection_);
+        auto result = attempt(*connection_);
+        // Idle between questions, where this Source's readers can take it.
+        settings_->slot->GiveBack(std::move(connection_));
+        return result;
       } catch (const OdbcFailure& failure) {
         const bool dead = connection_ != nullptr && connection_->IsDead();
         const bool transient = Classify(failure, dead) == FailureKind::kTransient;
@@ -313,6 +317,7 @@ std::shared_ptr<ReaderSettings> SettingsFor(const SourceOptions& options, const 
   auto settings = std::make_shared<ReaderSettings>();
   settings->connection = std::move(connection);
   settings->retry = retry;
+  settings->slot = std::make_shared<ConnectionSlot>();
   return settings;
 }
 

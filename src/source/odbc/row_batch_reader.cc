@@ -57,7 +57,8 @@ std::shared_ptr<arrow::RecordBatch> RowBatchReader::Next() {
       while (metadata_.rows() < batch_rows_ && BatchDataBytes() < batch_bytes_) {
         if (!AppendFromBlock(batch_rows_ - metadata_.rows())) break;
       }
-      if (exhausted_) Disconnect();  // let go of the connection as soon as the rows are read
+      // Let go of the connection as soon as the rows are read.
+      if (exhausted_) Disconnect(/*reusable=*/true);
       if (metadata_.rows() == 0) {
         finished_ = true;
         DiscardBatch();
@@ -91,6 +92,7 @@ std::shared_ptr<arrow::RecordBatch> RowBatchReader::Next() {
 }
 
 void RowBatchReader::Open() {
+  if (connection_ == nullptr && settings_->slot) connection_ = settings_->slot->Take();
   if (connection_ == nullptr) connection_ = std::make_unique<OdbcConnection>(settings_->connection);
   if (!prepared_) {
     Prepare(*connection_);
@@ -198,9 +200,12 @@ std::optional<std::string> RowBatchReader::DatabaseUser() {
   }
 }
 
-void RowBatchReader::Disconnect() {
+void RowBatchReader::Disconnect(bool reusable) {
   fetcher_.reset();
   statement_.reset();
+  if (reusable && settings_->slot && LeavesSessionUnchanged()) {
+    settings_->slot->GiveBack(std::move(connection_));
+  }
   connection_.reset();
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "source/odbc/connection.h"
+#include "source/odbc/connection_slot.h"
 #include "source/odbc/failure_errors.h"
 #include "source/odbc/fetch_column.h"
 #include "source/odbc/result_fetcher.h"
@@ -36,6 +37,7 @@ namespace mssql_cdc::odbc {
 struct ReaderSettings {
   std::shared_ptr<const ConnectionSettings> connection;
   RetryPolicy retry;
+  std::shared_ptr<ConnectionSlot> slot;  // the Source's idle connection (connection_slot.h)
 };
 
 // A captured column of the output and its place in the statement's select list.
@@ -60,6 +62,9 @@ class RowBatchReader : public arrow::RecordBatchReader {
 
   // Runs once per reader, on its connection, before the statement first runs.
   virtual void Prepare(OdbcConnection& connection) {}
+  // Whether the connection is as it was after the read (no session setting changed), so that
+  // it can go back to the Source's slot.
+  virtual bool LeavesSessionUnchanged() const { return true; }
   virtual std::string Sql() const = 0;
   virtual void BindParameters(OdbcStatement& statement) const = 0;
   // The result columns before the captured ones, in result order.
@@ -81,7 +86,9 @@ class RowBatchReader : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::RecordBatch> FinishBatch();
   void DiscardBatch();
   std::optional<std::string> DatabaseUser();
-  void Disconnect();
+  // Lets go of the connection: back to the slot after a read that ended well (`reusable`),
+  // closed otherwise.
+  void Disconnect(bool reusable = false);
   std::int64_t BatchDataBytes() const;
 
   std::shared_ptr<const ReaderSettings> settings_;

@@ -50,6 +50,8 @@ class SnapshotReader final : public RowBatchReader {
 
  protected:
   std::string Sql() const override { return sql_; }
+  // The statement sets the session's isolation level and lock timeout.
+  bool LeavesSessionUnchanged() const override { return false; }
   void BindParameters(OdbcStatement&) const override {}
   std::vector<ResultSlots*> MetadataSlots() override { return {}; }
   void AppendMetadata(OutputBatchBuilder& metadata, std::size_t, std::size_t count) override {
