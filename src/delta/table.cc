@@ -109,7 +109,7 @@ enum class RaceOutcome {
   kConflict,    // the winner changed the schema or protocol: fail
 };
 
-RaceOutcome JudgeWinner(const std::vector<Action>& winner, const std::optional<Txn>& ours,
+RaceOutcome JudgeWinner(const std::vector<Action>& winner, const std::vector<Txn>& ours,
                         bool blind_append) {
   RaceOutcome outcome = RaceOutcome::kRetry;
   for (const auto& action : winner) {
@@ -117,8 +117,8 @@ RaceOutcome JudgeWinner(const std::vector<Action>& winner, const std::optional<T
       return RaceOutcome::kConflict;
     }
     if (const auto* txn = std::get_if<Txn>(&action)) {
-      if (ours && txn->app_id == ours->app_id && txn->version >= ours->version) {
-        outcome = RaceOutcome::kTxnHeld;
+      for (const auto& mine : ours) {
+        if (txn->app_id == mine.app_id && txn->version >= mine.version) outcome = RaceOutcome::kTxnHeld;
       }
     }
     if (!blind_append && outcome == RaceOutcome::kRetry &&
@@ -127,6 +127,11 @@ RaceOutcome JudgeWinner(const std::vector<Action>& winner, const std::optional<T
     }
   }
   return outcome;
+}
+
+std::vector<Txn> TxnsOf(const AppendOptions& options) {
+  if (options.txn) return {*options.txn};
+  return {};
 }
 
 CommitInfo MakeCommitInfo(const std::string& operation, nlohmann::json parameters,
@@ -424,6 +429,105 @@ CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordB
   return CommitAdds(staged, adds, rows);
 }
 
+std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPart>& parts,
+                                                    const AppendOptions& options) {
+  CheckUserMetadata(options);
+  {
+    std::unordered_set<std::string> apps;
+    for (const auto& part : parts) {
+      if (part.txn.app_id.empty()) throw ConfigError("a txn needs a non-empty app id");
+      if (!apps.insert(part.txn.app_id).second) {
+        throw ConfigError("two parts of one grouped append to " + root_ + " have the txn app id '" +
+                          part.txn.app_id + "'; a commit holds one txn per app id");
+      }
+    }
+  }
+  std::vector<CommitResult> results(parts.size());
+  for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
+    CatchUp();
+    CheckCanWrite(snapshot_.protocol, root_);
+    if (!snapshot_.metadata.partition_columns.empty()) {
+      throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
+    }
+    // The parts still to write, and their rows.
+    std::vector<std::size_t> pending;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    std::vector<Txn> txns;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (results[i].version >= 0) continue;  // held, learned on an earlier attempt
+      auto held = snapshot_.app_versions.find(parts[i].txn.app_id);
+      if (held != snapshot_.app_versions.end() && held->second >= parts[i].txn.version) {
+        results[i].version = VersionHoldingTxn(*fs_, root_, snapshot_.version, parts[i].txn);
+        continue;
+      }
+      pending.push_back(i);
+      txns.push_back(parts[i].txn);
+      for (const auto& batch : parts[i].batches) batches.push_back(batch);
+    }
+    if (pending.empty()) return results;
+
+    const Staged staged = StageAppend(CommonSchema(batches), options);
+    std::int64_t rows = 0;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> aligned;
+    for (const auto& batch : batches) {
+      if (batch->num_rows() == 0) continue;
+      rows += batch->num_rows();
+      aligned.push_back(AlignBatchToSchema(*batch, staged.schema_, root_));
+    }
+    std::vector<AddFile> adds;
+    if (rows > 0) adds = WriteDataFiles(*fs_, root_, staged.schema_, aligned, options.write);
+    try {
+      CommitInfo info = MakeCommitInfo(options.operation, {{"mode", "Append"}, {"partitionBy", "[]"}},
+                                       staged.read_version_, !staged.metadata_ && !staged.protocol_,
+                                       adds, rows, options);
+      std::vector<Action> actions = {info};
+      if (staged.protocol_) actions.push_back(*staged.protocol_);
+      if (staged.metadata_) actions.push_back(*staged.metadata_);
+      for (Txn txn : txns) {
+        txn.last_updated = info.timestamp;
+        actions.push_back(txn);
+      }
+      for (const auto& add : adds) actions.push_back(add);
+      const std::string contents = EncodeCommit(actions);
+      bool replan = false;
+      while (!replan) {
+        const std::int64_t version = snapshot_.version + 1;
+        if (fs_->WriteIfAbsent(CommitPath(root_, version), contents)) {
+          const CommitResult committed = Committed(actions, version, adds, rows, attempt);
+          for (std::size_t i : pending) {
+            results[i] = committed;
+            results[i].rows = 0;
+            for (const auto& batch : parts[i].batches) results[i].rows += batch->num_rows();
+          }
+          return results;
+        }
+        for (;;) {
+          const std::int64_t next = snapshot_.version + 1;
+          auto winner = ReadCommit(*fs_, root_, next);
+          if (!winner) break;
+          const RaceOutcome outcome = JudgeWinner(*winner, txns, /*blind_append=*/true);
+          if (outcome == RaceOutcome::kConflict) {
+            throw ConcurrentModificationError(
+                "Delta table " + root_ + ": version " + std::to_string(next) +
+                ", committed concurrently, changed the table's schema, properties or protocol "
+                "after this append read version " + std::to_string(staged.read_version_) +
+                "; nothing was committed, run the append again");
+          }
+          ApplyActions(snapshot_, *winner, next);
+          if (outcome == RaceOutcome::kTxnHeld) replan = true;  // without the held parts
+        }
+      }
+      DeleteUncommitted(*fs_, root_, adds);
+    } catch (...) {
+      DeleteUncommitted(*fs_, root_, adds);
+      throw;
+    }
+  }
+  throw ConcurrentModificationError("Delta table " + root_ + ": gave up after " +
+                                    std::to_string(kMaxCommitAttempts) +
+                                    " lost commit races; nothing was committed");
+}
+
 CommitResult DeltaTable::CommitAdds(const Staged& staged, const std::vector<AddFile>& adds,
                                     std::int64_t rows) {
   const AppendOptions& options = staged.options_;
@@ -455,7 +559,7 @@ CommitResult DeltaTable::CommitAdds(const Staged& staged, const std::vector<AddF
         std::int64_t next = snapshot_.version + 1;
         auto winner = ReadCommit(*fs_, root_, next);
         if (!winner) break;
-        switch (JudgeWinner(*winner, options.txn, /*blind_append=*/true)) {
+        switch (JudgeWinner(*winner, TxnsOf(options), /*blind_append=*/true)) {
           case RaceOutcome::kConflict:
             throw ConcurrentModificationError(
                 "Delta table " + root_ + ": version " + std::to_string(next) +
@@ -610,7 +714,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
         std::int64_t next = snapshot_.version + 1;
         auto winner = ReadCommit(*fs_, root_, next);
         if (!winner) break;
-        auto outcome = JudgeWinner(*winner, options.txn, /*blind_append=*/false);
+        auto outcome = JudgeWinner(*winner, TxnsOf(options), /*blind_append=*/false);
         if (outcome == RaceOutcome::kConflict) {
           throw ConcurrentModificationError(
               "Delta table " + root_ + ": version " + std::to_string(next) +

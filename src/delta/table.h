@@ -113,6 +113,18 @@ class DeltaTable {
   CommitResult Append(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                       const AppendOptions& options = {});
 
+  // The appends of several writers in one commit, each with its txn (one app id each): for a
+  // table many streams append small rows to (the facts table), so that they make one commit
+  // instead of one each. A part whose txn the table already holds is left out; a race lost to
+  // a commit holding one of the txns, or to a blind append, is planned again on the new
+  // snapshot. Returns one result per part, in order: written, and the version that holds it.
+  struct GroupedPart {
+    Txn txn;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  };
+  std::vector<CommitResult> AppendGrouped(const std::vector<GroupedPart>& parts,
+                                          const AppendOptions& options = {});
+
   // An append too big to hold in memory, in two steps: StageAppend plans it on the current
   // snapshot (the schema its rows are written in, merged with `incoming` as Append would), the
   // caller writes the rows through DataFileStreams from NewFileStream, on any threads, and

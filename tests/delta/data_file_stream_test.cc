@@ -250,3 +250,81 @@ TEST(DeltaTableScan, ColumnsComeInTheOrderAskedARowGroupAtATime) {
 
 }  // namespace
 }  // namespace mssql_cdc::delta
+
+#include <thread>
+
+#include "delta/grouped_appender.h"
+
+namespace mssql_cdc::delta {
+namespace {
+
+TEST(DeltaTableGrouped, SeveralTxnsInOneCommitAndHeldOnesLeftOut) {
+  TempTableDir dir;
+  CreateOptions create;
+  create.schema = IdNameSchema();
+  auto table = DeltaTable::Create(dir.path(), create);
+  table.Append({IdNameBatch(0, 1)}, AppendOptions{Txn{"b", 3, std::nullopt}});
+  const auto results = table.AppendGrouped({{Txn{"a", 0, std::nullopt}, {IdNameBatch(10, 2)}},
+                                            {Txn{"b", 3, std::nullopt}, {IdNameBatch(20, 2)}},
+                                            {Txn{"c", 5, std::nullopt}, {IdNameBatch(30, 2)}}});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].written);
+  EXPECT_FALSE(results[1].written);  // b@3 was held: its rows are not written again
+  EXPECT_EQ(results[1].version, 1);
+  EXPECT_TRUE(results[2].written);
+  EXPECT_EQ(results[0].version, 2);
+  EXPECT_EQ(results[2].version, 2);
+  EXPECT_EQ(ActionsNamed(dir.Log(Commit(2)), "txn").size(), 2u);
+  EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 5);
+  EXPECT_THROW(table.AppendGrouped({{Txn{"d", 0, std::nullopt}, {IdNameBatch(0, 1)}},
+                                    {Txn{"d", 1, std::nullopt}, {IdNameBatch(0, 1)}}}),
+               ConfigError);
+}
+
+TEST(DeltaTableGrouped, ARaceLostToAWinnerHoldingOneTxnIsPlannedAgainWithoutIt) {
+  TempTableDir dir;
+  CreateOptions create;
+  create.schema = IdNameSchema();
+  auto table = DeltaTable::Create(dir.path(), create);
+  // Another writer takes version 1 with a@0 while this append writes its data file.
+  auto winner = WinRaceWhenDataFileAppears(
+      dir.path(), dir.Log(Commit(1)),
+      R"({"commitInfo":{"timestamp":1,"operation":"WRITE"}})" "\n"
+      R"({"txn":{"appId":"a","version":0}})" "\n");
+  const auto results = table.AppendGrouped({{Txn{"a", 0, std::nullopt}, {IdNameBatch(10, 2)}},
+                                            {Txn{"c", 0, std::nullopt}, {IdNameBatch(30, 2)}}});
+  ASSERT_TRUE(winner.get());
+  EXPECT_FALSE(results[0].written);
+  EXPECT_EQ(results[0].version, 1);
+  EXPECT_TRUE(results[1].written);
+  EXPECT_EQ(results[1].version, 2);
+  EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 2);  // c's rows only
+  EXPECT_EQ(CountFilesEndingWith(dir.path(), ".parquet"), 1);  // the first plan's file is gone
+}
+
+TEST(GroupedAppender, ManyThreadsAppendOnceEachInFewerCommits) {
+  TempTableDir dir;
+  CreateOptions create;
+  create.schema = IdNameSchema();
+  GroupedAppender appender(DeltaTable::Create(dir.path(), create));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        const auto result = appender.Append({IdNameBatch(t * 1000 + i, 1)},
+                                            Txn{"app" + std::to_string(t), i, std::nullopt});
+        EXPECT_TRUE(result.written);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  auto table = DeltaTable::Open(dir.path());
+  EXPECT_EQ(table.Read()->num_rows(), 160);
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(table.snapshot().app_versions.at("app" + std::to_string(t)), 19);
+  EXPECT_EQ(appender.appends(), 160);
+  EXPECT_EQ(appender.commits(), table.snapshot().version);  // after the create, one per commit
+  EXPECT_LT(appender.commits(), 160);
+}
+
+}  // namespace
+}  // namespace mssql_cdc::delta
