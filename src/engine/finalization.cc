@@ -1,10 +1,13 @@
 #include "engine/finalization.h"
 
 #include <arrow/api.h>
+#include <arrow/compute/api.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <map>
+#include <set>
 #include <random>
 #include <thread>
 #include <vector>
@@ -68,25 +71,6 @@ std::optional<std::int64_t> VerdictRow(const std::shared_ptr<arrow::Table>& rows
   return best;
 }
 
-// Whether two reads of one name's rows saw the same contents, column by column (by name, so a
-// column the upsert would add does not count as a change).
-bool SameRows(const std::shared_ptr<arrow::Table>& seen, const std::shared_ptr<arrow::Table>& now) {
-  if (seen->num_rows() != now->num_rows()) return false;
-  for (const auto& field : seen->schema()->fields()) {
-    auto now_column = now->GetColumnByName(field->name());
-    if (!now_column) return false;
-    auto seen_column = seen->GetColumnByName(field->name());
-    for (std::int64_t i = 0; i < seen->num_rows(); ++i) {
-      auto a = seen_column->GetScalar(i);
-      auto b = now_column->GetScalar(i);
-      Check(a.status(), "comparing control rows");
-      Check(b.status(), "comparing control rows");
-      if (!(*a)->Equals(**b)) return false;
-    }
-  }
-  return true;
-}
-
 std::shared_ptr<arrow::Array> OneValue(const std::shared_ptr<arrow::Scalar>& scalar) {
   auto array = arrow::MakeArrayFromScalar(*scalar, 1);
   Check(array.status(), "building a control row");
@@ -127,6 +111,45 @@ std::shared_ptr<arrow::Table> AdvancedRow(const std::shared_ptr<arrow::Table>& s
     }
   }
   return arrow::Table::Make(schema, columns, 1);
+}
+
+// The rows of `table` at `positions`.
+std::shared_ptr<arrow::Table> RowsAt(const std::shared_ptr<arrow::Table>& table,
+                                     const std::vector<std::int64_t>& positions) {
+  arrow::Int64Builder indices;
+  Check(indices.AppendValues(positions), "selecting control rows");
+  std::shared_ptr<arrow::Array> index_array;
+  Check(indices.Finish(&index_array), "selecting control rows");
+  auto taken = arrow::compute::Take(table, index_array);
+  Check(taken.status(), "selecting control rows");
+  return taken->table();
+}
+
+// Whether two reads of the same names' rows saw the same contents, compared as sets of rows
+// on the columns of the first read (a column the upsert would add does not count as a change).
+bool SameRowsByName(const std::shared_ptr<arrow::Table>& seen, const std::shared_ptr<arrow::Table>& now) {
+  if (seen->num_rows() != now->num_rows()) return false;
+  auto keyed = [](const std::shared_ptr<arrow::Table>& rows) {
+    std::multiset<std::string> out;
+    for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
+      std::string row;
+      for (const auto& field : rows->schema()->fields()) {
+        auto cell = CellAt(rows, field->name(), i);
+        row += field->name() + "=" + (cell && cell->is_valid ? cell->ToString() : "NULL") + "\x1f";
+      }
+      out.insert(std::move(row));
+    }
+    return out;
+  };
+  arrow::FieldVector fields;
+  std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
+  for (const auto& field : seen->schema()->fields()) {
+    auto column = now->GetColumnByName(field->name());
+    if (!column) return false;
+    fields.push_back(field);
+    columns.push_back(column);
+  }
+  return keyed(seen) == keyed(arrow::Table::Make(arrow::schema(fields), columns, now->num_rows()));
 }
 
 std::shared_ptr<arrow::Table> RowsNamed(const delta::DeltaTable& table,
@@ -179,33 +202,67 @@ void EnsureControlTable(const std::string& control_uri) {
 
 bool Advance(const std::string& control_uri, const std::string& table_name, const Offset& end,
              Granularity granularity) {
-  if (!end.commit_ts) return false;
-  const UtcMicros candidate = Truncate(*end.commit_ts, granularity);
+  return AdvanceMany(control_uri, {VerdictMove{table_name, end}}, granularity) > 0;
+}
+
+int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& moves,
+                Granularity granularity) {
+  // The latest end of each name, so that one upsert row stands for each.
+  std::map<std::string, Offset> latest;
+  for (const auto& move : moves) {
+    if (!move.end.commit_ts) continue;
+    auto [it, inserted] = latest.emplace(move.table_name, move.end);
+    if (!inserted && *move.end.commit_ts > *it->second.commit_ts) it->second = move.end;
+  }
+  if (latest.empty()) return 0;
   EnsureControlTable(control_uri);
   ConflictRetry retry;
   for (;;) {
     try {
       auto table = delta::DeltaTable::Open(control_uri);
-      auto stored = RowsNamed(table, table_name);
-      auto stored_row = VerdictRow(stored);
-      if (stored_row) {
-        auto until = MicrosAt(stored, kFinalizedUntil, *stored_row);
-        if (until && *until >= candidate.value) return false;
+      const auto stored = table.Read();
+      const auto names = stored->GetColumnByName(kTableName);
+      // Every stored row of the names that move: compared again when the upsert commits.
+      std::vector<std::shared_ptr<arrow::Table>> seen_rows;
+      std::vector<std::shared_ptr<arrow::Table>> advanced;
+      for (const auto& [name, end] : latest) {
+        const UtcMicros candidate = Truncate(*end.commit_ts, granularity);
+        std::vector<std::int64_t> positions;
+        for (std::int64_t i = 0; i < stored->num_rows(); ++i) {
+          auto cell = names->GetScalar(i);
+          Check(cell.status(), "reading control column table_name");
+          if ((*cell)->is_valid && static_cast<const arrow::StringScalar&>(**cell).value->ToString() == name) {
+            positions.push_back(i);
+          }
+        }
+        auto rows = RowsAt(stored, positions);
+        auto stored_row = VerdictRow(rows);
+        if (stored_row) {
+          auto until = MicrosAt(rows, kFinalizedUntil, *stored_row);
+          if (until && *until >= candidate.value) continue;  // never backwards
+        }
+        seen_rows.push_back(rows);
+        advanced.push_back(AdvancedRow(rows, stored_row, name, candidate, end));
       }
-      auto row = AdvancedRow(stored, stored_row, table_name, candidate, end);
+      if (advanced.empty()) return 0;
+      auto upsert = arrow::ConcatenateTables(advanced, arrow::ConcatenateTablesOptions{true});
+      Check(upsert.status(), "combining control rows");
+      auto seen = arrow::ConcatenateTables(seen_rows, arrow::ConcatenateTablesOptions{true});
+      Check(seen.status(), "combining control rows");
       delta::AppendOptions options;
       options.operation = "MERGE";
-      // Compare and set: written only if the name's row is still what was read above. Another
-      // writer's verdict (or silver's columns) committed meanwhile makes this read again, so
-      // the verdict never moves backwards and silver's columns are never reverted.
+      // Compare and set: written only if the rows of the names that move are still what was
+      // read above. Another writer's verdict (or silver's columns) committed meanwhile makes
+      // this read again, so a verdict never moves backwards and silver's columns are never
+      // reverted.
       auto result = table.UpsertByKey(
-          kTableName, row, options,
-          [&stored](const std::shared_ptr<arrow::Table>& now) { return SameRows(stored, now); });
-      if (result.written) return true;
+          kTableName, *upsert, options,
+          [&](const std::shared_ptr<arrow::Table>& now) { return SameRowsByName(*seen, now); });
+      if (result.written) return static_cast<int>(advanced.size());
       if (retry.Expired()) {
         throw ConcurrentModificationError(
-            "control table " + control_uri + ": the row of '" + table_name +
-            "' kept changing under concurrent writers for a minute; the verdict was not moved");
+            "control table " + control_uri + ": the rows of the tables whose verdicts move kept "
+            "changing under concurrent writers for a minute; the verdicts were not moved");
       }
     } catch (const ConcurrentModificationError&) {
       const auto delay = retry.NextDelay();
@@ -213,6 +270,15 @@ bool Advance(const std::string& control_uri, const std::string& table_name, cons
       std::this_thread::sleep_for(*delay);
     }
   }
+}
+
+VerdictWriter::VerdictWriter(std::string control_uri, Granularity granularity)
+    : control_uri_(std::move(control_uri)),
+      granularity_(granularity),
+      group_([this](std::vector<VerdictMove>& moves) { AdvanceMany(control_uri_, moves, granularity_); }) {}
+
+void VerdictWriter::Advance(const std::string& table_name, const Offset& end) {
+  group_.Submit(VerdictMove{table_name, end});
 }
 
 std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name) {

@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/group_commit.h"
 #include "core/offset.h"
 #include "core/time.h"
 
@@ -36,6 +38,31 @@ void EnsureControlTable(const std::string& control_uri);
 // time moves nothing. Retries commits lost to concurrent writers (up to a minute).
 bool Advance(const std::string& control_uri, const std::string& table_name, const Offset& end,
              Granularity granularity = Granularity::kHour);
+
+// Several tables' verdicts moved in one commit of the control table, each by Advance's rule
+// (a name given twice moves to the later end). Returns how many moved.
+struct VerdictMove {
+  std::string table_name;
+  Offset end;
+};
+int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& moves,
+                Granularity granularity = Granularity::kHour);
+
+// The verdict moves of many streams into one control table, made a few commits at a time:
+// each Advance waits until its move is in a commit, which holds the moves of every stream that
+// asked while the one before was written (core/group_commit.h). Thread-safe.
+class VerdictWriter {
+ public:
+  VerdictWriter(std::string control_uri, Granularity granularity);
+  // As Advance(control_uri, table_name, end, granularity).
+  void Advance(const std::string& table_name, const Offset& end);
+  const std::string& control_uri() const { return control_uri_; }
+
+ private:
+  std::string control_uri_;
+  Granularity granularity_;
+  GroupCommit<VerdictMove> group_;
+};
 
 std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name);
 

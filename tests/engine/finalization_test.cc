@@ -147,6 +147,49 @@ TEST(FinalizationAdvance, KeepsTheColumnsSilverWrote) {
   EXPECT_EQ(ReadVerdict(dir.path(), "silver.orders")->finalized_until, At("2024-03-01 12:00"));
 }
 
+TEST(FinalizationAdvance, ManyTablesMoveInOneCommitEachForwardOnly) {
+  TempDir dir;
+  const std::string control = dir.path() + "/control";
+  Advance(control, "dbo.b", EndAt(5, "2026-03-01 12:00:00"), Granularity::kHour);
+  const int moved = AdvanceMany(control,
+                                {{"dbo.a", EndAt(10, "2026-03-01 10:30:00")},
+                                 {"dbo.b", EndAt(6, "2026-03-01 11:10:00")},  // backwards: stays
+                                 {"dbo.a", EndAt(11, "2026-03-01 11:45:00")},  // the later end wins
+                                 {"dbo.c", EndAt(12, "2026-03-01 09:00:00")}},
+                                Granularity::kHour);
+  EXPECT_EQ(moved, 2);
+  EXPECT_EQ(ReadVerdict(control, "dbo.a")->finalized_until, At("2026-03-01 11:00:00"));
+  EXPECT_EQ(ReadVerdict(control, "dbo.a")->end_lsn, Lsn::FromUint64(11).ToString());
+  EXPECT_EQ(ReadVerdict(control, "dbo.b")->finalized_until, At("2026-03-01 12:00:00"));
+  EXPECT_EQ(ReadVerdict(control, "dbo.c")->finalized_until, At("2026-03-01 09:00:00"));
+  auto table = delta::DeltaTable::Open(control);
+  EXPECT_EQ(table.Read()->num_rows(), 3);
+  EXPECT_EQ(table.snapshot().version, 2);  // create, dbo.b, then the one commit of AdvanceMany
+}
+
+TEST(FinalizationAdvance, AVerdictWriterGroupsTheMovesOfManyThreads) {
+  TempDir dir;
+  const std::string control = dir.path() + "/control";
+  EnsureControlTable(control);
+  VerdictWriter writer(control, Granularity::kMinute);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int minute = 0; minute < 10; ++minute) {
+        char time[32];
+        std::snprintf(time, sizeof time, "2026-03-01 10:%02d:30", minute);
+        writer.Advance("dbo.t" + std::to_string(t), EndAt(100 + minute, time));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 6; ++t) {
+    EXPECT_EQ(ReadVerdict(control, "dbo.t" + std::to_string(t))->finalized_until,
+              At("2026-03-01 10:09:00"));
+  }
+  EXPECT_LE(delta::DeltaTable::Open(control).snapshot().version, 60);
+}
+
 TEST(FinalizationIsFinal, PeriodsEndingAtOrBeforeTheVerdictAreFinal) {
   TempDir dir(TempDir::Mode::kNameOnly);
   EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2000-01-01")));  // no control table
