@@ -20,7 +20,7 @@
 #include "bench_tables.h"
 #include "core/errors.h"
 #include "engine/stream.h"
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 #include "sim/transaction.h"
 
 namespace mssql_cdc::bench {

@@ -160,7 +160,7 @@ void Burst(const std::string& binary, const std::string& pool, std::int64_t rows
   const fs::path work = fs::path(dir) / ("memory_bench_burst_" + pool);
   fs::remove_all(work);
   fs::create_directories(work);
-  const std::string db = (work / "burst.sim").string();
+  const std::string db = fs::absolute(work / "burst.sim").string();
   {
     auto created = sim::SimDatabase::Create(db);
     created->CreateTable(shape.table);

@@ -22,7 +22,7 @@
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/finalization.h"
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 #include "sim/database.h"
 #include "sim/demo_schema.h"
 #include "sim/workload.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "core/options.h"
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 
 namespace mssql_cdc::cli {
 

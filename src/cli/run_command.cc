@@ -27,7 +27,7 @@
 #include "cli/pipeline_config.h"
 #include "core/errors.h"
 #include "engine/finalization.h"
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 
 namespace mssql_cdc::cli {
 namespace {

@@ -25,7 +25,7 @@
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/finalization.h"
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 
 namespace mssql_cdc::cli {
 namespace {

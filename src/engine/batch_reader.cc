@@ -176,7 +176,7 @@ RowStats StatsOf(const arrow::RecordBatch& batch) {
 }
 
 BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
-                          const SourceFactory& factory, const SourceClock& clock,
+                          SourcePool& sources, const SourceClock& clock,
                           const RangeFileStreams& file_streams) {
   const std::size_t n = request.ranges.size();
   std::vector<RangeResult> results(n);
@@ -186,21 +186,28 @@ BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
   std::vector<std::unique_ptr<delta::DataFileStream>> streams(n);
   for (std::size_t i = 0; i < n; ++i) streams[i] = file_streams(i);
   std::vector<std::thread> threads;
+  std::vector<std::size_t> here;  // ranges this thread reads, in order
+  if (n > 0) here.push_back(0);
   for (std::size_t i = 1; i < n; ++i) {
-    threads.emplace_back([&, i] {
+    auto lease = sources.TryAcquire();
+    if (!lease) {
+      here.push_back(i);
+      continue;
+    }
+    threads.emplace_back([&, i, lease = std::move(*lease)]() mutable {
       try {
-        auto source = factory();
-        results[i] = ReadRange(request, request.ranges[i], *source, clock, *streams[i]);
+        results[i] = ReadRange(request, request.ranges[i], *lease, clock, *streams[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     });
   }
-  if (n > 0) {
+  for (std::size_t i : here) {
     try {
-      results[0] = ReadRange(request, request.ranges[0], first_source, clock, *streams[0]);
+      results[i] = ReadRange(request, request.ranges[i], first_source, clock, *streams[i]);
     } catch (...) {
-      errors[0] = std::current_exception();
+      errors[i] = std::current_exception();
+      break;
     }
   }
   for (auto& thread : threads) thread.join();

@@ -22,6 +22,7 @@
 #include "engine/batch_measures.h"
 #include "plan/planner.h"
 #include "source/open_source.h"
+#include "source/source_pool.h"
 
 namespace mssql_cdc {
 
@@ -60,12 +61,13 @@ struct BatchReadRequest {
 using RangeFileStreams =
     std::function<std::unique_ptr<delta::DataFileStream>(std::size_t range)>;
 
-// Reads every range into its file stream; the first with `first_source` (the planning source,
-// so a one-range batch opens nothing new), the others with a Source each from `factory`, on
-// their own threads. The first failure is rethrown after every thread has ended; the file
-// streams of a failed batch delete their files.
+// Reads every range into its file stream: the first with `first_source` (the planning source,
+// so a one-range batch borrows nothing more), each other one on a thread of its own with a
+// Source borrowed from `sources` when one is free at once, else after the first on this
+// thread, so that a batch never waits for a Source another batch holds. The first failure is
+// rethrown after every thread has ended; the file streams of a failed batch delete their files.
 BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
-                          const SourceFactory& factory, const SourceClock& clock,
+                          SourcePool& sources, const SourceClock& clock,
                           const RangeFileStreams& file_streams);
 
 // `batch` with the columns of `bronze_schema` in its order: columns found by name (cast when

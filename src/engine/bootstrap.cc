@@ -121,9 +121,7 @@ std::vector<delta::AddFile> DeltaBootstrapTables::SnapshotFiles() const {
 
 void DeltaBootstrapTables::AppendFacts(const std::shared_ptr<arrow::RecordBatch>& row,
                                        const delta::Txn& txn) {
-  delta::AppendOptions options;
-  options.txn = txn;
-  facts_->Append({row}, options);
+  facts_->Append({row}, txn);
 }
 
 std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snapshot"; }

@@ -23,6 +23,7 @@
 
 #include "core/offset.h"
 #include "delta/actions.h"
+#include "delta/grouped_appender.h"
 #include "delta/table.h"
 #include "source/source.h"
 
@@ -59,7 +60,7 @@ class BootstrapTables {
 // BootstrapTables over Delta tables the engine opened; `facts` may be null.
 class DeltaBootstrapTables final : public BootstrapTables {
  public:
-  DeltaBootstrapTables(delta::DeltaTable& bronze, delta::DeltaTable* facts,
+  DeltaBootstrapTables(delta::DeltaTable& bronze, delta::GroupedAppender* facts,
                        delta::WriteOptions write = {})
       : bronze_(bronze), facts_(facts), write_(std::move(write)) {}
   bool HoldsSnapshot(const delta::Txn& txn, const Lsn& lsn) override;
@@ -75,7 +76,7 @@ class DeltaBootstrapTables final : public BootstrapTables {
  private:
   std::vector<delta::AddFile> SnapshotFiles() const;
   delta::DeltaTable& bronze_;
-  delta::DeltaTable* facts_;
+  delta::GroupedAppender* facts_;
   delta::WriteOptions write_;
   std::int64_t version_ = -1;
 };

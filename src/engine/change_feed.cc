@@ -105,7 +105,7 @@ RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& en
 Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
   delta::DeltaTable bronze =
       OpenOrCreateTable(request.target, BronzeTableOptions(output_schema_, instance_.name));
-  std::optional<delta::DeltaTable> facts;
+  std::optional<delta::GroupedAppender> facts;
   if (request.facts_table) {
     facts.emplace(OpenOrCreateTable(*request.facts_table, FactsTableOptions()));
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/errors.h"
+#include "delta/grouped_appender.h"
 #include "delta/table.h"
 #include "engine/bootstrap.h"
 #include "engine/checkpoint_lock.h"
@@ -54,13 +55,35 @@ void CheckSupported(const StreamConfig& config) {
   }
 }
 
+// A Source lent to the stream's context for as long as this object lives.
+class LentSource {
+ public:
+  explicit LentSource(StreamContext& context)
+      : context_(context), lease_(context.sources->Acquire()) {
+    context_.source = lease_.get();
+  }
+  ~LentSource() { context_.source = nullptr; }
+  LentSource(const LentSource&) = delete;
+  LentSource& operator=(const LentSource&) = delete;
+
+ private:
+  StreamContext& context_;
+  SourcePool::Lease lease_;
+};
+
 }  // namespace
 
 class Stream::Impl {
  public:
   Impl(const StreamConfig& config, SourceFactory factory) {
     context_.config = config;
-    context_.factory = factory ? std::move(factory) : MakeSourceFactory(config.source);
+    if (config.services) context_.sources = config.services->sources;
+    if (!context_.sources) {
+      // A stream alone lends its ranges no more Sources than it reads ranges at once.
+      const int partitions = std::min(ReadPartitions(config.source), config.limits.connections);
+      context_.sources = std::make_shared<SourcePool>(
+          factory ? std::move(factory) : MakeSourceFactory(config.source), partitions);
+    }
   }
 
   ~Impl() {
@@ -80,10 +103,24 @@ class Stream::Impl {
   }
 
   void Start() {
+    StartTurns(nullptr);
+    thread_ = std::thread([this] {
+      while (auto due = Turn()) WaitUntil(*due);
+    });
+    // Started once the batch thread has planned (or failed to plan) its first batch. A
+    // failure there (data loss at the first batch, say) is this stream's runtime failure, as
+    // a query's first batch is in Spark: it ends this stream alone and is reported by Await
+    // and error(), not thrown here, so the streams started after it still start.
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return planned_ || ended_; });
+  }
+
+  void StartTurns(std::function<void()> wake) {
     {
       std::lock_guard lock(mu_);
       if (started_) throw ConfigError("stream of '" + Name() + "' was started already");
       started_ = true;
+      wake_ = std::move(wake);
     }
     try {
       if (!prepared_) CheckInput();
@@ -93,19 +130,43 @@ class Stream::Impl {
       Fail(std::current_exception());
       throw;
     }
-    thread_ = std::thread([this] { Loop(); });
-    // Started once the batch thread has planned (or failed to plan) its first batch. A
-    // failure there (data loss at the first batch, say) is this stream's runtime failure, as
-    // a query's first batch is in Spark: it ends this stream alone and is reported by Await
-    // and error(), not thrown here, so the streams started after it still start.
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return planned_ || ended_; });
   }
 
   void Stop() {
+    std::function<void()> wake;
+    {
+      std::lock_guard lock(mu_);
+      stop_requested_ = true;
+      cv_.notify_all();
+      if (started_ && !ended_) wake = wake_;
+    }
+    if (wake) wake();  // a turn far ahead comes now, and ends the stream
+  }
+
+  bool planned() const {
     std::lock_guard lock(mu_);
-    stop_requested_ = true;
-    cv_.notify_all();
+    return planned_ || ended_;
+  }
+
+  // One turn with a lent Source; see Stream::Turn.
+  std::optional<std::chrono::steady_clock::time_point> Turn() {
+    if (StopRequested()) {
+      End(nullptr);
+      return std::nullopt;
+    }
+    try {
+      const LentSource lent(context_);
+      auto due = RunTurn();
+      if (!due) End(nullptr);
+      return due;
+    } catch (const std::exception& e) {
+      spdlog::error("stream of capture instance '{}' into {} failed: {}", Name(),
+                    context_.config.params.target, e.what());
+      End(std::current_exception());
+    } catch (...) {
+      End(std::current_exception());
+    }
+    return std::nullopt;
   }
 
   bool Await(std::optional<std::chrono::milliseconds> timeout) {
@@ -159,7 +220,7 @@ class Stream::Impl {
   void CheckInput() {
     StreamContext& c = context_;
     const StreamParams& params = c.config.params;
-    c.source = c.factory();
+    const LentSource lent(c);
     c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
     c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
     const auto columns = c.source->CapturedColumns(c.instance.name);
@@ -203,6 +264,7 @@ class Stream::Impl {
   void Setup() {
     StreamContext& c = context_;
     const StreamParams& params = c.config.params;
+    const LentSource lent(c);
     if (!lock_) {
       std::error_code ec;
       std::filesystem::create_directories(params.checkpoint, ec);
@@ -219,9 +281,19 @@ class Stream::Impl {
     c.bronze.emplace(
         OpenOrCreateTable(params.target, BronzeTableOptions(output_schema_, c.instance.name)));
     if (params.facts_table) {
-      c.facts.emplace(OpenOrCreateTable(*params.facts_table, FactsTableOptions()));
+      if (c.config.services) c.facts = c.config.services->facts;
+      if (!c.facts) {
+        c.facts = std::make_shared<delta::GroupedAppender>(
+            OpenOrCreateTable(*params.facts_table, FactsTableOptions()));
+      }
     }
-    if (c.config.control_table) EnsureControlTable(*c.config.control_table);
+    if (c.config.control_table) {
+      EnsureControlTable(*c.config.control_table);
+      if (c.config.services) c.verdicts = c.config.services->verdicts;
+      if (!c.verdicts) {
+        c.verdicts = std::make_shared<VerdictWriter>(*c.config.control_table, c.config.granularity);
+      }
+    }
     // Files of a batch that a crash stopped before its commit: nobody will name them.
     DeleteUncommittedStagedFiles(params.checkpoint, [&](const std::string& table,
                                                         const std::vector<std::string>& paths) {
@@ -235,7 +307,7 @@ class Stream::Impl {
       // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
       BootstrapRequest request{c.instance, c.bronze_schema, params.app_id, params.target,
                                c.config.source.arrow_batch_size, c.arrow_batch_bytes};
-      DeltaBootstrapTables tables(*c.bronze, c.facts ? &*c.facts : nullptr, c.write_options);
+      DeltaBootstrapTables tables(*c.bronze, c.facts.get(), c.write_options);
       start = RunBootstrap(request, *c.source, *c.clock, *c.checkpoint, tables).offset;
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
@@ -289,61 +361,50 @@ class Stream::Impl {
     cv_.wait_until(lock, until, [this] { return stop_requested_; });
   }
 
-  void Loop() {
-    try {
-      RunBatches();
-    } catch (const std::exception& e) {
-      spdlog::error("stream of capture instance '{}' into {} failed: {}", Name(),
-                    context_.config.params.target, e.what());
-      std::lock_guard lock(mu_);
-      error_ = std::current_exception();
-    } catch (...) {
-      std::lock_guard lock(mu_);
-      error_ = std::current_exception();
-    }
+  // Ends the stream with `error` (null: ended well) and wakes Await.
+  void End(std::exception_ptr error) {
     std::lock_guard lock(mu_);
+    if (error && !error_) error_ = std::move(error);
     ended_ = true;
     cv_.notify_all();
   }
 
-  void RunBatches() {
+  // One turn's work, with context_.source lent: at most one batch. Returns when the next turn
+  // is due; nullopt when the stream is done (availableNow caught up).
+  std::optional<std::chrono::steady_clock::time_point> RunTurn() {
     StreamContext& c = context_;
     BatchRunner runner(c);
     const Trigger& trigger = c.config.params.trigger;
-    auto next_trigger = std::chrono::steady_clock::now();
-    while (!StopRequested()) {
-      if (trigger.kind() == Trigger::Kind::kProcessingTime) {
-        WaitUntil(next_trigger);
-        if (StopRequested()) break;
-        next_trigger = std::chrono::steady_clock::now() + trigger.interval();
+    const auto now = std::chrono::steady_clock::now();
+    // A processing-time trigger runs a batch per interval, counted from each batch's start.
+    if (trigger.kind() == Trigger::Kind::kProcessingTime) next_trigger_ = now + trigger.interval();
+    std::optional<BatchOffsets> offsets;
+    if (replay_) {
+      // The batch that was running when the last run stopped, with its range unchanged.
+      offsets = std::move(replay_);
+      replay_.reset();
+    } else {
+      const bool available_now = trigger.kind() == Trigger::Kind::kAvailableNow;
+      std::optional<Lsn> target = available_now ? target_ : c.source->MaxLsn();
+      if (target) offsets = runner.Plan(next_batch_id_, next_start_, *target);
+    }
+    MarkPlanned();
+    if (!offsets) {
+      if (trigger.kind() == Trigger::Kind::kAvailableNow) {
+        std::lock_guard lock(mu_);
+        progress_.caught_up = true;
+        return std::nullopt;
       }
-      std::optional<BatchOffsets> offsets;
-      if (replay_) {
-        // The batch that was running when the last run stopped, with its range unchanged.
-        offsets = std::move(replay_);
-        replay_.reset();
-      } else {
-        const bool available_now = trigger.kind() == Trigger::Kind::kAvailableNow;
-        std::optional<Lsn> target = available_now ? target_ : c.source->MaxLsn();
-        if (target) offsets = runner.Plan(next_batch_id_, next_start_, *target);
-      }
-      MarkPlanned();
-      if (!offsets) {
-        if (trigger.kind() == Trigger::Kind::kAvailableNow) {
-          std::lock_guard lock(mu_);
-          progress_.caught_up = true;
-          break;
-        }
-        // Nothing new: the next look waits at least the idle poll, also for a processing-time
-        // interval shorter than it (processingTime=0 would otherwise spin a core).
-        const auto idle_until = std::chrono::steady_clock::now() + kIdlePoll;
-        if (trigger.kind() == Trigger::Kind::kDefault) WaitUntil(idle_until);
-        next_trigger = std::max(next_trigger, idle_until);
-        continue;
-      }
-      const BatchOutcome outcome = runner.Execute(*offsets);
-      next_batch_id_ = outcome.commit.batch_id + 1;
-      next_start_ = outcome.end;
+      // Nothing new: the next look waits at least the idle poll, also for a processing-time
+      // interval shorter than it (processingTime=0 would otherwise spin a core).
+      const auto idle_until = now + kIdlePoll;
+      if (trigger.kind() == Trigger::Kind::kDefault) return idle_until;
+      return std::max(next_trigger_, idle_until);
+    }
+    const BatchOutcome outcome = runner.Execute(*offsets);
+    next_batch_id_ = outcome.commit.batch_id + 1;
+    next_start_ = outcome.end;
+    {
       std::lock_guard lock(mu_);
       ++progress_.batches;
       progress_.last_batch_id = outcome.commit.batch_id;
@@ -353,6 +414,8 @@ class Stream::Impl {
       progress_.capture_lag_seconds = outcome.facts.capture_lag_seconds;
       progress_.ingestion_lag_seconds = outcome.facts.ingestion_lag_seconds;
     }
+    if (trigger.kind() == Trigger::Kind::kProcessingTime) return next_trigger_;
+    return std::chrono::steady_clock::now();
   }
 
   StreamContext context_;
@@ -364,6 +427,7 @@ class Stream::Impl {
   std::int64_t next_batch_id_ = 0;
   Offset next_start_;
   std::optional<Lsn> target_;  // availableNow: the max LSN seen at start
+  std::chrono::steady_clock::time_point next_trigger_{};  // processingTime: the next batch
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -373,6 +437,7 @@ class Stream::Impl {
   bool stop_requested_ = false;
   std::exception_ptr error_;
   StreamProgress progress_;
+  std::function<void()> wake_;  // the scheduler's, for StartTurns
   // Declared before thread_ so that it is released after the thread is joined: the lock is
   // held to after the last write.
   std::unique_ptr<CheckpointLock> lock_;
@@ -389,6 +454,9 @@ Stream::~Stream() = default;
 void Stream::Prepare() { impl_->Prepare(); }
 void Stream::Start() { impl_->Start(); }
 void Stream::Stop() { impl_->Stop(); }
+void Stream::StartTurns(std::function<void()> wake) { impl_->StartTurns(std::move(wake)); }
+std::optional<std::chrono::steady_clock::time_point> Stream::Turn() { return impl_->Turn(); }
+bool Stream::planned() const { return impl_->planned(); }
 bool Stream::Await(std::optional<std::chrono::milliseconds> timeout) {
   return impl_->Await(timeout);
 }

@@ -21,7 +21,8 @@
 // lock (checkpoint_lock.h), and before each append checks that bronze agrees with the
 // checkpoint (batch_agreement.h).
 //
-// Start/Stop/Await may be called from any thread; the batches run on the stream's own thread.
+// Start/Stop/Await may be called from any thread; the batches run on the stream's own thread,
+// or, for the streams of a StreamGroup, on its scheduler's threads (StartTurns, Turn).
 #pragma once
 
 #include <chrono>
@@ -41,9 +42,24 @@
 #include "engine/engine_limits.h"
 #include "engine/finalization.h"
 #include "source/open_source.h"
+#include "source/source_pool.h"
 #include "source/source.h"
 
 namespace mssql_cdc {
+
+class VerdictWriter;
+namespace delta {
+class GroupedAppender;
+}
+
+// What the streams of one process share: the Sources lent to them, the facts table and the
+// control table they write a few commits at a time. StreamGroup makes them for its streams
+// (facts and verdicts before the streams start); a stream given none makes its own.
+struct StreamServices {
+  std::shared_ptr<SourcePool> sources;
+  std::shared_ptr<delta::GroupedAppender> facts;      // when params.facts_table is set
+  std::shared_ptr<VerdictWriter> verdicts;            // when control_table is set
+};
 
 // The steps of a batch after which a crash leaves a distinct state on disk.
 enum class BatchStep { kOffsetsWritten, kBronzeAppended, kFactsAppended, kCommitted };
@@ -61,6 +77,7 @@ struct StreamConfig {
   // numPartitions.
   EngineLimits limits;
   int concurrent_ranges = 0;
+  std::shared_ptr<StreamServices> services;
   // Tests only: called after each step of each batch; a hook that throws ends the stream
   // right there, as a crash would, so tests can restart from every intermediate state.
   std::function<void(BatchStep step, std::int64_t batch_id)> step_hook;
@@ -100,6 +117,18 @@ class Stream {
   // thread; a failure of the first planning (data loss) ends the stream and is reported by
   // Await and error(). The checkpoint stays locked until the stream object is destroyed.
   void Start();
+  // Start without a thread of the stream's own, for a scheduler that runs the turns of many
+  // streams on its threads (StreamGroup): everything Start does before the first batch. Then
+  // call Turn when it is due. `wake` is called when the stream wants its next turn at once
+  // (Stop was asked).
+  void StartTurns(std::function<void()> wake);
+  // One turn: plans the next batch and runs it, or finds nothing new, holding one lent Source
+  // throughout. Returns when the next turn is due (now, for a stream with more to read); nullopt
+  // once the stream has ended, as Await then reports.
+  std::optional<std::chrono::steady_clock::time_point> Turn();
+  // Whether the first turn has planned (or the stream ended).
+  bool planned() const;
+
   // Asks the stream to stop after its current batch.
   void Stop();
   // Waits until the stream ends (availableNow caught up, stopped, or failed) or the timeout

@@ -185,7 +185,7 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   StagedFileList staged_files(c.checkpoint->directory(), std::to_string(offsets.batch_id));
   append.write.on_file = staged_files.For(kStagedBronze);
   delta::DeltaTable::Staged staged = c.bronze->StageAppend(c.bronze_schema, append);
-  BatchRead read = ReadBatchRanges(request, *c.source, c.factory, *c.clock,
+  BatchRead read = ReadBatchRanges(request, *c.source, *c.sources, *c.clock,
                                    [&](std::size_t range) { return staged.NewFileStream(range); });
 
   std::vector<FactsRow> events;
@@ -251,11 +251,9 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
       event.written_at = row.written_at;
       rows.push_back(std::move(event));
     }
-    delta::AppendOptions options;
-    options.txn = delta::Txn{FactsTxnAppId(c.config.params.app_id), offsets.batch_id,
-                             std::nullopt};
-    if (staged_files) options.write.on_file = staged_files->For(kStagedFacts);
-    c.facts->Append({FactsToRecordBatch(rows)}, options);
+    c.facts->Append({FactsToRecordBatch(rows)},
+                    delta::Txn{FactsTxnAppId(c.config.params.app_id), offsets.batch_id, std::nullopt},
+                    staged_files ? staged_files->For(kStagedFacts) : nullptr);
   }
   Hook(BatchStep::kFactsAppended, offsets.batch_id);
   BatchOutcome outcome;
@@ -267,9 +265,8 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   if (staged_files) staged_files->Clear();
   Hook(BatchStep::kCommitted, offsets.batch_id);
   // Data first, verdict after (invariant 2).
-  if (c.config.control_table) {
-    Advance(*c.config.control_table, c.config.tracked_table.value_or(c.config.params.target),
-            offsets.end, c.config.granularity);
+  if (c.verdicts) {
+    c.verdicts->Advance(c.config.tracked_table.value_or(c.config.params.target), offsets.end);
   }
   return outcome;
 }

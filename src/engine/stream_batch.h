@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/timezone.h"
+#include "delta/grouped_appender.h"
 #include "delta/table.h"
 #include "engine/batch_reader.h"
 #include "engine/facts.h"
@@ -25,13 +26,14 @@ namespace mssql_cdc {
 // What a stream holds once started; shared by its batches.
 struct StreamContext {
   StreamConfig config;
-  SourceFactory factory;
-  std::unique_ptr<Source> source;  // planning and measuring; the first range's reader
+  std::shared_ptr<SourcePool> sources;       // config.services.sources, or the stream's own
+  Source* source = nullptr;  // lent for the current turn: planning, measuring, the first range
   std::optional<SourceClock> clock;
   CaptureInstanceInfo instance;
   std::shared_ptr<arrow::Schema> bronze_schema;
   std::optional<delta::DeltaTable> bronze;
-  std::optional<delta::DeltaTable> facts;
+  std::shared_ptr<delta::GroupedAppender> facts;   // when the stream has a facts table
+  std::shared_ptr<VerdictWriter> verdicts;         // when it tracks a verdict
   std::optional<StreamCheckpoint> checkpoint;
   int partitions = 1;
   // Bronze's txn version for the app id as the checkpoint knows it (RecoveryPoint::bronze_txn),

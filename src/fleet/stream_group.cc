@@ -1,15 +1,18 @@
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 #include <span>
+#include <thread>
 #include <utility>
 
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "delta/grouped_appender.h"
 #include "delta/table.h"
+#include "engine/finalization.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
 
@@ -71,6 +74,26 @@ StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table)
   stream.granularity = config.granularity;
   stream.limits = config.limits;
   return stream;
+}
+
+// What makes two streams' Sources interchangeable: the same server or file, login and session
+// settings. Compared only, never shown (it holds the password).
+std::string SourceIdentity(const SourceOptions& options) {
+  std::string key;
+  const auto add = [&](const std::string& part) {
+    key += std::to_string(part.size());
+    key += ':';
+    key += part;
+  };
+  add(std::string(BackendName(options.backend)));
+  add(options.connection_string);
+  add(options.user.value_or(""));
+  add(options.password.value_or(""));
+  add(options.sim_path.value_or(""));
+  add(std::to_string(options.connect_timeout_seconds));
+  add(options.lock_timeout_ms ? std::to_string(*options.lock_timeout_ms) : "");
+  add(std::string(IsolationLevelName(options.isolation_level)));
+  return key;
 }
 
 // The same error, naming the capture instance when its message does not already, so that a
@@ -170,17 +193,25 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
     ranges += std::min(ReadPartitions(stream.source), config.limits.connections);
   }
   const int concurrent = static_cast<int>(std::min<std::int64_t>(ranges, config.limits.connections));
+  std::unique_ptr<StreamGroup> group(new StreamGroup());
+  group->limits_ = config.limits;
+  group->granularity_ = config.granularity;
   std::vector<std::unique_ptr<Stream>> built;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     try {
       configs[i].concurrent_ranges = concurrent;
-      SourceFactory source_factory = factory(configs[i].source);
-      built.push_back(std::make_unique<Stream>(std::move(configs[i]), std::move(source_factory)));
+      auto& services = group->services_[SourceIdentity(configs[i].source)];
+      if (!services) {
+        services = std::make_shared<StreamServices>();
+        services->sources =
+            std::make_shared<SourcePool>(factory(configs[i].source), config.limits.connections);
+      }
+      configs[i].services = services;
+      built.push_back(std::make_unique<Stream>(std::move(configs[i]), nullptr));
     } catch (const Error&) {
       RethrowNamingTable(config.tables[i].capture_instance);
     }
   }
-  std::unique_ptr<StreamGroup> group(new StreamGroup());
   group->facts_table_ = built.front()->config().params.facts_table;
   group->control_table_ = config.control_table;
   CheckDistinctLocations(built, group->facts_table_, group->control_table_);
@@ -221,12 +252,31 @@ void StreamGroup::Start() {
   started_ = true;
   // Created once here: streams that created a new Delta table at the same moment would
   // conflict on its first commit.
-  if (facts_table_) delta::DeltaTable::Create(*facts_table_, FactsTableOptions());
-  if (control_table_) EnsureControlTable(*control_table_);
+  std::shared_ptr<delta::GroupedAppender> facts;
+  if (facts_table_) {
+    facts = std::make_shared<delta::GroupedAppender>(
+        delta::DeltaTable::Create(*facts_table_, FactsTableOptions()));
+  }
+  std::shared_ptr<VerdictWriter> verdicts;
+  if (control_table_) {
+    EnsureControlTable(*control_table_);
+    verdicts = std::make_shared<VerdictWriter>(*control_table_, granularity_);
+  }
+  for (auto& [identity, services] : services_) {
+    services->facts = facts;
+    services->verdicts = verdicts;
+  }
+  scheduler_ = std::make_unique<TurnScheduler>(limits_.workers);
   for (const auto& ci : order_) {
     if (std::find(refused_.begin(), refused_.end(), ci) != refused_.end()) continue;
+    Stream* stream = streams_.at(ci).get();
     try {
-      streams_.at(ci)->Start();
+      // The scheduler's id is known once the task is added; a Stop before then needs no wake.
+      auto id = std::make_shared<std::optional<std::size_t>>();
+      stream->StartTurns([this, id] {
+        if (*id) scheduler_->Wake(**id);
+      });
+      *id = scheduler_->Add([stream] { return stream->Turn(); });
     } catch (const CheckpointInUseError&) {
       // A new checkpoint that another run created and locked since Prepare: refused alone.
       refused_.push_back(ci);
@@ -236,6 +286,28 @@ void StreamGroup::Start() {
       RethrowNamingTable(ci);
     }
   }
+  // Started once every stream has planned its first batch (or ended trying), as a single
+  // stream's Start returns.
+  for (const auto& ci : order_) {
+    const Stream& stream = *streams_.at(ci);
+    while (stream.active() && !stream.planned()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+}
+
+int StreamGroup::worker_threads() const { return scheduler_ ? scheduler_->threads() : 0; }
+
+int StreamGroup::open_sources() const {
+  int open = 0;
+  for (const auto& [identity, services] : services_) open += services->sources->open();
+  return open;
+}
+
+int StreamGroup::most_open_sources() const {
+  int most = 0;
+  for (const auto& [identity, services] : services_) most += services->sources->most_open();
+  return most;
 }
 
 std::unique_ptr<StreamGroup> StreamGroup::StartMany(const ManyConfig& config,
@@ -245,7 +317,10 @@ std::unique_ptr<StreamGroup> StreamGroup::StartMany(const ManyConfig& config,
   return group;
 }
 
-StreamGroup::~StreamGroup() { StopAll(); }
+StreamGroup::~StreamGroup() {
+  StopAll();
+  scheduler_.reset();  // before the streams its turns use
+}
 
 std::map<std::string, std::exception_ptr> StreamGroup::AwaitAll(
     std::optional<std::chrono::milliseconds> timeout) {

@@ -4,9 +4,15 @@
 // override the shared ones, matched ignoring case. Every table's input is checked, and every
 // capture instance resolved, before anything is written (invariant 9); a table whose
 // checkpoint another run owns is refused alone (invariant 8). The facts and control tables
-// are created once before the first stream starts. Streams start one after another, each once
-// the previous has started its source; a start that fails stops those already started and
-// throws its error. Once running, a failing stream stops alone while the others go on.
+// are created once before the first stream starts. Streams are set up one after another; a
+// start that fails stops those already started and throws its error. Once running, a failing
+// stream stops alone while the others go on.
+//
+// The streams share what limits.* bounds (engine_limits.h): their batches run as turns on
+// limits.workers threads (turn_scheduler.h), their Sources come from one pool per database of
+// limits.connections, and their facts rows and verdicts are written a few commits at a time
+// (GroupedAppender, VerdictWriter), so a process holds a thousand streams with a few threads
+// and connections.
 #pragma once
 
 #include <chrono>
@@ -20,6 +26,7 @@
 #include "core/options.h"
 #include "engine/engine_limits.h"
 #include "engine/stream.h"
+#include "fleet/turn_scheduler.h"
 
 namespace mssql_cdc {
 
@@ -71,6 +78,11 @@ class StreamGroup {
   void StopAll();
 
   const std::map<std::string, std::unique_ptr<Stream>>& streams() const { return streams_; }
+  // What the group holds now: scheduler threads, and Sources open (each holds at most one
+  // connection to the source) over all its pools.
+  int worker_threads() const;
+  int open_sources() const;
+  int most_open_sources() const;
   // Capture instances in start order, the refused ones included.
   const std::vector<std::string>& order() const { return order_; }
   // Capture instances whose checkpoint another run held at Prepare or took before Start.
@@ -78,10 +90,18 @@ class StreamGroup {
 
  private:
   StreamGroup() = default;
+  // Declared before the scheduler, so that the scheduler (whose turns use the streams) goes
+  // first when the group is destroyed.
   std::map<std::string, std::unique_ptr<Stream>> streams_;
   std::vector<std::string> order_;
   std::vector<std::string> refused_;
   std::optional<std::string> facts_table_, control_table_;
+  Granularity granularity_ = Granularity::kHour;
+  EngineLimits limits_;
+  // One per database (source identity), shared by its streams; facts and verdicts filled at
+  // Start, before any stream is set up.
+  std::map<std::string, std::shared_ptr<StreamServices>> services_;
+  std::unique_ptr<TurnScheduler> scheduler_;
   bool started_ = false;
 };
 

@@ -25,7 +25,7 @@
 #include "engine/facts.h"
 #include "engine/feed_range.h"
 #include "engine/stream_batch.h"
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 #include "python/arrow_stream.h"
 
 namespace nb = nanobind;

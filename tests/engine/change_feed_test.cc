@@ -13,7 +13,7 @@
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
 #include "source/error_status.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
 namespace {

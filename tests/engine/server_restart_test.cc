@@ -13,7 +13,7 @@
 
 #include "engine/stream.h"
 #include "source/open_source.h"
-#include "tests/engine/stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 #include "tests/testing/forwarding_source.h"
 
 namespace mssql_cdc::stream_testing {

@@ -7,7 +7,7 @@
 #include "core/errors.h"
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
 namespace {

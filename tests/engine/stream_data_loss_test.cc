@@ -8,7 +8,7 @@
 
 #include "core/errors.h"
 #include "engine/stream.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "core/errors.h"
 #include "engine/engine_limits.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
 namespace {

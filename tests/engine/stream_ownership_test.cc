@@ -18,7 +18,7 @@
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
 #include "source/open_source.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 #include "tests/testing/forwarding_source.h"
 
 namespace mssql_cdc {

@@ -15,7 +15,7 @@
 #include "engine/table_schemas.h"
 #include "source/output_schema.h"
 #include "source/sim_source.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 #include "tests/testing/test_backend.h"
 
 namespace mssql_cdc {

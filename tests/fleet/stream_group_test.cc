@@ -1,7 +1,7 @@
 // Many streams in one process (StreamGroup) over a simulated shop database with a manual
 // clock: template and option checks before anything starts, per-table overrides, the shared
 // facts table, start failures, failure isolation and AwaitAll's timeout.
-#include "engine/stream_group.h"
+#include "fleet/stream_group.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "sim/demo_schema.h"
 #include "sim/workload.h"
 #include "tests/testing/test_backend.h"
-#include "stream_test_util.h"
+#include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
 namespace {
@@ -222,6 +222,43 @@ TEST_F(StreamGroupTest, FactsTableIsCreatedOnceAndShared) {
                                             Bronze("dbo_order_items")}));
   // Every table's verdict is tracked in the one control table.
   for (const auto& ci : kTables) EXPECT_TRUE(ReadVerdict(dir_.File("control"), Bronze(ci))) << ci;
+}
+
+TEST_F(StreamGroupTest, ManyStreamsShareAFewSourcesThreadsAndCommits) {
+  Work(30, 6);
+  std::vector<std::string> tables = kTables;
+  for (int t = 0; t < 40; ++t) {
+    sim::TableDef table;
+    table.name = sim::TableName{"dbo", "many" + std::to_string(t)};
+    table.columns = {sim::ParseColumnDeclaration("id int not null"),
+                     sim::ParseColumnDeclaration("note nvarchar(20)")};
+    table.primary_key = {"id"};
+    db_->CreateTable(table);
+    tables.push_back(db_->EnableCdc(table.name));
+  }
+  for (int t = 0; t < 40; ++t) {
+    db_->AdvanceClock(1'000'000);
+    auto txn = db_->Begin();
+    txn->InsertMany(sim::TableName{"dbo", "many" + std::to_string(t)},
+                    {{{"id", 1}, {"note", "a"}}, {{"id", 2}, {"note", "b"}}});
+    txn->Commit();
+  }
+  ManyConfig config = Config(tables);
+  config.limits.connections = 2;
+  config.limits.workers = 2;
+  auto group = StreamGroup::StartMany(config);
+  EXPECT_TRUE(group->AwaitAll().empty());
+  EXPECT_EQ(group->worker_threads(), 2);
+  EXPECT_LE(group->most_open_sources(), 2);
+  if (served_) EXPECT_LE(served_->logins(), 2);
+  std::int64_t batches = 0;
+  for (const auto& ci : tables) {
+    EXPECT_EQ(BronzeChanges(ci), SourceChanges(ci)) << ci;
+    batches += group->streams().at(ci)->progress().batches;
+  }
+  // One facts row per batch, through the shared appender.
+  EXPECT_EQ(delta::DeltaTable::Open(Facts()).Read()->num_rows(), batches);
+  for (const auto& ci : tables) EXPECT_TRUE(ReadVerdict(dir_.File("control"), Bronze(ci))) << ci;
 }
 
 TEST_F(StreamGroupTest, AMissingCaptureInstanceIsRefusedBeforeAnythingIsWritten) {
