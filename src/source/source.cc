@@ -12,7 +12,16 @@ std::string Source::HowToListCaptureInstances() const {
 }
 
 CaptureInstanceInfo Source::ResolveCaptureInstance(const std::string& name) {
-  std::vector<CaptureInstanceInfo> instances = ListCaptureInstances();
+  const auto now = std::chrono::steady_clock::now();
+  if (listed_at_ && now - *listed_at_ < kInstanceListKept) {
+    std::vector<std::string> kept;
+    for (const auto& instance : listed_) kept.push_back(instance.name);
+    const int found = FindName(kept, name);
+    if (found >= 0) return listed_[found];
+  }
+  listed_ = ListCaptureInstances();
+  listed_at_ = now;
+  const std::vector<CaptureInstanceInfo>& instances = listed_;
   std::vector<std::string> names;
   for (const auto& instance : instances) names.push_back(instance.name);
   const int found = FindName(names, name);

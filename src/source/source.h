@@ -14,6 +14,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/type_fwd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -96,6 +97,9 @@ struct SnapshotReadRequest {
   std::int64_t batch_bytes = kDefaultBatchDataBytes;  // as ChangeReadRequest::batch_bytes
 };
 
+// How long a Source trusts the capture instances it listed.
+inline constexpr std::chrono::seconds kInstanceListKept{5};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -104,7 +108,9 @@ class Source {
   virtual std::vector<CaptureInstanceInfo> ListCaptureInstances() = 0;
   // The instance named `name`: the exact name first, else the one name equal ignoring case.
   // Throws NotFoundError listing the instances there are; ConfigError when two names differ
-  // only in case.
+  // only in case. The list is kept for a few seconds (kInstanceListKept): a database of a
+  // thousand instances answers a batch's questions without listing them all for each, and a
+  // name not in the kept list is looked up in a new one before it is refused.
   virtual CaptureInstanceInfo ResolveCaptureInstance(const std::string& name);
   virtual std::vector<CapturedColumn> CapturedColumns(const std::string& capture_instance) = 0;
   virtual std::vector<DdlEvent> DdlHistory(const std::string& capture_instance) = 0;
@@ -150,6 +156,10 @@ class Source {
   // How a user lists the capture instances there are, for the NotFoundError of
   // ResolveCaptureInstance.
   virtual std::string HowToListCaptureInstances() const;
+
+ private:
+  std::vector<CaptureInstanceInfo> listed_;
+  std::optional<std::chrono::steady_clock::time_point> listed_at_;
 };
 
 }  // namespace mssql_cdc

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <map>
 
 #include "core/errors.h"
 #include "source/name_match.h"
@@ -53,7 +54,7 @@ class OdbcSource final : public Source {
   }
 
   std::vector<CapturedColumn> CapturedColumns(const std::string& capture_instance) override {
-    return ColumnsOf(ResolveCaptureInstance(capture_instance).name);
+    return ColumnsOf(ResolveCaptureInstance(capture_instance));
   }
 
   std::vector<DdlEvent> DdlHistory(const std::string& capture_instance) override {
@@ -122,10 +123,11 @@ class OdbcSource final : public Source {
 
   std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
                                                          const SourceClock& clock) override {
-    const std::string name = ResolveCaptureInstance(request.capture_instance).name;
+    const CaptureInstanceInfo instance = ResolveCaptureInstance(request.capture_instance);
+    const std::string& name = instance.name;
     ChangeReadPlan plan;
     plan.capture_instance = name;
-    plan.columns = SelectColumns(ColumnsOf(name), request.columns, name);
+    plan.columns = SelectColumns(ColumnsOf(instance), request.columns, name);
     plan.from = request.from;
     plan.to = request.to;
     plan.include_command_id = request.include_command_id;
@@ -147,7 +149,7 @@ class OdbcSource final : public Source {
     plan.capture_instance_stamp = request.capture_instance;  // as configured, like the sim backend
     plan.schema = instance.source_schema;
     plan.table = instance.source_table;
-    plan.columns = SelectColumns(ColumnsOf(instance.name), request.columns, instance.name);
+    plan.columns = SelectColumns(ColumnsOf(instance), request.columns, instance.name);
     const std::vector<std::string>& key =
         request.key_columns.empty() ? instance.index_columns : request.key_columns;
     if (key.empty()) {
@@ -291,9 +293,19 @@ class OdbcSource final : public Source {
     }
   }
 
-  std::vector<CapturedColumn> ColumnsOf(const std::string& name) {
-    return Run("reading the captured columns of capture instance '" + name + "'", std::nullopt,
-               [&](OdbcConnection& connection) { return QueryCapturedColumns(connection, name); });
+  // A capture instance's columns never change while it exists: they are asked once per
+  // instance (told apart from a later one of the same name by its start LSN).
+  std::vector<CapturedColumn> ColumnsOf(const CaptureInstanceInfo& instance) {
+    auto cached = columns_.find(instance.name);
+    if (cached != columns_.end() && cached->second.first == instance.start_lsn) {
+      return cached->second.second;
+    }
+    const std::string& name = instance.name;
+    auto columns =
+        Run("reading the captured columns of capture instance '" + name + "'", std::nullopt,
+            [&](OdbcConnection& connection) { return QueryCapturedColumns(connection, name); });
+    columns_[name] = {instance.start_lsn, columns};
+    return columns;
   }
 
   std::vector<std::string> TableColumns(const CaptureInstanceInfo& instance) {
@@ -307,6 +319,7 @@ class OdbcSource final : public Source {
   long long lock_timeout_ms_;
   bool snapshot_isolation_;
   std::unique_ptr<OdbcConnection> connection_;
+  std::map<std::string, std::pair<Lsn, std::vector<CapturedColumn>>> columns_;
 };
 
 std::shared_ptr<ReaderSettings> SettingsFor(const SourceOptions& options, const RetryPolicy& retry) {
