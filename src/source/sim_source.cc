@@ -121,19 +121,37 @@ class SimSource final : public Source {
                                       const Lsn& to, int n) override {
     if (n < 1) throw ConfigError("the split count must be at least 1, got " + std::to_string(n));
     const Instance instance = Resolve(capture_instance);
-    // NTILE then GROUP BY, as the reference's T-SQL does: a commit whose rows straddle two
-    // tiles is reported in both, and the planner merges such tiles.
-    sim::Statement q(
-        *db_, "SELECT MAX(s) AS b, COUNT(*) FROM (SELECT \"__$start_lsn\" AS s, NTILE(" +
-                  std::to_string(n) + ") OVER (ORDER BY \"__$start_lsn\") AS g FROM " +
-                  sim::QuoteIdent(sim::ChangeTableStorageName(instance.info.name)) +
-                  " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2) GROUP BY g ORDER BY b");
-    q.BindLsn(1, from);
-    q.BindLsn(2, to);
+    // What the reference's T-SQL (NTILE, then GROUP BY tile) answers: the rows in LSN order cut
+    // into n tiles, the first (count % n) of them one row longer, each reported with its last
+    // row's LSN and its size; a commit whose rows straddle two tiles is in both, and the
+    // planner merges such tiles. Found by counting, then one pass over the LSN index: SQLite's
+    // NTILE copies every row of the range first (26 s for 20,000,000 rows, against 3).
+    const std::string table = sim::QuoteIdent(sim::ChangeTableStorageName(instance.info.name));
+    sim::Statement count(*db_, "SELECT COUNT(*) FROM " + table +
+                                   " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2");
+    count.BindLsn(1, from);
+    count.BindLsn(2, to);
+    const std::int64_t rows = count.Step() ? count.Int(0) : 0;
     std::vector<SplitPoint> out;
-    while (q.Step()) {
-      const Lsn bound = q.LsnAt(0, "__$start_lsn");
-      out.push_back(SplitPoint{bound, bound.Increment(), q.Int(1)});
+    if (rows == 0) return out;
+    const std::int64_t tiles = std::min<std::int64_t>(n, rows);
+    std::vector<std::int64_t> ends;  // 1-based position of each tile's last row
+    for (std::int64_t t = 0, end = 0; t < tiles; ++t) {
+      end += rows / tiles + (t < rows % tiles ? 1 : 0);
+      ends.push_back(end);
+    }
+    sim::Statement scan(*db_, "SELECT \"__$start_lsn\" FROM " + table +
+                                  " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2 ORDER BY \"__$start_lsn\"");
+    scan.BindLsn(1, from);
+    scan.BindLsn(2, to);
+    std::int64_t position = 0;
+    std::size_t next = 0;
+    while (next < ends.size() && scan.Step()) {
+      if (++position != ends[next]) continue;
+      const Lsn bound = scan.LsnAt(0, "__$start_lsn");
+      const std::int64_t size = ends[next] - (next == 0 ? 0 : ends[next - 1]);
+      out.push_back(SplitPoint{bound, bound.Increment(), size});
+      ++next;
     }
     return out;
   }
