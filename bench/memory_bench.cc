@@ -1,8 +1,8 @@
 // Memory bounded by configuration, not by the data: the peak resident memory of `mssql-cdc
 // run` (a child process, as a user runs it, with the default [engine] settings) reading one
 // big transaction and a big backlog without maxCommitsPerBatch, narrow and with long values,
-// and the same of Spark mode's executor read of one range (`_core.read_range` in a Python
-// child, as a Spark task runs it). Also the allocator's part: the resident memory a process
+// the same of Spark mode's executor read of one range (`_core.read_range` in a Python child,
+// as a Spark task runs it) and of its planner over the whole backlog. Also the allocator's part: the resident memory a process
 // keeps after a burst, per Arrow memory pool (ARROW_DEFAULT_MEMORY_POOL).
 //
 //   build/bench/memory_bench --txn-rows 5000000 --backlog-rows 20000000 --dir bench/out
@@ -143,6 +143,28 @@ void SparkRangeRead(const std::string& python, const BenchShape& shape, const st
   std::fflush(stdout);
 }
 
+// Spark mode's planner (the driver-side source runner): where the batch over the whole backlog
+// ends and its split into ranges, in a Python child.
+void SparkPlanner(const std::string& python, const BenchShape& shape, const std::string& what,
+                  std::int64_t rows, std::int64_t per_transaction, const std::string& dir) {
+  const std::string db = fs::absolute(PrepareInChild(shape, rows, dir, per_transaction)).string();
+  const std::string script =
+      "import sys\n"
+      "from mssql_cdc import _core\n"
+      "options = {'backend': 'sim', 'simPath': sys.argv[1], 'captureInstance': sys.argv[2],\n"
+      "           'numPartitions': '2'}\n"
+      "feed = _core.Feed(options)\n"
+      "start = feed.initial_offset()\n"
+      "end = feed.latest_offset(start)\n"
+      "assert feed.partitions(start, end)\n";
+  const ChildRun run = RunChild({python, "-c", script, db, shape.table.name.DefaultCaptureInstance()});
+  if (run.status != 0) throw InternalError("the Python planner failed on " + db);
+  std::printf("| Spark planner (latestOffset, partitions) | %s | %s | %lld | %.1f | | %.0f | %.1f |\n",
+              shape.name.c_str(), what.c_str(), static_cast<long long>(rows), run.seconds, run.peak_mb,
+              run.user_s + run.sys_s);
+  std::fflush(stdout);
+}
+
 std::int64_t StatusKb(pid_t pid, const char* key) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -260,6 +282,7 @@ int main(int argc, char** argv) {
     for (const auto& shape : shapes) {
       SparkRangeRead(python, shape, "one transaction", txn_rows, txn_rows, dir);
     }
+    SparkPlanner(python, shapes[0], "backlog", backlog_rows, 10'000, dir);
     std::printf("\nAfter a burst: `mssql-cdc run` (processingTime 1 second) idle, then one transaction "
                 "of %lld narrow changes, per Arrow memory pool (ARROW_DEFAULT_MEMORY_POOL):\n\n",
                 static_cast<long long>(burst_rows));

@@ -106,6 +106,20 @@ def rss(pid):
         return 0
 
 
+def private_bytes(pid):
+    """Memory only this process holds (Private_Clean + Private_Dirty): what one more query process
+    costs, its shared libraries counted once for all of them."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                    total += int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return total
+
+
 def cmdline(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -147,7 +161,7 @@ class Sampler(threading.Thread):
         self.self_base = rss(os.getpid())
         self.base_driver_py = {pid for pid, _ in kinds["driver_py"]}
         self.peak = {"total": 0, "jvm_delta": 0, "self_delta": 0, "driver_py": 0, "executor_py": 0,
-                     "driver_py_count": 0}
+                     "driver_py_count": 0, "driver_py_private": 0, "total_private": 0}
         self.seen = {}
         self.samples = 0
 
@@ -156,19 +170,23 @@ class Sampler(threading.Thread):
         jvm = sum(rss(p) for p in kinds["jvm"]) - self.jvm_base
         me = rss(os.getpid()) - self.self_base
         py = 0
+        py_private = 0
         n = 0
         for pid, line in kinds["driver_py"]:
             if pid in self.base_driver_py or not line:  # not line: a process that just ended
                 continue
             py += rss(pid)
+            py_private += private_bytes(pid)
             n += 1
             module = next((w for w in line.split(" ") if w.startswith("pyspark.")), line[:120])
             self.seen[module] = self.seen.get(module, set()) | {pid}
         ex = sum(rss(p) for p in kinds["executor_py"])
         total = max(jvm, 0) + max(me, 0) + py
+        total_private = max(jvm, 0) + max(me, 0) + py_private
         self.samples += 1
         for key, value in (("total", total), ("jvm_delta", jvm), ("self_delta", me), ("driver_py", py),
-                           ("executor_py", ex), ("driver_py_count", n)):
+                           ("executor_py", ex), ("driver_py_count", n), ("driver_py_private", py_private),
+                           ("total_private", total_private)):
             self.peak[key] = max(self.peak[key], value)
 
     def run(self):
@@ -240,6 +258,34 @@ def read_table(spark, location):
     return spark.table(location) if "/" not in location else spark.read.format("delta").load(location)
 
 
+def hold_streams(spark, lib, data, tables, root, app, interval, hold, sampler, result):
+    """Starts `tables` always-on streams (processingTime `interval`) with start_many, keeps them
+    running for `hold` seconds while `sampler` samples, then stops them: the steady cost of
+    running streams on the driver. Records the time start_many took and the streams that failed
+    (to start, or while running)."""
+    import mssql_cdc
+
+    cis = capture_instances(tables)
+    bronze, ckpt, facts = locations(root, False, "{ci}", app)
+    t = time.perf_counter()
+    try:
+        queries = mssql_cdc.start_many(
+            spark, options_for(lib, data), cis, target=bronze, app_id=app + "-{ci}", checkpoint=ckpt,
+            facts_table=facts, trigger={"processingTime": interval})
+        result["start_error"] = None
+    except Exception as e:  # noqa: BLE001 - a start that fails is a result here
+        queries = {}
+        result["start_error"] = f"{type(e).__name__}: {e}"[:400]
+    result["start_s"] = time.perf_counter() - t
+    time.sleep(hold)
+    result["memory"] = sampler.finish()
+    failed = {ci: str(q.exception())[:200] for ci, q in queries.items() if q.exception() is not None}
+    result["failed"] = failed
+    result["started"] = len(queries)
+    mssql_cdc.stop_all(queries)
+    return queries
+
+
 def run_streams(spark, lib, data, tables, root, app, names=False):
     """Starts the availableNow streams, waits for them; returns {ci: query}."""
     import mssql_cdc
@@ -299,6 +345,14 @@ def run(args):
 
         sampler = Sampler()
         sampler.start()
+        if args.hold:
+            hold_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench",
+                         args.interval, args.hold, sampler, result)
+            spark.stop()
+            with open(args.out, "w") as f:
+                json.dump(result, f, indent=1)
+            shutil.rmtree(args.work, ignore_errors=True)
+            return
         t = time.perf_counter()
         queries = run_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench",
                               names=names)
@@ -328,6 +382,10 @@ def main():
     r.add_argument("--data", required=True)
     r.add_argument("--tables", type=int, required=True)
     r.add_argument("--rows", type=int, required=True)
+    r.add_argument("--hold", type=float, default=0,
+                   help="keep always-on streams (processingTime --interval) running this long instead "
+                        "of availableNow ones")
+    r.add_argument("--interval", default="5 seconds")
     r.add_argument("--warm", required=True)
     r.add_argument("--jars", required=True)
     r.add_argument("--work", required=True)
