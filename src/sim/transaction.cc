@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "core/errors.h"
 #include "sim/database.h"
@@ -20,12 +21,43 @@ std::size_t IndexOf(const TableInfo& t, const ColumnInfo* c) {
   return static_cast<std::size_t>(c - t.columns.data());
 }
 
+std::string Folded(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A table's live columns found by name, as spelt or else ignoring case (as SQL Server's default
+// collation compares names), without scanning the columns for every value of a bulk statement.
+class ColumnNames {
+ public:
+  explicit ColumnNames(const TableInfo& table) : table_(table) {
+    for (const auto& c : table.columns) {
+      exact_.emplace(c.name, &c);
+      folded_.emplace(Folded(c.name), &c);
+    }
+  }
+  const TableInfo& table() const { return table_; }
+  const ColumnInfo* Find(const std::string& name) const {
+    if (auto it = exact_.find(name); it != exact_.end()) return it->second;
+    auto it = folded_.find(Folded(name));
+    return it == folded_.end() ? nullptr : it->second;
+  }
+
+ private:
+  const TableInfo& table_;
+  std::unordered_map<std::string, const ColumnInfo*> exact_;
+  std::unordered_map<std::string, const ColumnInfo*> folded_;
+};
+
 // Resolves the names of `row` to live columns and encodes their values.
-std::vector<std::pair<const ColumnInfo*, Value>> EncodeNamed(const TableInfo& t, const Row& row,
-                                                             std::string_view what) {
+std::vector<std::pair<const ColumnInfo*, Value>> EncodeNamed(const ColumnNames& names,
+                                                             const Row& row, std::string_view what) {
+  const TableInfo& t = names.table();
   std::vector<std::pair<const ColumnInfo*, Value>> out;
+  out.reserve(row.size());
   for (const auto& [name, value] : row) {
-    const ColumnInfo* c = t.Find(name);
+    const ColumnInfo* c = names.Find(name);
     if (!c) {
       throw ConfigError(std::string(what) + " " + t.name.ToString() + ": there is no column " +
                         name);
@@ -49,9 +81,10 @@ std::vector<std::pair<const ColumnInfo*, Value>> EncodeNamed(const TableInfo& t,
   return out;
 }
 
-Image EncodeInsert(const TableInfo& t, const Row& row) {
+Image EncodeInsert(const ColumnNames& names, const Row& row) {
+  const TableInfo& t = names.table();
   Image image(t.columns.size());
-  for (auto& [c, value] : EncodeNamed(t, row, "insert into")) image[IndexOf(t, c)] = value;
+  for (auto& [c, value] : EncodeNamed(names, row, "insert into")) image[IndexOf(t, c)] = std::move(value);
   for (std::size_t i = 0; i < t.columns.size(); ++i) {
     const ColumnInfo& c = t.columns[i];
     if (image[i].is_null() && !c.nullable && !IsRowversion(c.type)) {
@@ -63,11 +96,12 @@ Image EncodeInsert(const TableInfo& t, const Row& row) {
 }
 
 // The key's values in key order. Every key column must be given, and nothing else.
-Image EncodeKey(const TableInfo& t, const Row& key, std::string_view what) {
-  auto named = EncodeNamed(t, key, what);
+Image EncodeKey(const ColumnNames& names, const Row& key, std::string_view what) {
+  const TableInfo& t = names.table();
+  auto named = EncodeNamed(names, key, what);
   Image out;
   for (const auto& key_column : t.key) {
-    const ColumnInfo* c = t.Find(key_column);
+    const ColumnInfo* c = names.Find(key_column);
     auto it = std::find_if(named.begin(), named.end(), [&](auto& p) { return p.first == c; });
     if (it == named.end()) {
       throw ConfigError(std::string(what) + " " + t.name.ToString() + ": the key must give " +
@@ -82,11 +116,12 @@ Image EncodeKey(const TableInfo& t, const Row& key, std::string_view what) {
   return out;
 }
 
-std::vector<std::pair<const ColumnInfo*, Value>> EncodeSet(const TableInfo& t, const Row& set) {
+std::vector<std::pair<const ColumnInfo*, Value>> EncodeSet(const ColumnNames& names, const Row& set) {
+  const TableInfo& t = names.table();
   if (set.empty()) {
     throw ConfigError("update of " + t.name.ToString() + ": nothing to set");
   }
-  auto named = EncodeNamed(t, set, "update of");
+  auto named = EncodeNamed(names, set, "update of");
   for (const auto& [c, value] : named) {
     if (c->key_ordinal > 0) {
       throw ConfigError("update of " + t.name.ToString() + ": key column " + c->name +
@@ -124,6 +159,12 @@ class TableWriter {
     for (std::size_t k = 0; k < info_.key.size(); ++k) {
       where_ += (k ? " AND " : " WHERE ") + QuoteIdent(info_.key[k]) + " = ?";
     }
+    // Built once: a bulk statement runs them for every row.
+    std::string marks;
+    for (std::size_t i = 0; i < info_.columns.size(); ++i) marks += i ? ", ?" : "?";
+    select_sql_ = "SELECT " + ColumnList() + " FROM " + storage_ + where_;
+    insert_sql_ = "INSERT INTO " + storage_ + "(" + ColumnList() + ") VALUES(" + marks + ")";
+    delete_sql_ = "DELETE FROM " + storage_ + where_;
   }
 
   const TableInfo& info() const { return info_; }
@@ -131,7 +172,7 @@ class TableWriter {
   int NextCommandId(std::size_t instance) { return ++command_ids_[instance]; }
 
   std::optional<Image> Read(const Image& key) {
-    Statement& st = Prepared("SELECT " + ColumnList() + " FROM " + storage_ + where_);
+    Statement& st = Prepared(select_sql_);
     st.Reset();
     BindKey(st, key, 1);
     if (!st.Step()) return std::nullopt;
@@ -142,10 +183,7 @@ class TableWriter {
   }
 
   void Insert(const Image& image) {
-    std::string marks;
-    for (std::size_t i = 0; i < image.size(); ++i) marks += i ? ", ?" : "?";
-    Statement& st = Prepared("INSERT INTO " + storage_ + "(" + ColumnList() + ") VALUES(" +
-                             marks + ")");
+    Statement& st = Prepared(insert_sql_);
     st.Reset();
     for (std::size_t i = 0; i < image.size(); ++i) st.Bind(static_cast<int>(i + 1), image[i]);
     st.Run();
@@ -164,7 +202,7 @@ class TableWriter {
   }
 
   void Delete(const Image& key) {
-    Statement& st = Prepared("DELETE FROM " + storage_ + where_);
+    Statement& st = Prepared(delete_sql_);
     st.Reset();
     BindKey(st, key, 1);
     st.Run();
@@ -193,6 +231,7 @@ class TableWriter {
   std::vector<int> command_ids_;
   std::string storage_;
   std::string where_;
+  std::string select_sql_, insert_sql_, delete_sql_;
   std::map<std::string, std::unique_ptr<Statement>> statements_;
 };
 
@@ -314,17 +353,18 @@ void Transaction::Add(Statement statement) {
   CheckOpen();
   // Check names and values now, so a bad one fails where it was written.
   const TableInfo t = db_.catalog().LoadTable(statement.table);
+  const ColumnNames names(t);
   for (std::size_t i = 0; i < statement.rows.size(); ++i) {
     switch (statement.op) {
       case Op::kInsert:
-        EncodeInsert(t, statement.rows[i]);
+        EncodeInsert(names, statement.rows[i]);
         break;
       case Op::kUpdate:
-        EncodeKey(t, statement.rows[i], "update of");
-        EncodeSet(t, statement.sets[i]);
+        EncodeKey(names, statement.rows[i], "update of");
+        EncodeSet(names, statement.sets[i]);
         break;
       case Op::kDelete:
-        EncodeKey(t, statement.rows[i], "delete from");
+        EncodeKey(names, statement.rows[i], "delete from");
         break;
     }
   }
@@ -385,6 +425,7 @@ CommitResult Transaction::Commit() {
     if (!writer) writer = std::make_unique<TableWriter>(sqlite, catalog, statement.table);
     TableWriter* w = writer.get();
     const TableInfo& t = w->info();
+    const ColumnNames names(t);
     std::vector<std::size_t> rowversions;
     for (std::size_t i = 0; i < t.columns.size(); ++i) {
       if (IsRowversion(t.columns[i].type)) rowversions.push_back(i);
@@ -392,10 +433,10 @@ CommitResult Transaction::Commit() {
     for (std::size_t r = 0; r < statement.rows.size(); ++r) {
       switch (statement.op) {
         case Op::kInsert: {
-          Image image = EncodeInsert(t, statement.rows[r]);
+          Image image = EncodeInsert(names, statement.rows[r]);
           for (std::size_t i : rowversions) image[i] = NextRowversion(catalog);
           Image key;
-          for (const auto& k : t.key) key.push_back(image[IndexOf(t, t.Find(k))]);
+          for (const auto& k : t.key) key.push_back(image[IndexOf(t, names.Find(k))]);
           if (w->Read(key)) {
             throw DuplicateKeyError("insert into " + t.name.ToString() + ": a row with key " +
                               KeyText(t, key) +
@@ -407,7 +448,7 @@ CommitResult Transaction::Commit() {
           break;
         }
         case Op::kUpdate: {
-          const Image key = EncodeKey(t, statement.rows[r], "update of");
+          const Image key = EncodeKey(names, statement.rows[r], "update of");
           auto before = w->Read(key);
           if (!before) {
             throw MissingRowError("update of " + t.name.ToString() + ": no row with key " +
@@ -415,7 +456,7 @@ CommitResult Transaction::Commit() {
           }
           Image after = *before;
           std::vector<std::size_t> changed;
-          for (auto& [c, value] : EncodeSet(t, statement.sets[r])) {
+          for (auto& [c, value] : EncodeSet(names, statement.sets[r])) {
             after[IndexOf(t, c)] = value;
             changed.push_back(IndexOf(t, c));
           }
@@ -428,7 +469,7 @@ CommitResult Transaction::Commit() {
           break;
         }
         case Op::kDelete: {
-          const Image key = EncodeKey(t, statement.rows[r], "delete from");
+          const Image key = EncodeKey(names, statement.rows[r], "delete from");
           auto before = w->Read(key);
           if (!before) {
             throw MissingRowError("delete from " + t.name.ToString() + ": no row with key " +
