@@ -19,8 +19,10 @@
 //                                        column, its primary key as the SQLite primary key
 //   "cdc.<capture_instance>_CT"          a change table: __$start_lsn, __$end_lsn, __$seqval,
 //                                        __$operation, __$update_mask, the captured columns in
-//                                        column_ordinal order, __$command_id; indexed on
+//                                        column_ordinal order, __$command_id; clustered on
 //                                        (__$start_lsn, __$command_id, __$seqval, __$operation)
+//                                        (a WITHOUT ROWID table with that primary key; files
+//                                        made before have a rowid table with that index)
 //
 // Value encodings in data tables (SQLite storage class per SQL Server type):
 //   bit, tinyint, smallint, int, bigint             INTEGER
@@ -73,8 +75,8 @@
 // SQL Server's: column_ordinal 1 is the lowest bit of the LAST byte; its length is
 // ceil(max column_ordinal / 8) bytes. __$seqval orders the changes of one transaction, the
 // before (3) and after (4) image of an update share it and their __$command_id;
-// __$command_id counts 1..n per transaction and capture instance. The change table's index
-// is named "cdc.<capture_instance>_CT_order".
+// __$command_id counts 1..n per transaction and capture instance. In files made before change
+// tables were clustered, their index is named "cdc.<capture_instance>_CT_order".
 //
 // LSNs, seqvals, tran ids and update masks are BLOBs of their SQL Server byte lengths (10 for
 // LSNs and seqvals). Commit times (tran_begin_time, tran_end_time) are TEXT
