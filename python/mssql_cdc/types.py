@@ -31,7 +31,7 @@ SourceOptions = TypedDict("SourceOptions", {
     "maxCommitsPerBatch": str, "numPartitions": str, "failOnDataLoss": str, "includeCommandId": str,
     "columns": str, "arrowBatchSize": str, "metricsPath": str, "schemaChangePolicy": str,
     "isolationLevel": str, "snapshotChunks": str, "snapshotKeys": str, "snapshotLsn": str,
-    "fakePath": str, "simPath": str,
+    "fakePath": str, "simPath": str, "changeReader": str,
 }, total=False)
 
 if TYPE_CHECKING:

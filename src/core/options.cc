@@ -420,6 +420,15 @@ std::string_view IsolationLevelName(IsolationLevel level) {
   return level == IsolationLevel::kSnapshot ? "snapshot" : "readCommitted";
 }
 
+std::string_view ChangeReaderName(ChangeReaderChoice choice) {
+  switch (choice) {
+    case ChangeReaderChoice::kTds: return "tds";
+    case ChangeReaderChoice::kDriver: return "driver";
+    case ChangeReaderChoice::kAuto: break;
+  }
+  return "auto";
+}
+
 std::string StartingLsn::ToString() const {
   switch (kind) {
     case Kind::kEarliest: return "earliest";
@@ -541,6 +550,25 @@ SourceOptions SourceOptions::Parse(const Options& options) {
     }
   }
 
+  if (auto v = r.Raw("changereader")) {
+    const std::string word = AsciiLower(Trim(*v));
+    if (word == "auto") {
+      o.change_reader = ChangeReaderChoice::kAuto;
+    } else if (word == "tds") {
+      o.change_reader = ChangeReaderChoice::kTds;
+    } else if (word == "driver") {
+      o.change_reader = ChangeReaderChoice::kDriver;
+    } else {
+      throw ConfigError(fmt::format(
+          "option changeReader must be auto, tds or driver (any case), got {}", QuoteUserText(*v)));
+    }
+    if (o.backend != Backend::kOdbc && o.change_reader != ChangeReaderChoice::kAuto) {
+      throw ConfigError(fmt::format(
+          "option changeReader is only read by backend odbc, but backend is {}: remove it",
+          BackendName(o.backend)));
+    }
+  }
+
   if (auto v = r.Raw("snapshotkeys")) o.snapshot_keys = ParseSnapshotKeys(*v);
   if (auto v = r.Raw("snapshotchunks")) {
     std::size_t arity = CheckSnapshotChunks(*v);
@@ -568,7 +596,8 @@ std::string SourceOptions::Redacted() const {
       "sourceTimeZone={}, connectTimeout={}, lockTimeoutMs={}, startingLsn={}, "
       "maxCommitsPerBatch={}, numPartitions={}, arrowBatchSize={}, failOnDataLoss={}, "
       "includeCommandId={}, columns={}, metricsPath={}, schemaChangePolicy={}, "
-      "isolationLevel={}, snapshotChunks={}, snapshotKeys={}, snapshotLsn={}, simPath={}",
+      "isolationLevel={}, changeReader={}, snapshotChunks={}, snapshotKeys={}, snapshotLsn={}, "
+      "simPath={}",
       capture_instance, connection_string.empty() ? "unset" : kSecretShown, opt(user),
       password ? kSecretShown : "unset", BackendName(backend), source_time_zone,
       connect_timeout_seconds, opt(lock_timeout_ms),
@@ -576,7 +605,7 @@ std::string SourceOptions::Redacted() const {
       num_partitions ? std::to_string(*num_partitions) : "auto", arrow_batch_size,
       fail_on_data_loss, include_command_id, opt(columns), opt(metrics_path),
       SchemaChangePolicyName(schema_change_policy), IsolationLevelName(isolation_level),
-      snapshot_chunks ? "given" : "unset", keys,
+      ChangeReaderName(change_reader), snapshot_chunks ? "given" : "unset", keys,
       snapshot_lsn ? snapshot_lsn->ToString() : "unset", opt(sim_path));
   if (!unknown.empty()) {
     std::string names;

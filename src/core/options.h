@@ -28,13 +28,13 @@ namespace mssql_cdc {
 
 // Every source option this engine knows, as users write them. Docs headings use these;
 // names are compared in ASCII lower case (IsKnownSourceOption, KnownSourceOptionSpelling).
-inline constexpr std::array<std::string_view, 23> kSourceOptionNames = {
+inline constexpr std::array<std::string_view, 24> kSourceOptionNames = {
     "captureInstance", "connectionString", "user",            "password",
     "backend",         "sourceTimeZone",   "connectTimeout",  "lockTimeoutMs",
     "startingLsn",     "maxCommitsPerBatch", "numPartitions", "failOnDataLoss",
     "includeCommandId", "columns",         "arrowBatchSize",  "metricsPath",
     "schemaChangePolicy", "isolationLevel", "snapshotChunks", "snapshotKeys",
-    "snapshotLsn",     "fakePath",         "simPath",
+    "snapshotLsn",     "fakePath",         "simPath",         "changeReader",
 };
 
 
@@ -84,9 +84,13 @@ class Options {
 enum class Backend { kOdbc, kSim };
 enum class SchemaChangePolicy { kClassify, kFail };
 enum class IsolationLevel { kReadCommitted, kSnapshot };
+// Who reads change rows with backend odbc: the engine's own TDS reader where it can (auto),
+// always (tds), or the ODBC driver (driver). Decision 0008.
+enum class ChangeReaderChoice { kAuto, kTds, kDriver };
 std::string_view BackendName(Backend backend);                 // "odbc", "sim"
 std::string_view SchemaChangePolicyName(SchemaChangePolicy p);  // "classify", "fail"
 std::string_view IsolationLevelName(IsolationLevel level);      // "readCommitted", "snapshot"
+std::string_view ChangeReaderName(ChangeReaderChoice choice);   // "auto", "tds", "driver"
 
 // Where a new checkpoint starts: the table's earliest change, the newest at query start, or
 // just after a given LSN (that LSN counts as already processed).
@@ -120,6 +124,7 @@ struct SourceOptions {
   std::optional<std::string> metrics_path;
   SchemaChangePolicy schema_change_policy = SchemaChangePolicy::kClassify;
   IsolationLevel isolation_level = IsolationLevel::kReadCommitted;
+  ChangeReaderChoice change_reader = ChangeReaderChoice::kAuto;
   std::optional<std::string> snapshot_chunks;  // JSON text, checked to be [[chunk, lo, hi], ...]
   std::optional<std::vector<std::string>> snapshot_keys;
   std::optional<Lsn> snapshot_lsn;

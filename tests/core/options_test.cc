@@ -274,6 +274,17 @@ TEST(SourceOptions, BackendAliasesAndSim) {
   EXPECT_EQ(BackendName(ParseOdbc({{"backend", "mssql-python"}}).backend), "odbc");
 }
 
+TEST(SourceOptions, ChangeReaderIsAutoTdsOrDriverAndOnlyForOdbc) {
+  EXPECT_EQ(ParseOdbc({}).change_reader, ChangeReaderChoice::kAuto);
+  EXPECT_EQ(ParseOdbc({{"changeReader", "TDS"}}).change_reader, ChangeReaderChoice::kTds);
+  EXPECT_EQ(ParseOdbc({{"changeReader", "driver"}}).change_reader, ChangeReaderChoice::kDriver);
+  const std::string message = ConfigErrorOf([] {
+    SourceOptions::Parse(Options{{"captureInstance", "dbo_orders"}, {"backend", "sim"},
+                                 {"simPath", "/tmp/db.sqlite"}, {"changeReader", "tds"}});
+  });
+  EXPECT_NE(message.find("changeReader is only read by backend odbc"), std::string::npos) << message;
+}
+
 TEST(SourceOptions, NumPartitionsAutoInAnyCase) {
   EXPECT_FALSE(ParseOdbc({{"numPartitions", "AUTO"}}).num_partitions);
   EXPECT_FALSE(ParseOdbc({{"numPartitions", "auto"}}).num_partitions);
@@ -356,6 +367,8 @@ TEST(SourceOptions, RejectionsNameOptionValueAndWhatIsAccepted) {
       {"password", "", {"password", "empty", "omit"}},
       {"schemaChangePolicy", "ignore", {"schemaChangePolicy", "'ignore'", "classify or fail"}},
       {"isolationLevel", "nolock", {"isolationLevel", "'nolock'", "readCommitted or snapshot"}},
+      {"changeReader", "odbc", {"changeReader", "'odbc'", "auto, tds or driver"}},
+      {"changeReader", "", {"changeReader", "auto, tds or driver"}},
       {"snapshotLsn", "latest", {"snapshotLsn", "'latest'", "hex digits"}},
       {"snapshotKeys", "order_id", {"snapshotKeys", "not valid JSON", "JSON list"}},
       {"snapshotKeys", "[]", {"snapshotKeys", "'[]'", "non-empty list"}},

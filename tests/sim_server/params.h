@@ -10,6 +10,7 @@
 #include "core/lsn.h"
 #include "core/sql_type.h"
 #include "tds/query_handler.h"
+#include "source/odbc/statements.h"
 
 namespace mssql_cdc::testing {
 
@@ -49,31 +50,7 @@ inline tds::ParamValue NullParam(const std::string& name, const std::string& typ
 }
 
 // `sql` with each `?` outside quotes and brackets rewritten to @P1, @P2, ..., as ODBC
-// drivers send a parameterised statement through sp_executesql.
-inline std::string ToRpcText(std::string_view sql) {
-  std::string out;
-  int n = 0;
-  char quote = 0;  // the character that closes the quoted run we are in
-  for (std::size_t i = 0; i < sql.size(); ++i) {
-    const char c = sql[i];
-    if (quote != 0) {
-      out += c;
-      if (c != quote) continue;
-      if (i + 1 < sql.size() && sql[i + 1] == quote) {
-        out += sql[++i];  // a doubled quote stays inside
-      } else {
-        quote = 0;
-      }
-    } else if (c == '[' || c == '\'') {
-      quote = c == '[' ? ']' : '\'';
-      out += c;
-    } else if (c == '?') {
-      out += "@P" + std::to_string(++n);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// drivers and the engine's TDS reader send a parameterised statement through sp_executesql.
+inline std::string ToRpcText(std::string_view sql) { return odbc_sql::NamedParameters(sql); }
 
 }  // namespace mssql_cdc::testing

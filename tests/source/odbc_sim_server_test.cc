@@ -258,6 +258,9 @@ class OdbcSimServerTest : public ::testing::Test {
     options.user = user;
     options.password = password;
     options.connect_timeout_seconds = 10;
+    // tds rather than auto: a reader that gave way to the driver would fail here, not pass.
+    options.change_reader = testing::ChangeReaderUnderTest() == "driver" ? ChangeReaderChoice::kDriver
+                                                                          : ChangeReaderChoice::kTds;
     return options;
   }
 
@@ -501,6 +504,7 @@ TEST_F(OdbcSimServerTest, AConnectionThatRequiresEncryptionIsToldTheServerHasNon
   const auto at = options.connection_string.find("Encrypt=no");
   ASSERT_NE(at, std::string::npos);
   options.connection_string.replace(at, 10, "Encrypt=yes");
+  options.change_reader = ChangeReaderChoice::kAuto;  // the driver's connection, encrypted
   try {
     odbc::OpenOdbcSource(options, FastRetries());
     FAIL() << "connected with Encrypt=yes to a server without encryption";
@@ -509,6 +513,22 @@ TEST_F(OdbcSimServerTest, AConnectionThatRequiresEncryptionIsToldTheServerHasNon
                                     "server does not offer it"));
     EXPECT_THAT(e.what(), HasSubstr("set Encrypt=no in connectionString"));
     EXPECT_THAT(e.what(), Not(HasSubstr("attempts")));  // not retried
+    EXPECT_THAT(e.what(), Not(HasSubstr(kOwnerPassword)));
+  }
+}
+
+TEST_F(OdbcSimServerTest, ChangeReaderTdsOnAnEncryptedConnectionIsRefusedAtStart) {
+  SourceOptions options = OdbcOptions();
+  const auto at = options.connection_string.find("Encrypt=no");
+  ASSERT_NE(at, std::string::npos);
+  options.connection_string.replace(at, 10, "Encrypt=yes");
+  options.change_reader = ChangeReaderChoice::kTds;
+  try {
+    odbc::OpenOdbcSource(options, FastRetries());
+    FAIL() << "changeReader=tds accepted an encrypted connection";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("changeReader"));
+    EXPECT_THAT(e.what(), HasSubstr("encrypted (Encrypt=yes)"));
     EXPECT_THAT(e.what(), Not(HasSubstr(kOwnerPassword)));
   }
 }

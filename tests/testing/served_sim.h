@@ -23,6 +23,17 @@ inline std::string DriverKeyword() {
   return driver != nullptr && *driver != '\0' ? "Driver={" + std::string(driver) + "};" : "";
 }
 
+// How the odbc backend reads change rows in these tests: its own TDS reader by default
+// (changeReader=auto), or through the ODBC driver when MSSQL_CDC_TEST_CHANGE_READER=driver.
+inline std::string ChangeReaderUnderTest() {
+  const char* reader = std::getenv("MSSQL_CDC_TEST_CHANGE_READER");
+  return reader != nullptr && *reader != '\0' ? reader : "auto";
+}
+
+// Server connections one open odbc source holds: one through the driver for catalog and LSN
+// questions and, with the engine's TDS reader, one of its own for change rows.
+inline int ConnectionsPerSource() { return ChangeReaderUnderTest() == "driver" ? 1 : 2; }
+
 class ServedSim {
  public:
   static constexpr char kUser[] = "cdc_reader";
@@ -71,7 +82,8 @@ class ServedSim {
     return Options{{"backend", "odbc"},
                    {"connectionString", ConnectionString()},
                    {"user", kUser},
-                   {"password", kPassword}};
+                   {"password", kPassword},
+                   {"changeReader", ChangeReaderUnderTest()}};
   }
 
  private:

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/errors.h"
+#include "source/odbc/commit_stamps.h"
 #include "source/odbc/lsn_slots.h"
 #include "source/odbc/statements.h"
 #include "source/output_schema.h"
@@ -38,8 +39,7 @@ class ChangeReader final : public RowBatchReader {
                                           plan.from.ToString() + " to " + plan.to.ToString(),
                                       plan.capture_instance, "", nullptr, 1}),
         plan_(plan),
-        clock_(clock),
-        progress_{CommitTimeConverter(clock)} {
+        stamps_(clock) {
     std::vector<SqlType> types;
     for (const auto& c : plan_.columns) types.push_back(c.type);
     const std::vector<std::size_t> positions = SelectPositions(types);
@@ -54,12 +54,12 @@ class ChangeReader final : public RowBatchReader {
   void Prepare(OdbcConnection& connection) override {
     // Only a zone with transitions has a repeated hour; the commit before the range tells
     // whether a first commit inside it is its first or its second reading.
-    if (clock_.is_utc() || plan_.from.IsZero()) return;
+    if (!stamps_.NeedsCommitBefore(plan_.from)) return;
     OdbcStatement statement(connection);
     statement.BindLsn(1, plan_.from.Decrement());
     if (statement.Execute(odbc_sql::kCommitTimeAtOrBefore) && statement.Fetch()) {
       if (const auto time = statement.GetTimestamp(1)) {
-        previous_commit_ = LocalMicros{TimestampMicros(*time)};
+        stamps_.set_commit_before(LocalMicros{TimestampMicros(*time)});
       }
     }
   }
@@ -81,10 +81,12 @@ class ChangeReader final : public RowBatchReader {
   void AppendMetadata(OutputBatchBuilder& metadata, std::size_t first, std::size_t count) override {
     for (std::size_t i = first; i < first + count; ++i) {
       const std::uint8_t* lsn = start_lsn_.At(i);
-      if (!progress_.has_commit || std::memcmp(lsn, progress_.commit_lsn, Lsn::kSize) != 0) {
-        std::memcpy(progress_.commit_lsn, lsn, Lsn::kSize);
-        progress_.commit_ts = ConvertCommitTime(i);
-        progress_.has_commit = true;
+      if (stamps_.IsNewCommit(lsn)) {
+        if (commit_time_.IsNull(i)) {
+          throw SourceError("the server returned a change row of " +
+                            ChangeTable(plan_.capture_instance) + " without a commit time");
+        }
+        stamps_.Start(lsn, LocalMicros{TimestampMicros(commit_time_.Value(i))});
       }
       if (operation_.IsNull(i)) {
         throw SourceError("the server returned a NULL __$operation in " +
@@ -93,27 +95,14 @@ class ChangeReader final : public RowBatchReader {
       std::optional<std::int32_t> command_id;
       if (plan_.include_command_id && !command_id_.IsNull(i)) command_id = command_id_.Value(i);
       metadata.AppendMetadata(lsn, seqval_.IsNull(i) ? nullptr : seqval_.At(i),
-                              operation_.Value(i), command_id, progress_.commit_ts);
+                              operation_.Value(i), command_id, stamps_.current());
     }
   }
 
-  void SaveProgress() override { saved_ = progress_; }
-  void RestoreProgress() override {
-    if (saved_) {
-      progress_ = *saved_;
-    } else {
-      progress_ = Progress{CommitTimeConverter(clock_)};
-    }
-  }
+  void SaveProgress() override { stamps_.Save(); }
+  void RestoreProgress() override { stamps_.Restore(); }
 
  private:
-  struct Progress {
-    CommitTimeConverter converter;
-    bool has_commit = false;
-    std::uint8_t commit_lsn[Lsn::kSize] = {};
-    std::int64_t commit_ts = 0;
-    bool fed_any = false;
-  };
 
   static std::string ChangeTable(const std::string& capture_instance) {
     return "cdc." + odbc_sql::QuoteName(capture_instance + "_CT");
@@ -126,33 +115,16 @@ class ChangeReader final : public RowBatchReader {
     return key;
   }
 
-  std::int64_t ConvertCommitTime(std::size_t slot) {
-    if (commit_time_.IsNull(slot)) {
-      throw SourceError("the server returned a change row of " +
-                        ChangeTable(plan_.capture_instance) + " without a commit time");
-    }
-    const LocalMicros local{TimestampMicros(commit_time_.Value(slot))};
-    if (!progress_.fed_any) {
-      progress_.fed_any = true;
-      if (previous_commit_ && clock_.SecondReading(local)) progress_.converter.Next(*previous_commit_);
-    }
-    return progress_.converter.Next(local).value;
-  }
-
   ChangeReadPlan plan_;
-  SourceClock clock_;
+  CommitStamps stamps_;
   std::vector<std::string> select_names_;
   std::string sql_;
-  std::optional<LocalMicros> previous_commit_;
 
   LsnSlots start_lsn_{"__$start_lsn"};
   LsnSlots seqval_{"__$seqval"};
   FixedSlots<SQLINTEGER> operation_{SQL_C_SLONG};
   FixedSlots<SQLINTEGER> command_id_{SQL_C_SLONG};
   FixedSlots<SQL_TIMESTAMP_STRUCT> commit_time_{SQL_C_TYPE_TIMESTAMP};
-
-  Progress progress_;
-  std::optional<Progress> saved_;
 };
 
 }  // namespace

@@ -98,21 +98,29 @@ void NoteEncryption(const ConnectionString& cs, DriverConnection& out) {
   }
 }
 
-// "host,port" (or host alone: 1433); a named instance (host\name) leaves the port to the
-// SQL Server Browser, so it is not known here.
-void NoteAddress(const std::string& server, DriverConnection& out) {
+// "host,port", or host with FreeTDS's Port keyword or alone (1433); a named instance
+// (host\name) leaves the port to the SQL Server Browser, so it is not known here.
+void NoteAddress(const ConnectionString& cs, const std::string& server, DriverConnection& out) {
   std::string host = server;
-  int port = 1433;
+  std::string port_text = cs.Get("Port").value_or("1433");
   if (const auto comma = host.rfind(','); comma != std::string::npos) {
-    try {
-      port = std::stoi(host.substr(comma + 1));
-    } catch (const std::exception&) {
-      return;
-    }
+    port_text = host.substr(comma + 1);
     host.resize(comma);
   } else if (host.find('\\') != std::string::npos) {
     return;
   }
+  int port = 0;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(port_text, &used);
+    if (used != port_text.size()) return;
+  } catch (const std::exception&) {
+    return;
+  }
+  // "tcp:" is the one protocol prefix that names a TCP address; "np:", "lpc:", "admin:",
+  // "(local)" and "." are for the driver to resolve.
+  if (host.size() > 4 && AsciiLower(host.substr(0, 4)) == "tcp:") host.erase(0, 4);
+  if (host.find(':') != std::string::npos || host == "." || AsciiLower(host) == "(local)") return;
   if (host.empty() || port <= 0 || port > 65535) return;
   out.host = host;
   out.port = port;
@@ -167,7 +175,7 @@ DriverConnection BuildDriverConnection(std::string_view connection_string,
     cs = std::move(with_driver);
   }
   NoteEncryption(cs, out);
-  if (!cs.Has("DSN")) NoteAddress(out.server, out);
+  if (!cs.Has("DSN")) NoteAddress(cs, out.server, out);
   if (!out.driver.empty() && IsFreeTdsDriver(out.driver)) {
     out.freetds = true;
     TranslateForFreeTds(cs);

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <set>
 
 #include "core/errors.h"
 #include "source/name_match.h"
@@ -19,15 +21,52 @@
 #include "source/odbc/snapshot_reader.h"
 #include "source/odbc/statement.h"
 #include "source/odbc/statements.h"
+#include "source/odbc/tds_change_reader.h"
+#include "source/odbc/tds_login.h"
 
 namespace mssql_cdc::odbc {
 namespace {
 
+// Where the engine's TDS reader gave way to the driver (auto mode), so that later reads go to
+// the driver at once: every read after a connection-level cause, else the capture instances
+// whose columns it cannot decode. Shared with readers, which may outlive the Source.
+class TdsGiveWay {
+ public:
+  bool Applies(const std::string& capture_instance) {
+    std::lock_guard lock(mutex_);
+    return every_read_ || instances_.count(capture_instance) != 0;
+  }
+  void Note(const std::string& capture_instance, const std::string& reason, bool every_read) {
+    std::lock_guard lock(mutex_);
+    if (every_read_) return;
+    if (every_read) {
+      every_read_ = true;
+      spdlog::warn("odbc: the engine's TDS reader cannot read from this server ({}); change rows "
+                   "are read through the ODBC driver", reason);
+    } else if (instances_.insert(capture_instance).second) {
+      spdlog::warn("odbc: the engine's TDS reader cannot read capture instance '{}' ({}); its "
+                   "change rows are read through the ODBC driver", capture_instance, reason);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  bool every_read_ = false;
+  std::set<std::string> instances_;
+};
+
+struct SourceSettings {
+  std::shared_ptr<ReaderSettings> reader;
+  std::shared_ptr<const TdsReaderSettings> tds;  // null: change rows go through the driver
+  bool tds_falls_back = true;                     // changeReader=auto
+};
+
 class OdbcSource final : public Source {
  public:
-  OdbcSource(std::shared_ptr<const ReaderSettings> settings, long long lock_timeout_ms,
-             bool snapshot_isolation)
-      : settings_(std::move(settings)),
+  OdbcSource(SourceSettings settings, long long lock_timeout_ms, bool snapshot_isolation)
+      : settings_(std::move(settings.reader)),
+        tds_(std::move(settings.tds)),
+        tds_falls_back_(settings.tds_falls_back),
         lock_timeout_ms_(lock_timeout_ms),
         snapshot_isolation_(snapshot_isolation) {}
 
@@ -135,7 +174,17 @@ class OdbcSource final : public Source {
     plan.batch_bytes = request.batch_bytes;
     plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
     plan.fetch.numeric_struct_binary = settings_->connection->driver.freetds;
-    return MakeChangeReader(settings_, plan, clock);
+    if (tds_ == nullptr || give_way_->Applies(name)) return MakeChangeReader(settings_, plan, clock);
+    TdsFallback fallback;
+    if (tds_falls_back_) {
+      fallback.make_reader = [settings = settings_, plan, clock] {
+        return MakeChangeReader(settings, plan, clock);
+      };
+      fallback.on_fallback = [give_way = give_way_, name](const std::string& reason, bool every_read) {
+        give_way->Note(name, reason, every_read);
+      };
+    }
+    return MakeTdsChangeReader(tds_, plan, clock, std::move(fallback));
   }
 
   std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(const SnapshotReadRequest& request) override {
@@ -316,21 +365,42 @@ class OdbcSource final : public Source {
   }
 
   std::shared_ptr<const ReaderSettings> settings_;
+  std::shared_ptr<const TdsReaderSettings> tds_;
+  bool tds_falls_back_;
+  std::shared_ptr<TdsGiveWay> give_way_ = std::make_shared<TdsGiveWay>();
   long long lock_timeout_ms_;
   bool snapshot_isolation_;
   std::unique_ptr<OdbcConnection> connection_;
   std::map<std::string, std::pair<Lsn, std::vector<CapturedColumn>>> columns_;
 };
 
-std::shared_ptr<ReaderSettings> SettingsFor(const SourceOptions& options, const RetryPolicy& retry) {
+SourceSettings SettingsFor(const SourceOptions& options, const RetryPolicy& retry) {
   auto connection = std::make_shared<ConnectionSettings>();
   connection->driver = BuildDriverConnection(options.connection_string, options.user,
                                              options.password, InstalledDrivers());
   connection->login_timeout_seconds = options.connect_timeout_seconds;
-  auto settings = std::make_shared<ReaderSettings>();
-  settings->connection = std::move(connection);
-  settings->retry = retry;
-  settings->slot = std::make_shared<ConnectionSlot>();
+  SourceSettings settings;
+  settings.reader = std::make_shared<ReaderSettings>();
+  settings.reader->connection = connection;
+  settings.reader->retry = retry;
+  settings.reader->slot = std::make_shared<ConnectionSlot>();
+  if (options.change_reader == ChangeReaderChoice::kDriver) return settings;
+  TdsLoginChoice login = TdsLoginFor(options, connection->driver);
+  if (!login.login) {
+    if (options.change_reader == ChangeReaderChoice::kTds) {
+      throw ConfigError("option changeReader is tds, but the engine's TDS reader cannot read "
+                        "from this connection: " + login.reason +
+                        "; set changeReader=auto (the driver reads where it cannot) or driver");
+    }
+    spdlog::debug("odbc: change rows are read through the ODBC driver: {}", login.reason);
+    return settings;
+  }
+  auto tds = std::make_shared<TdsReaderSettings>();
+  tds->login = std::move(*login.login);
+  tds->retry = retry;
+  tds->slot = std::make_shared<TdsConnectionSlot>();
+  settings.tds = std::move(tds);
+  settings.tds_falls_back = options.change_reader == ChangeReaderChoice::kAuto;
   return settings;
 }
 
@@ -339,9 +409,10 @@ std::shared_ptr<ReaderSettings> SettingsFor(const SourceOptions& options, const 
 void CheckOdbcOptions(const SourceOptions& options) { SettingsFor(options, RetryPolicy{}); }
 
 std::unique_ptr<Source> OpenOdbcSource(const SourceOptions& options, const RetryPolicy& retry) {
-  auto settings = SettingsFor(options, retry);
-  spdlog::debug("odbc: opening a source on {} through driver {}", settings->connection->driver.server,
-                settings->connection->driver.driver.empty() ? "of the DSN" : settings->connection->driver.driver);
+  SourceSettings settings = SettingsFor(options, retry);
+  const DriverConnection& driver = settings.reader->connection->driver;
+  spdlog::debug("odbc: opening a source on {} through driver {}", driver.server,
+                driver.driver.empty() ? "of the DSN" : driver.driver);
   auto source = std::make_unique<OdbcSource>(std::move(settings), options.lock_timeout_ms.value_or(-1),
                                              options.isolation_level == IsolationLevel::kSnapshot);
   source->Connect();

@@ -71,6 +71,34 @@ std::string SplitPoints(std::string_view capture_instance, int tiles) {
       tiles, QuoteName(std::string(capture_instance) + "_CT"));
 }
 
+std::string NamedParameters(std::string_view sql) {
+  std::string out;
+  int next = 1;
+  char closing = 0;  // the quote that ends the name or string being copied
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (closing != 0) {
+      out += c;
+      if (c == closing) {
+        // A doubled closing character stands for itself.
+        if (i + 1 < sql.size() && sql[i + 1] == closing) {
+          out += sql[++i];
+        } else {
+          closing = 0;
+        }
+      }
+    } else if (c == '[' || c == '\'') {
+      closing = c == '[' ? ']' : '\'';
+      out += c;
+    } else if (c == '?') {
+      out += "@P" + std::to_string(next++);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string ChangeRows(std::string_view capture_instance,
                        const std::vector<std::string>& columns, bool include_command_id) {
   CheckCaptureInstanceName(capture_instance);

@@ -22,6 +22,10 @@ void CheckCaptureInstanceName(std::string_view name);
 // characters without control characters; a `]` is doubled. Throws ConfigError otherwise.
 std::string QuoteName(std::string_view name);
 
+// `sql` with its `?` markers numbered as sp_executesql names parameters (@P1, @P2, ...), for
+// the engine's TDS reader; a `?` inside a [name] or a 'string' is left alone.
+std::string NamedParameters(std::string_view sql);
+
 // 1. Time zone: whether CURRENT_TIMEZONE_ID() exists (SQL Server 2022+, Azure SQL), then it.
 inline constexpr std::string_view kHasTimeZoneId =
     "SELECT CASE WHEN CAST(SERVERPROPERTY('ProductMajorVersion') AS int) >= 16 OR "

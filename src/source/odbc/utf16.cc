@@ -55,13 +55,18 @@ Utf16String Utf8ToUtf16(std::string_view text) {
   return out;
 }
 
-std::size_t Utf16ToUtf8(const Utf16Unit* units, std::size_t count, char* out) {
+namespace {
+
+// The conversion of `count` units read through `unit(i)`; `eight_bytes(i, out)` loads four
+// units at i for the ASCII run (memcpy: the units may be unaligned bytes off the wire).
+template <typename Unit>
+std::size_t ConvertUtf16(const void* data, std::size_t count, char* out, Unit unit) {
   char* p = out;
   for (std::size_t i = 0; i < count; ++i) {
     // ASCII runs four units at a time: most text in most tables.
     while (i + 4 <= count) {
       std::uint64_t four;
-      std::memcpy(&four, units + i, sizeof four);
+      std::memcpy(&four, static_cast<const std::uint8_t*>(data) + 2 * i, sizeof four);
       if ((four & 0xFF80FF80FF80FF80ULL) != 0) break;
       p[0] = static_cast<char>(four);
       p[1] = static_cast<char>(four >> 16);
@@ -71,13 +76,14 @@ std::size_t Utf16ToUtf8(const Utf16Unit* units, std::size_t count, char* out) {
       i += 4;
     }
     if (i == count) break;
-    char32_t cp = units[i];
+    char32_t cp = unit(i);
     if (cp < 0x80) {
       *p++ = static_cast<char>(cp);
       continue;
     }
-    if (IsHighSurrogate(cp) && i + 1 < count && IsLowSurrogate(units[i + 1])) {
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (units[++i] - 0xDC00);
+    if (IsHighSurrogate(cp) && i + 1 < count && IsLowSurrogate(unit(i + 1))) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (unit(i + 1) - 0xDC00);
+      ++i;
     } else if (IsHighSurrogate(cp) || IsLowSurrogate(cp)) {
       cp = kReplacement;
     }
@@ -97,6 +103,19 @@ std::size_t Utf16ToUtf8(const Utf16Unit* units, std::size_t count, char* out) {
   }
   return static_cast<std::size_t>(p - out);
 }
+
+}  // namespace
+
+std::size_t Utf16ToUtf8(const Utf16Unit* units, std::size_t count, char* out) {
+  return ConvertUtf16(units, count, out, [units](std::size_t i) -> char32_t { return units[i]; });
+}
+
+std::size_t Utf16LeToUtf8(const std::uint8_t* bytes, std::size_t count, char* out) {
+  return ConvertUtf16(bytes, count, out, [bytes](std::size_t i) -> char32_t {
+    return static_cast<char32_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+  });
+}
+
 
 std::string Utf16ToUtf8(const Utf16Unit* units, std::size_t count) {
   std::string out(MaxUtf8Bytes(count), '\0');

@@ -28,6 +28,8 @@ inline constexpr std::size_t MaxUtf8Bytes(std::size_t count) { return 3 * count;
 // callers reading a value in pieces pass it on to the next piece instead (see
 // Utf16PieceEnd).
 std::size_t Utf16ToUtf8(const Utf16Unit* units, std::size_t count, char* out);
+// The same for `count` units as UTF-16LE bytes at any alignment (values off the wire).
+std::size_t Utf16LeToUtf8(const std::uint8_t* bytes, std::size_t count, char* out);
 
 // The number of units of a piece to convert now: all of them, or one fewer when the piece
 // ends with a high surrogate whose low half comes with the next piece.

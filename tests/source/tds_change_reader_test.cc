@@ -1,0 +1,169 @@
+// The engine's TDS change reader against a real `sim serve` on a local port: what it does when
+// a result column is not one it decodes (hands the read to its fallback before delivering a
+// row, or fails naming the way out), and that its connection is kept between reads.
+#include <arrow/api.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/time.h"
+#include "read_helpers.h"
+#include "sim/database.h"
+#include "sim/transaction.h"
+#include "source/error_status.h"
+#include "source/odbc/tds_change_reader.h"
+#include "source/sim_source.h"
+#include "tests/testing/served_sim.h"
+#include "tests/testing/temp_dir.h"
+
+namespace mssql_cdc::odbc {
+namespace {
+
+using ::testing::HasSubstr;
+using mssql_cdc::testing::Drain;
+
+const sim::TableName kItems = sim::ParseTableName("dbo.items");
+
+class TdsChangeReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.File("cdc.db");
+    {
+      sim::CreateOptions options;
+      options.clock = sim::ClockMode::kManual;
+      options.manual_start = UtcMicros{*ParseDateTime("2026-03-01 10:00:00")};
+      auto db = sim::SimDatabase::Create(path_, options);
+      sim::TableDef items;
+      items.name = kItems;
+      for (const char* c : {"id int not null", "qty int", "note nvarchar(20)"}) {
+        items.columns.push_back(sim::ParseColumnDeclaration(c));
+      }
+      items.primary_key = {"id"};
+      db->CreateTable(items);
+      instance_ = db->EnableCdc(kItems);
+      for (int commit = 0; commit < 3; ++commit) {
+        db->AdvanceClock(1'000'000);
+        auto txn = db->Begin();
+        for (int i = 0; i < 4; ++i) {
+          const int id = commit * 4 + i;
+          txn->Insert(kItems, {{"id", id}, {"qty", id * 10}, {"note", "n" + std::to_string(id)}});
+        }
+        txn->Commit();
+      }
+    }
+    served_ = std::make_unique<mssql_cdc::testing::ServedSim>(path_);
+    sim_ = OpenSimSource(path_);
+    settings_ = std::make_shared<TdsReaderSettings>();
+    settings_->login.host = "127.0.0.1";
+    settings_->login.port = served_->port();
+    settings_->login.user = mssql_cdc::testing::ServedSim::kUser;
+    settings_->login.password = mssql_cdc::testing::ServedSim::kPassword;
+    settings_->login.database = sim::SimDatabase::Open(path_)->database_name();
+    settings_->slot = std::make_shared<TdsConnectionSlot>();
+  }
+
+  ChangeReadRequest Request() const {
+    ChangeReadRequest request;
+    request.capture_instance = instance_;
+    request.from = sim_->MinLsn(instance_);
+    request.to = *sim_->MaxLsn();
+    request.batch_rows = 5;
+    return request;
+  }
+
+  // The plan the odbc backend would make, with the captured columns as the server has them.
+  ChangeReadPlan Plan() const {
+    const ChangeReadRequest request = Request();
+    ChangeReadPlan plan;
+    plan.capture_instance = instance_;
+    plan.columns = sim_->CapturedColumns(instance_);
+    plan.from = request.from;
+    plan.to = request.to;
+    plan.batch_rows = request.batch_rows;
+    return plan;
+  }
+
+  mssql_cdc::testing::TempDir dir_;
+  std::string path_;
+  std::string instance_;
+  std::unique_ptr<mssql_cdc::testing::ServedSim> served_;
+  std::unique_ptr<Source> sim_;
+  std::shared_ptr<TdsReaderSettings> settings_;
+};
+
+TEST_F(TdsChangeReaderTest, ReadsTheSimBackendsBatchesAndKeepsItsConnection) {
+  const SourceClock clock = SourceClock::Utc();
+  const auto expected = Drain(*sim_->ReadChanges(Request(), clock));
+  for (int read = 0; read < 3; ++read) {
+    const auto actual = Drain(*MakeTdsChangeReader(settings_, Plan(), clock, TdsFallback{}));
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t b = 0; b < expected.size(); ++b) {
+      EXPECT_TRUE(actual[b]->Equals(*expected[b])) << actual[b]->ToString();
+    }
+  }
+  EXPECT_EQ(served_->logins(), 1);  // three reads, one login: the slot keeps the connection
+}
+
+TEST_F(TdsChangeReaderTest, AColumnItDoesNotDecodeHandsTheReadToTheFallbackBeforeAnyRow) {
+  ChangeReadPlan plan = Plan();
+  // The stream's schema says qty is a date; the server sends an int.
+  for (auto& column : plan.columns) {
+    if (column.name == "qty") column.type = SqlType::Parse("date");
+  }
+  const SourceClock clock = SourceClock::Utc();
+  const auto expected = Drain(*sim_->ReadChanges(Request(), clock));
+
+  std::vector<std::string> reasons;
+  bool every_read = true;
+  TdsFallback fallback;
+  fallback.make_reader = [this, &clock] { return sim_->ReadChanges(Request(), clock); };
+  fallback.on_fallback = [&](const std::string& reason, bool connection_wide) {
+    reasons.push_back(reason);
+    every_read = connection_wide;
+  };
+  const auto actual = Drain(*MakeTdsChangeReader(settings_, plan, clock, fallback));
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_THAT(reasons[0], HasSubstr("column 'qty'"));
+  EXPECT_FALSE(every_read);  // the columns' fault, not the connection's
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t b = 0; b < expected.size(); ++b) EXPECT_TRUE(actual[b]->Equals(*expected[b]));
+
+  // Without a fallback (changeReader=tds) the same read fails and names the way out.
+  try {
+    Drain(*MakeTdsChangeReader(settings_, plan, clock, TdsFallback{}));
+    FAIL() << "read a date column from an int";
+  } catch (const SourceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("column 'qty'"));
+    EXPECT_THAT(e.what(), HasSubstr("set changeReader=driver"));
+  }
+}
+
+TEST_F(TdsChangeReaderTest, AWrongPasswordGivesWayWithAFallbackAndIsAPermissionErrorWithout) {
+  settings_->login.password = "wrong-pw-1";
+  const SourceClock clock = SourceClock::Utc();
+  std::string why;
+  bool every_read = false;
+  TdsFallback fallback;
+  fallback.make_reader = [this, &clock] { return sim_->ReadChanges(Request(), clock); };
+  fallback.on_fallback = [&](const std::string& reason, bool connection_wide) {
+    why = reason;
+    every_read = connection_wide;
+  };
+  EXPECT_FALSE(Drain(*MakeTdsChangeReader(settings_, Plan(), clock, fallback)).empty());
+  EXPECT_THAT(why, HasSubstr("logging in"));
+  EXPECT_TRUE(every_read);
+  EXPECT_THAT(why, ::testing::Not(HasSubstr("wrong-pw-1")));
+  try {
+    Drain(*MakeTdsChangeReader(settings_, Plan(), clock, TdsFallback{}));
+    FAIL() << "logged in with a wrong password";
+  } catch (const PermissionError& e) {
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("wrong-pw-1")));
+  }
+}
+
+}  // namespace
+}  // namespace mssql_cdc::odbc

@@ -1,0 +1,108 @@
+// When the engine's own TDS reader may log in for a connection string (decision 0008), and
+// with what; and the statement text it sends.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/options.h"
+#include "source/odbc/driver_connection.h"
+#include "source/odbc/statements.h"
+#include "source/odbc/tds_login.h"
+
+namespace mssql_cdc::odbc {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::vector<std::string> kOnlyFreeTds = {"FreeTDS"};
+const std::vector<std::string> kBoth = {"FreeTDS", "ODBC Driver 18 for SQL Server"};
+
+TdsLoginChoice Choose(const std::string& connection_string,
+                      const std::vector<std::string>& drivers = kOnlyFreeTds,
+                      std::optional<std::string> user = std::string("reader"),
+                      std::optional<std::string> password = std::string("s3cret;pw")) {
+  SourceOptions options;
+  options.connection_string = connection_string;
+  options.user = user;
+  options.password = password;
+  options.connect_timeout_seconds = 7;
+  return TdsLoginFor(options, BuildDriverConnection(connection_string, user, password, drivers));
+}
+
+TEST(TdsLoginTest, APlainSqlLoginOverTcpIsTheReaders) {
+  const auto choice = Choose("Server=tcp:db.local,14330;Database=sales;Encrypt=no;PacketSize=8192");
+  ASSERT_TRUE(choice.login) << choice.reason;
+  EXPECT_EQ(choice.login->host, "db.local");
+  EXPECT_EQ(choice.login->port, 14330);
+  EXPECT_EQ(choice.login->database, "sales");
+  EXPECT_EQ(choice.login->user, "reader");
+  EXPECT_EQ(choice.login->password, "s3cret;pw");
+  EXPECT_EQ(choice.login->packet_size, 8192u);
+  EXPECT_EQ(choice.login->timeout, std::chrono::seconds(7));
+  // Through FreeTDS with encryption off the driver sends the login plain too.
+  EXPECT_FALSE(choice.login->encrypt_login_where_offered);
+}
+
+TEST(TdsLoginTest, ThePortComesFromTheServerThePortKeywordOr1433) {
+  EXPECT_EQ(Choose("Server=db.local;Port=5000;Encrypt=no").login->port, 5000);
+  EXPECT_EQ(Choose("Server=db.local;Encrypt=no").login->port, 1433);
+  EXPECT_EQ(Choose("Address=10.0.0.5,1500;Encrypt=no").login->host, "10.0.0.5");
+}
+
+TEST(TdsLoginTest, WhereDriver18WouldEncryptTheLoginTheReaderGivesWayToAServerThatCan) {
+  const auto choice = Choose("Driver={ODBC Driver 18 for SQL Server};Server=db,1433;Encrypt=no", kBoth);
+  ASSERT_TRUE(choice.login) << choice.reason;
+  EXPECT_TRUE(choice.login->encrypt_login_where_offered);
+}
+
+TEST(TdsLoginTest, EverythingElseStaysWithTheDriverAndSaysWhy) {
+  struct Case {
+    std::string text;
+    std::vector<std::string> drivers;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {"DSN=prod;Encrypt=no", kOnlyFreeTds, "names a DSN"},
+      {"Server=db,1433;Encrypt=yes", kOnlyFreeTds, "encrypted (Encrypt=yes)"},
+      {"Server=db,1433;Encrypt=strict", kOnlyFreeTds, "encrypted (Encrypt=strict)"},
+      {"Server=db,1433", kBoth, "ODBC Driver 18 encrypts by default"},
+      {"Server=db,1433;Encryption=require", kOnlyFreeTds, "encrypted (Encryption=require)"},
+      {"Server=db,1433;Encrypt=no;Authentication=ActiveDirectoryPassword", kOnlyFreeTds,
+       "sets Authentication, which only the driver reads"},
+      {"Server=db,1433;Encrypt=no;Trusted_Connection=yes", kOnlyFreeTds, "Trusted_Connection"},
+      {"Server=db\\sales;Encrypt=no", kOnlyFreeTds, "not named by a TCP host and port"},
+      {"Server=np:db;Encrypt=no", kOnlyFreeTds, "not named by a TCP host and port"},
+      {"Server=(local);Encrypt=no", kOnlyFreeTds, "not named by a TCP host and port"},
+      {"Server=db,notaport;Encrypt=no", kOnlyFreeTds, "not named by a TCP host and port"},
+  };
+  for (const Case& c : cases) {
+    const auto choice = Choose(c.text, c.drivers);
+    EXPECT_FALSE(choice.login) << c.text;
+    EXPECT_THAT(choice.reason, HasSubstr(c.why)) << c.text;
+    EXPECT_THAT(choice.reason, Not(HasSubstr("s3cret"))) << c.text;
+  }
+  const auto no_password = Choose("Server=db,1433;Encrypt=no", kOnlyFreeTds, std::string("reader"),
+                                  std::nullopt);
+  EXPECT_FALSE(no_password.login);
+  EXPECT_THAT(no_password.reason, HasSubstr("not a SQL Server login with a password"));
+}
+
+TEST(TdsLoginTest, ALoginInTheConnectionStringServesToo) {
+  const auto choice = Choose("Server=db,1433;Encrypt=no;UID=owner;PWD={p;w}", kOnlyFreeTds,
+                             std::nullopt, std::nullopt);
+  ASSERT_TRUE(choice.login) << choice.reason;
+  EXPECT_EQ(choice.login->user, "owner");
+  EXPECT_EQ(choice.login->password, "p;w");
+}
+
+TEST(NamedParametersTest, NumbersMarkersOutsideNamesAndStrings) {
+  EXPECT_EQ(odbc_sql::NamedParameters("SELECT a FROM t WHERE x BETWEEN ? AND ?"),
+            "SELECT a FROM t WHERE x BETWEEN @P1 AND @P2");
+  EXPECT_EQ(odbc_sql::NamedParameters("SELECT [a?b], 'it''s ?' FROM t WHERE y = ?"),
+            "SELECT [a?b], 'it''s ?' FROM t WHERE y = @P1");
+  EXPECT_EQ(odbc_sql::NamedParameters("SELECT [x]]?] FROM t WHERE z = ?"), "SELECT [x]]?] FROM t WHERE z = @P1");
+  EXPECT_EQ(odbc_sql::NamedParameters("SELECT 1"), "SELECT 1");
+}
+
+}  // namespace
+}  // namespace mssql_cdc::odbc
