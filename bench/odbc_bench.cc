@@ -165,7 +165,8 @@ Run ReadRanges(const SourceFactory& factory, const std::string& instance,
 
 SourceFactory Factory(const std::string& backend, const std::string& db, int port,
                       const std::string& user, const std::string& password,
-                      const std::string& driver, const std::string& instance) {
+                      const std::string& driver, const std::string& change_reader,
+                      const std::string& instance) {
   if (backend == "sim") {
     return MakeSourceFactory(SourceOptions::Parse(
         Options{{"backend", "sim"}, {"simPath", db}, {"captureInstance", instance}}));
@@ -179,6 +180,7 @@ SourceFactory Factory(const std::string& backend, const std::string& db, int por
                                                         {"connectionString", connection},
                                                         {"user", user},
                                                         {"password", password},
+                                                        {"changeReader", change_reader},
                                                         {"captureInstance", instance}}));
 }
 
@@ -200,6 +202,7 @@ struct ReadArgs {
   std::string user = "bench";
   std::string password = "Bench-pw-1";
   std::string driver;
+  std::string change_reader = "auto";
   std::string instance;
   std::string connections = "1,2,4";
   std::string backends = "odbc,sim";
@@ -237,7 +240,7 @@ int Read(const ReadArgs& args) {
   std::string backend;
   while (std::getline(backends, backend, ',')) {
     const SourceFactory factory = Factory(backend, args.db, args.port, args.user, args.password,
-                                            args.driver, instance);
+                                            args.driver, args.change_reader, instance);
     for (const int n : ParseCounts(args.connections)) {
       std::vector<Range> ranges;
       {
@@ -280,7 +283,8 @@ int Compare(const ReadArgs& args) {
   std::shared_ptr<arrow::Table> tables[2];
   const char* backends[2] = {"odbc", "sim"};
   for (int b = 0; b < 2; ++b) {
-    auto source = Factory(backends[b], args.db, args.port, args.user, args.password, args.driver, instance)();
+    auto source = Factory(backends[b], args.db, args.port, args.user, args.password, args.driver,
+                          args.change_reader, instance)();
     ChangeReadRequest request;
     request.capture_instance = instance;
     request.from = source->MinLsn(instance);
@@ -373,6 +377,8 @@ int main(int argc, char** argv) {
   read_cmd->add_option("--user", read.user, "Login")->capture_default_str();
   read_cmd->add_option("--password", read.password, "Its password")->capture_default_str();
   read_cmd->add_option("--driver", read.driver, "ODBC driver name or library path (default: the backend's choice)");
+  read_cmd->add_option("--change-reader", read.change_reader, "auto, tds or driver (backend odbc)")
+      ->capture_default_str();
   read_cmd->add_option("--capture-instance", read.instance, "Default: the database's only one");
   read_cmd->add_option("--connections", read.connections, "Counts of parallel connections")->capture_default_str();
   read_cmd->add_option("--backends", read.backends, "odbc, sim or both")->capture_default_str();

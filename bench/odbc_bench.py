@@ -4,7 +4,8 @@ Serves each bench database (narrow: 10 columns, wide: 90 columns with two (max) 
 changes, built once by `odbc_bench prepare` in --dir) with `mssql-cdc sim serve`, then reads
 its whole change range with 1, 2 and 4 parallel connections through:
 
-  ours          build/bench/odbc_bench read --backends odbc (unixODBC + FreeTDS)
+  ours          build/bench/odbc_bench read --backends odbc: the engine's own TDS change reader
+  ours-driver   the same through unixODBC + FreeTDS (changeReader=driver)
   arrow-odbc    read_arrow_batches_from_odbc, the same FreeTDS driver and settings
   mssql-python  Cursor.arrow_batch, Microsoft ODBC Driver 18 (bundled), Encrypt=no
   sim           build/bench/odbc_bench read --backends sim: the file read directly, the ceiling
@@ -39,7 +40,7 @@ PASSWORD = "Bench-pw-1"
 BATCH_ROWS = 10_000  # ours: arrowBatchSize's default; the peers are given the same
 PACKET_SIZE = 32767  # the TDS packet size the odbc backend asks for; the peers too
 PEERS = ("arrow-odbc", "mssql-python")
-READERS = ("ours",) + PEERS + ("sim",)  # the default; ours-msodbc18 on request
+READERS = ("ours", "ours-driver") + PEERS + ("sim",)  # the default; ours-msodbc18 on request
 
 
 # ---- a peer worker: one process, one connection, one range ----
@@ -191,7 +192,8 @@ def run_ours(bench: Path, reader: str, table: dict, n: int, served: Served) -> d
     command = [str(bench), "read", "--db", table["path"], "--port", str(served.port),
                "--user", USER, "--password", PASSWORD, "--connections", str(n),
                "--server-pid", str(served.pid), "--json", "--expect-rows", str(table["rows"]),
-               "--backends", "sim" if reader == "sim" else "odbc"]
+               "--backends", "sim" if reader == "sim" else "odbc",
+               "--change-reader", "tds" if reader == "ours" else "driver"]
     if reader == "ours-msodbc18":
         library = msodbc18_library()
         if library is None:
@@ -245,7 +247,7 @@ def main() -> int:
     ap.add_argument("--connections", default="1,2,4")
     ap.add_argument("--shapes", default="narrow,wide")
     ap.add_argument("--readers", default=",".join(READERS),
-                    help="of ours, arrow-odbc, mssql-python, sim and ours-msodbc18 (the odbc "
+                    help="of ours, ours-driver, arrow-odbc, mssql-python, sim and ours-msodbc18 (the odbc "
                          "backend through the Driver 18 library mssql-python bundles)")
     args = ap.parse_args()
     build = Path(args.build)
@@ -265,8 +267,8 @@ def main() -> int:
     tables = [t for t in json.loads(prepared.stdout) if t["shape"] in shapes]
 
     from importlib.metadata import version
-    print(f"Readers: ours (mssql-cdc odbc backend, unixODBC + FreeTDS "
-          f"{freetds_version()}), arrow-odbc {version('arrow-odbc')} (the same FreeTDS), "
+    print(f"Readers: ours (mssql-cdc odbc backend, its own TDS change reader), ours-driver "
+          f"(the same backend through unixODBC + FreeTDS {freetds_version()}), arrow-odbc {version('arrow-odbc')} (the same FreeTDS), "
           f"mssql-python {version('mssql-python')} (Microsoft ODBC Driver "
           f"{version('mssql-python-odbc')}, Encrypt=no), sim (the file read directly, the "
           f"ceiling){', ours-msodbc18 (the odbc backend through that Driver 18 library)' if 'ours-msodbc18' in readers else ''}; "
