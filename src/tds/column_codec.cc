@@ -138,6 +138,14 @@ ColumnCodec::ColumnCodec(const ResultColumn& column)
     throw UnsupportedTypeError("column '" + name_ + "' has type " + type_text_ +
                                " without a positive length");
   }
+  switch (wire_) {
+    case Wire::kDate: case Wire::kTime: case Wire::kDateTime2: case Wire::kDateTimeOffset:
+    case Wire::kDateTime: case Wire::kSmallDateTime:
+      parsed_from_text_ = true;
+      break;
+    default:
+      break;
+  }
 }
 
 void ColumnCodec::WriteMetadata(WireBuffer& out) const {
@@ -275,9 +283,11 @@ void ColumnCodec::Int(WireBuffer& out, std::int64_t value) const {
       if (!fits) Reject("value " + std::to_string(value) + " is out of range");
       std::uint8_t* p = out.Extend(1 + width_);
       p[0] = width_;
-      for (int i = 0; i < width_; ++i) {
-        p[1 + i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(value) >> (8 * i));
-      }
+      // Little-endian, as the wire wants: the low `width_` bytes of the value.
+      const auto bits = static_cast<std::uint64_t>(value);
+      std::uint8_t bytes[8];
+      for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(bits >> (8 * i));
+      std::memcpy(p + 1, bytes, width_);
       return;
     }
     case Wire::kBit: {
@@ -336,6 +346,22 @@ void ColumnCodec::Float(WireBuffer& out, double value) const {
 }
 
 void ColumnCodec::Text(WireBuffer& out, std::string_view value) const {
+  if (!parsed_from_text_) {
+    PutText(out, value);
+    return;
+  }
+  if (has_last_ && value == last_text_) {
+    out.PutBytes(last_encoding_);
+    return;
+  }
+  const std::size_t start = out.size();
+  PutText(out, value);
+  last_text_.assign(value);
+  last_encoding_.assign(reinterpret_cast<const char*>(out.data()) + start, out.size() - start);
+  has_last_ = true;
+}
+
+void ColumnCodec::PutText(WireBuffer& out, std::string_view value) const {
   switch (wire_) {
     case Wire::kChar:
     case Wire::kVarChar:

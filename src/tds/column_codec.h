@@ -53,6 +53,7 @@ class ColumnCodec {
   };
 
   void WriteTypeInfo(WireBuffer& out) const;
+  void PutText(WireBuffer& out, std::string_view value) const;
   void PutScaledDecimal(WireBuffer& out, bool negative, unsigned __int128 magnitude) const;
   void PutMoney(WireBuffer& out, bool negative, unsigned __int128 magnitude) const;
   void PutTimestamp(WireBuffer& out, std::string_view value) const;
@@ -71,6 +72,13 @@ class ColumnCodec {
   int precision_ = 0;
   int scale_ = 0;
   bool numeric_ = false;           // NUMERICN rather than DECIMALN
+  // Dates and times arrive as text to parse. The last one's encoding is kept: a value often
+  // repeats down a column (every row of a commit has its commit time), and parsing is most of
+  // its cost.
+  bool parsed_from_text_ = false;
+  mutable bool has_last_ = false;
+  mutable std::string last_text_;
+  mutable std::string last_encoding_;
 };
 
 }  // namespace mssql_cdc::tds

@@ -241,3 +241,35 @@ TEST(ColumnCodec, TypesWithoutWireFormAreRefused) {
 
 }  // namespace
 }  // namespace mssql_cdc::tds
+
+namespace mssql_cdc::tds {
+namespace {
+
+// A codec keeps the last parsed value's encoding: repeats, changes and a bad value after a good
+// one must encode exactly as a fresh codec does.
+TEST(ColumnCodec, ARepeatedValueEncodesAsAFreshCodecWould) {
+  for (const auto& [type, first, second] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"datetime", "2026-03-01 10:00:00.123", "2026-03-01 10:00:01"},
+           {"datetime2(7)", "2026-01-01 00:00:00.1234567", "1999-12-31 23:59:59"},
+           {"date", "2026-03-15", "0001-01-01"},
+           {"decimal(18,2)", "12.50", "-3.25"},
+           {"uniqueidentifier", "6F9619FF-8B86-D011-B42D-00C04FC964FF",
+            "00000000-0000-0000-0000-000000000001"}}) {
+    ColumnCodec codec = Codec(type);
+    WireBuffer out;
+    for (const std::string& value : {first, first, second, first, second, second}) {
+      const std::size_t start = out.size();
+      codec.Text(out, value);
+      EXPECT_EQ(std::string(out.view().substr(start)), TextValue(type, value)) << type << " " << value;
+    }
+    const std::size_t before = out.size();
+    EXPECT_THROW(codec.Text(out, "not a value"), std::exception) << type;
+    out.Truncate(before);
+    codec.Text(out, first);
+    EXPECT_EQ(std::string(out.view().substr(before)), TextValue(type, first)) << type;
+  }
+}
+
+}  // namespace
+}  // namespace mssql_cdc::tds
