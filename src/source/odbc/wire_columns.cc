@@ -25,8 +25,6 @@ constexpr std::uint64_t kPlpNull = ~0ULL;
 constexpr std::int64_t kDaysFrom0001 = 719162;
 constexpr std::int64_t kDaysFrom1900 = 25567;
 
-enum class Framing { kFixed, kByteLen, kUShortLen, kPlp, kLongLen };
-
 std::size_t FixedSize(std::uint8_t type) {
   switch (type) {
     case 0x30: case 0x32: return 1;                          // INT1, BIT
@@ -58,7 +56,7 @@ Framing FramingOf(const WireType& w) {
 
 // The bytes of a value that is not PLP; null for NULL. Valid until the stream reads again.
 const std::uint8_t* ValueBytes(ReplyStream& in, const WireType& w, std::size_t* length) {
-  switch (FramingOf(w)) {
+  switch (w.framing) {
     case Framing::kFixed:
       *length = FixedSize(w.type);
       break;
@@ -213,6 +211,8 @@ class DecimalColumn final : public BuilderColumn<arrow::Decimal128Builder> {
     const auto& d = static_cast<const arrow::Decimal128Type&>(*type);
     precision_ = d.precision();
     scale_ = d.scale();
+    for (int i = 0; i < precision_; ++i) limit_ *= 10;
+    money_ = IsOneOf(wire.type, {0x3C, 0x7A, 0x6E});
   }
   void Read(ReplyStream& in) override {
     std::size_t length = 0;
@@ -221,7 +221,7 @@ class DecimalColumn final : public BuilderColumn<arrow::Decimal128Builder> {
     bool negative = false;
     unsigned __int128 magnitude = 0;
     int from_scale = 4;
-    if (IsOneOf(wire_.type, {0x3C, 0x7A, 0x6E})) {  // money: 8 bytes high-then-low, or 4
+    if (money_) {  // money: 8 bytes high-then-low, or 4
       std::int64_t units = length == 4 ? LittleEndian(p, 4)
                                        : static_cast<std::int64_t>(
                                              (static_cast<std::uint64_t>(UnsignedLittleEndian(p, 4)) << 32) |
@@ -243,9 +243,7 @@ class DecimalColumn final : public BuilderColumn<arrow::Decimal128Builder> {
       fits = magnitude % 10 == 0;
       magnitude /= 10;
     }
-    unsigned __int128 limit = 1;
-    for (int i = 0; i < precision_; ++i) limit *= 10;
-    if (!fits || magnitude >= limit) {
+    if (!fits || magnitude >= limit_) {
       throw SourceError(label_ + " holds a value that does not fit decimal(" +
                         std::to_string(precision_) + "," + std::to_string(scale_) +
                         "), the type the column was captured with");
@@ -260,6 +258,8 @@ class DecimalColumn final : public BuilderColumn<arrow::Decimal128Builder> {
  private:
   int precision_ = 0;
   int scale_ = 0;
+  unsigned __int128 limit_ = 1;  // 10^precision
+  bool money_ = false;
 };
 
 // Text: a char column's bytes in its code page, or an nchar column's UTF-16, as UTF-8.
@@ -357,7 +357,9 @@ std::unique_ptr<WireColumn> MakeFormatted(const WireType& wire, std::string labe
 
 }  // namespace
 
-WireType ReadTypeInfo(ReplyStream& in) {
+namespace {
+// The TYPE_INFO's fields as they come; ReadTypeInfo adds the framing.
+WireType ReadTypeInfoFields(ReplyStream& in) {
   WireType w;
   w.type = in.U8();
   if (FixedSize(w.type) != 0 || w.type == 0x1F) return w;
@@ -410,6 +412,13 @@ WireType ReadTypeInfo(ReplyStream& in) {
                                 ", which the engine's reader does not read");
     }
   }
+}
+}  // namespace
+
+WireType ReadTypeInfo(ReplyStream& in) {
+  WireType w = ReadTypeInfoFields(in);
+  w.framing = FramingOf(w);
+  return w;
 }
 
 int CodePageOf(const WireType& type) {

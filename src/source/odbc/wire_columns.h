@@ -24,6 +24,10 @@
 namespace mssql_cdc::odbc {
 
 // A column's TYPE_INFO as COLMETADATA describes it.
+// How a value of a type is delimited in a row: fixed width, a 1-, 2- or 4-byte length (the
+// last after a text pointer), or PLP chunks.
+enum class Framing : std::uint8_t { kFixed, kByteLen, kUShortLen, kPlp, kLongLen };
+
 struct WireType {
   std::uint8_t type = 0;  // the TDS type byte (0x26 INTN, 0xE7 NVARCHAR, ...)
   std::uint32_t length = 0;  // the max length or size the TYPE_INFO gives, 0xFFFF for (max)
@@ -31,6 +35,7 @@ struct WireType {
   std::uint8_t scale = 0;
   std::uint8_t collation[5] = {};
   bool has_collation = false;
+  Framing framing = Framing::kByteLen;  // from the fields above, set by ReadTypeInfo
 };
 
 // Reads one column's TYPE_INFO (after its UserType and Flags). ClientFailure (kProtocol) for a
