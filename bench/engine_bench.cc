@@ -3,13 +3,20 @@
 // (a) A backlog of N changes (narrow and wide tables) read by one stream with availableNow
 //     from the simulator into a new bronze table (with a facts table), numPartitions 1 and 2:
 //     change rows per second end to end.
+//     The same through the odbc backend from a `mssql-cdc sim serve` child (the engine's TDS
+//     reader), numPartitions 1: rows per CPU second of the engine's own process, the
+//     server's CPU measured apart.
 // (b) 100 streams in one process over 100 quiet tables (processingTime 200 ms): time to start
 //     them all, resident memory once started, and the time until every stream has written
 //     100 new changes made to each table.
 //
-//   build/bench/engine_bench --rows 2000000 --dir bench/out
+//   build/bench/engine_bench --rows 2000000 --dir bench/out [--binary build/mssql-cdc]
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -17,10 +24,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench_process.h"
 #include "bench_tables.h"
 #include "core/errors.h"
 #include "engine/stream.h"
 #include "fleet/stream_group.h"
+#include "sim/database.h"
 #include "sim/transaction.h"
 
 namespace mssql_cdc::bench {
@@ -30,6 +39,15 @@ namespace fs = std::filesystem;
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// availableNow into bronze, checkpoint and facts under `out`.
+StreamParams BenchParams(const fs::path& out) {
+  return StreamParams::Parse(Options{{"target", (out / "bronze").string()},
+                                     {"app_id", "bench"},
+                                     {"checkpoint", (out / "checkpoint").string()},
+                                     {"facts_table", (out / "facts").string()},
+                                     {"trigger", "availableNow"}});
 }
 
 // One availableNow run of the shape's backlog into a fresh bronze table.
@@ -42,11 +60,7 @@ void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir
                                                {"simPath", db},
                                                {"captureInstance", shape.table.name.DefaultCaptureInstance()},
                                                {"numPartitions", std::to_string(partitions)}});
-  config.params = StreamParams::Parse(Options{{"target", (out / "bronze").string()},
-                                              {"app_id", "bench"},
-                                              {"checkpoint", (out / "checkpoint").string()},
-                                              {"facts_table", (out / "facts").string()},
-                                              {"trigger", "availableNow"}});
+  config.params = BenchParams(out);
   Stream stream(config, MakeSourceFactory(config.source));
   const auto start = std::chrono::steady_clock::now();
   const StreamProgress progress = stream.Run();
@@ -58,6 +72,55 @@ void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir
   std::printf("| %s | %zu | %lld | %d | %.2f | %.0f | %.0f |\n", shape.name.c_str(),
               shape.table.columns.size(), static_cast<long long>(rows), partitions, seconds,
               rows / seconds, rows / seconds / partitions);
+  std::fflush(stdout);
+  fs::remove_all(out);
+}
+
+// One availableNow run of the shape's backlog through sim serve: the engine's CPU per row.
+void EndToEndServed(const BenchShape& shape, std::int64_t rows, const std::string& dir,
+                    const std::string& binary) {
+  constexpr char kUser[] = "engine_bench";
+  constexpr char kPassword[] = "Engine-bench-1";
+  const std::string db = PrepareBenchDatabase(shape, rows, dir);
+  std::string database;
+  {
+    auto sim_db = sim::SimDatabase::Open(db);
+    if (!sim_db->Authenticate(kUser, kPassword)) sim_db->AddLogin(kUser, kPassword, true);
+    database = sim_db->database_name();
+  }
+  const fs::path out = fs::path(dir) / ("engine_bench_served_" + shape.name);
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const ServedChild server = ServeSim(binary, db, out.string());
+  StreamConfig config;
+  config.source = SourceOptions::Parse(Options{
+      {"backend", "odbc"},
+      {"connectionString", "Server=127.0.0.1," + std::to_string(server.port) + ";Database=" + database +
+                               ";Encrypt=no"},
+      {"user", kUser},
+      {"password", kPassword},
+      {"changeReader", "tds"},
+      {"sourceTimeZone", "UTC"},
+      {"captureInstance", shape.table.name.DefaultCaptureInstance()},
+      {"numPartitions", "1"}});
+  config.params = BenchParams(out);
+  Stream stream(config, MakeSourceFactory(config.source));
+  const double cpu_before = CpuSeconds();
+  const double server_before = ProcessCpuSeconds(server.pid);
+  const auto start = std::chrono::steady_clock::now();
+  const StreamProgress progress = stream.Run();
+  const double seconds = Seconds(start);
+  const double engine_cpu = CpuSeconds() - cpu_before;
+  const double server_cpu = ProcessCpuSeconds(server.pid) - server_before;
+  kill(server.pid, SIGTERM);
+  waitpid(server.pid, nullptr, 0);
+  if (progress.total_rows != rows) {
+    throw InternalError("the stream wrote " + std::to_string(progress.total_rows) + " rows, expected " +
+                        std::to_string(rows));
+  }
+  std::printf("| %s | %lld | %.2f | %.0f | %.2f | %.0f | %.2f |\n", shape.name.c_str(),
+              static_cast<long long>(rows), seconds, rows / seconds, engine_cpu, rows / engine_cpu,
+              server_cpu);
   std::fflush(stdout);
   fs::remove_all(out);
 }
@@ -126,18 +189,25 @@ void ManyStreams(int tables, const std::string& dir) {
 
 int main(int argc, char** argv) {
   using namespace mssql_cdc::bench;
+  // The memory pool `mssql-cdc run` uses (src/cli/main.cc), so the figures are the command's.
+  setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0);
   CLI::App app{"End-to-end engine throughput and many streams"};
   std::int64_t rows = 2'000'000;
   std::int64_t wide_rows = 2'000'000;
   int tables = 100;
   std::string dir = "bench/out";
+  std::string binary = "build/mssql-cdc";
+  bool served_only = false;
   app.add_option("--rows", rows, "Backlog of the narrow table")->check(CLI::PositiveNumber);
   app.add_option("--wide-rows", wide_rows, "Backlog of the wide table")->check(CLI::PositiveNumber);
   app.add_option("--tables", tables, "Quiet tables for the many-streams run")->check(CLI::PositiveNumber);
   app.add_option("--dir", dir, "Where benchmark databases and tables are kept");
+  app.add_option("--binary", binary, "The mssql-cdc executable that serves the odbc runs");
+  app.add_flag("--served-only", served_only, "Only the runs through sim serve (for profiling)");
   CLI11_PARSE(app, argc, argv);
   std::filesystem::create_directories(dir);
   try {
+    if (!served_only) {
     // First, so its memory figures hold nothing of the backlog runs.
     std::printf("Many streams in one process (processingTime 200 ms, quiet tables):\n\n");
     std::printf("| streams | start s | RSS MB started | MB per stream | RSS MB after catch-up | write s | catch-up s |\n");
@@ -149,6 +219,14 @@ int main(int argc, char** argv) {
     std::printf("|---|---|---|---|---|---|---|\n");
     for (int partitions : {1, 2}) EndToEnd(NarrowShape(), rows, dir, partitions);
     for (int partitions : {1, 2}) EndToEnd(WideShape(), wide_rows, dir, partitions);
+    std::printf("\n");
+    }
+    std::printf("End to end through the odbc backend (the engine's TDS reader) from a sim serve child, "
+                "numPartitions 1; CPU seconds of the engine's process and of the server apart:\n\n");
+    std::printf("| table | changes | seconds | rows/s | engine CPU s | rows per engine CPU second | server CPU s |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    EndToEndServed(NarrowShape(), rows, dir, binary);
+    EndToEndServed(WideShape(), wide_rows, dir, binary);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine_bench: %s\n", e.what());
     return 2;

@@ -29,6 +29,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_process.h"
 #include "bench_tables.h"
 #include "core/errors.h"
 #include "delta/table.h"
@@ -90,38 +91,6 @@ void InChild(const std::function<void()>& work) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw InternalError("a setup step failed");
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& out, bool to_stdout_pipe = false) {
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!std::freopen(out.c_str(), "w", stdout)) _exit(127);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  (void)to_stdout_pipe;
-  return pid;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// Waits for `text` in the file `path`; false after `limit`.
-bool WaitForText(const std::string& path, const std::string& text, std::chrono::seconds limit,
-                 const std::function<void()>& each = nullptr) {
-  const auto until = Clock::now() + limit;
-  while (Clock::now() < until) {
-    if (ReadAll(path).find(text) != std::string::npos) return true;
-    if (each) each();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 std::string QuietName(int t) { return "quiet" + std::to_string(t); }
 
 // The busy table's backlog comes in commits of 1,000 rows, read 100 commits a batch, back to
@@ -159,22 +128,7 @@ void BuildDatabase(const std::string& path, int tables, std::int64_t backlog) {
   });
 }
 
-struct Server {
-  pid_t pid = -1;
-  int port = 0;
-};
-
-Server Serve(const std::string& binary, const std::string& db, const std::string& dir) {
-  const std::string out = dir + "/serve.out";
-  Server server;
-  server.pid = Spawn({binary, "sim", "serve", "--db", db, "--port", "0"}, out);
-  if (!WaitForText(out, "listening on", std::chrono::seconds(30))) throw InternalError("sim serve did not start");
-  const std::string text = ReadAll(out);
-  server.port = std::stoi(text.substr(text.rfind(':') + 1));
-  return server;
-}
-
-std::string Pipeline(const std::string& dir, const Server& server, const std::string& database,
+std::string Pipeline(const std::string& dir, const ServedChild& server, const std::string& database,
                      const std::vector<std::string>& tables,
                      const std::map<std::string, std::string>& extra = {}) {
   const std::string path = dir + "/pipeline.toml";
@@ -216,7 +170,7 @@ struct RunOutcome {
 // Starts `mssql-cdc run`, waits until every stream started, then runs `during` and waits until
 // every table in `expected` reached its row total.
 RunOutcome Run(const std::string& binary, const std::string& pipeline, const std::string& dir,
-               const Server& server, const std::map<std::string, std::int64_t>& expected,
+               const ServedChild& server, const std::map<std::string, std::int64_t>& expected,
                const std::function<void()>& during) {
   setenv("FLEET_BENCH_PW", kPassword, 1);
   const std::string out = dir + "/run.out";
@@ -274,7 +228,7 @@ void ThousandStreams(const std::string& binary, int tables, const std::string& d
   std::string database;
   InChild([&] { std::ofstream(work + "/name") << sim::SimDatabase::Open(db)->database_name(); });
   database = ReadAll(work + "/name");
-  const Server server = Serve(binary, db, work);
+  const ServedChild server = ServeSim(binary, db, work);
   std::vector<std::string> names;
   std::map<std::string, std::int64_t> expected;
   constexpr int kChanges = 3;  // transactions of one row per table
@@ -315,7 +269,7 @@ double BusyThroughput(const std::string& binary, int quiet, std::int64_t backlog
   BuildDatabase(db, std::max(quiet, 1), backlog);
   InChild([&] { std::ofstream(work + "/name") << sim::SimDatabase::Open(db)->database_name(); });
   const std::string database = ReadAll(work + "/name");
-  const Server server = Serve(binary, db, work);
+  const ServedChild server = ServeSim(binary, db, work);
   // The busy table starts last: its batches run next to the quiet streams, not before them.
   std::vector<std::string> names;
   for (int t = 0; t < quiet; ++t) names.push_back("dbo_" + QuietName(t));

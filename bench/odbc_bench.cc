@@ -42,6 +42,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_process.h"
 #include "bench_tables.h"
 #include "core/errors.h"
 #include "core/options.h"
@@ -81,33 +82,6 @@ std::int64_t ChangeCount(Source& source, const std::string& instance) {
   std::int64_t rows = 0;
   for (const SplitPoint& p : source.SplitPoints(instance, source.MinLsn(instance), *to, 1)) rows += p.rows;
   return rows;
-}
-
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-// utime + stime of another process from /proc/<pid>/stat, in seconds; 0 without a pid.
-double ProcessCpuSeconds(int pid) {
-  if (pid <= 0) return 0;
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');  // the command name may hold spaces
-  if (close == std::string::npos) throw InternalError("cannot read /proc/" + std::to_string(pid) + "/stat");
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  long long utime = 0, stime = 0;
-  for (int i = 3; fields >> field; ++i) {  // field 3 is the state
-    if (i == 14) utime = std::stoll(field);
-    if (i == 15) {
-      stime = std::stoll(field);
-      break;
-    }
-  }
-  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
 struct Run {
