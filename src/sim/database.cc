@@ -318,6 +318,36 @@ void SimDatabase::CreateTable(const TableDef& table) {
   tx.Commit();
 }
 
+namespace {
+
+// A clustered (WITHOUT ROWID) table keeps a row whole in its b-tree page up to about 1,000
+// bytes on 4 KiB pages; longer ones spill into overflow pages.
+constexpr int kClusteredRowBytes = 900;
+
+// The bytes a change row of `instance` may take as stored, from its declared types: text at
+// its declared length (nvarchar at up to 3 UTF-8 bytes a character), a (max) column at 64 bytes
+// (a long value overflows in any layout), the rest at their text or integer form.
+int StoredRowBytes(const CaptureInstance& instance) {
+  int bytes = 48;  // __$start_lsn, __$seqval, __$operation, __$update_mask, __$command_id
+  for (const auto& column : instance.columns) {
+    const SqlType& type = column.type;
+    const bool wide_chars = type.name == "nchar" || type.name == "nvarchar";
+    if (type.IsMax() || type.name == "text" || type.name == "ntext" || type.name == "image" ||
+        type.name == "xml") {
+      bytes += 64;
+    } else if (type.max_length > 0) {
+      bytes += type.max_length * (wide_chars ? 3 : 1);
+    } else if (type.name == "decimal" || type.name == "numeric") {
+      bytes += type.precision + 2;
+    } else {
+      bytes += 36;  // dates and times as text, uniqueidentifier; numbers take less
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
 void SimDatabase::CreateChangeTable(const CaptureInstance& instance) {
   const std::string name = ChangeTableStorageName(instance.name);
   std::string sql = "CREATE TABLE " + QuoteIdent(name) +
@@ -327,11 +357,19 @@ void SimDatabase::CreateChangeTable(const CaptureInstance& instance) {
   for (const auto& c : instance.columns) {
     sql += ", " + QuoteIdent(c.name) + " " + std::string(StorageAffinity(c.type));
   }
-  // Clustered on the order change reads ask for, as SQL Server's change tables are: a range
-  // is then read in one pass over the table, not through an index and a lookup per row.
-  sql += ", \"__$command_id\" INTEGER NOT NULL, PRIMARY KEY(\"__$start_lsn\", "
-         "\"__$command_id\", \"__$seqval\", \"__$operation\")) WITHOUT ROWID";
-  db_->Exec(sql);
+  sql += ", \"__$command_id\" INTEGER NOT NULL";
+  const std::string order = "\"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\"";
+  if (StoredRowBytes(instance) <= kClusteredRowBytes) {
+    // Clustered on the order change reads ask for, as SQL Server's change tables are: a range
+    // is then read in one pass over the table, not through an index and a lookup per row.
+    db_->Exec(sql + ", PRIMARY KEY(" + order + ")) WITHOUT ROWID");
+  } else {
+    // Rows this wide would overflow a clustered table's pages (SQLite keeps at most about a
+    // quarter of a page of an index entry in place), costing more than the index lookup.
+    db_->Exec(sql + ")");
+    db_->Exec("CREATE INDEX " + QuoteIdent(ChangeTableIndexName(instance.name)) + " ON " +
+              QuoteIdent(name) + "(" + order + ")");
+  }
 }
 
 std::string SimDatabase::EnableCdc(const TableName& table, const EnableCdcOptions& options) {

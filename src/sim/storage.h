@@ -21,8 +21,9 @@
 //                                        __$operation, __$update_mask, the captured columns in
 //                                        column_ordinal order, __$command_id; clustered on
 //                                        (__$start_lsn, __$command_id, __$seqval, __$operation)
-//                                        (a WITHOUT ROWID table with that primary key; files
-//                                        made before have a rowid table with that index)
+//                                        (a WITHOUT ROWID table with that primary key) when its
+//                                        rows are narrow; otherwise, and in files made before,
+//                                        a rowid table with an index on those columns
 //
 // Value encodings in data tables (SQLite storage class per SQL Server type):
 //   bit, tinyint, smallint, int, bigint             INTEGER
@@ -75,8 +76,8 @@
 // SQL Server's: column_ordinal 1 is the lowest bit of the LAST byte; its length is
 // ceil(max column_ordinal / 8) bytes. __$seqval orders the changes of one transaction, the
 // before (3) and after (4) image of an update share it and their __$command_id;
-// __$command_id counts 1..n per transaction and capture instance. In files made before change
-// tables were clustered, their index is named "cdc.<capture_instance>_CT_order".
+// __$command_id counts 1..n per transaction and capture instance. A change table that is not
+// clustered has its index named "cdc.<capture_instance>_CT_order".
 //
 // LSNs, seqvals, tran ids and update masks are BLOBs of their SQL Server byte lengths (10 for
 // LSNs and seqvals). Commit times (tran_begin_time, tran_end_time) are TEXT
