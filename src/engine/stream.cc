@@ -369,6 +369,13 @@ class Stream::Impl {
     cv_.notify_all();
   }
 
+  // The source's max LSN: through the group's cache when the stream has one.
+  std::optional<Lsn> MaxLsn() {
+    const auto& services = context_.config.services;
+    if (services && services->max_lsn) return services->max_lsn->Get(*context_.source);
+    return context_.source->MaxLsn();
+  }
+
   // One turn's work, with context_.source lent: at most one batch. Returns when the next turn
   // is due; nullopt when the stream is done (availableNow caught up).
   std::optional<std::chrono::steady_clock::time_point> RunTurn() {
@@ -385,8 +392,13 @@ class Stream::Impl {
       replay_.reset();
     } else {
       const bool available_now = trigger.kind() == Trigger::Kind::kAvailableNow;
-      std::optional<Lsn> target = available_now ? target_ : c.source->MaxLsn();
-      if (target) offsets = runner.Plan(next_batch_id_, next_start_, *target);
+      std::optional<Lsn> target = available_now ? target_ : MaxLsn();
+      // A range found without commits of the instance stays so (a max LSN is final), so a
+      // quiet stream asks again only once the max LSN has moved.
+      if (target && target != empty_up_to_) {
+        offsets = runner.Plan(next_batch_id_, next_start_, *target);
+        if (!offsets) empty_up_to_ = target;
+      }
     }
     MarkPlanned();
     if (!offsets) {
@@ -404,6 +416,7 @@ class Stream::Impl {
     const BatchOutcome outcome = runner.Execute(*offsets);
     next_batch_id_ = outcome.commit.batch_id + 1;
     next_start_ = outcome.end;
+    empty_up_to_.reset();
     {
       std::lock_guard lock(mu_);
       ++progress_.batches;
@@ -427,6 +440,7 @@ class Stream::Impl {
   std::int64_t next_batch_id_ = 0;
   Offset next_start_;
   std::optional<Lsn> target_;  // availableNow: the max LSN seen at start
+  std::optional<Lsn> empty_up_to_;  // no commits of the instance from next_start_ to it
   std::chrono::steady_clock::time_point next_trigger_{};  // processingTime: the next batch
 
   mutable std::mutex mu_;

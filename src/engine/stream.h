@@ -41,6 +41,7 @@
 #include "core/options.h"
 #include "engine/engine_limits.h"
 #include "engine/finalization.h"
+#include "source/max_lsn_cache.h"
 #include "source/open_source.h"
 #include "source/source_pool.h"
 #include "source/source.h"
@@ -57,6 +58,7 @@ class GroupedAppender;
 // (facts and verdicts before the streams start); a stream given none makes its own.
 struct StreamServices {
   std::shared_ptr<SourcePool> sources;
+  std::shared_ptr<MaxLsnCache> max_lsn;               // the polls of a group's streams
   std::shared_ptr<delta::GroupedAppender> facts;      // when params.facts_table is set
   std::shared_ptr<VerdictWriter> verdicts;            // when control_table is set
 };

@@ -19,6 +19,9 @@
 namespace mssql_cdc {
 namespace {
 
+// How old a max LSN the streams of one source may plan with: the idle poll of a stream.
+constexpr std::chrono::milliseconds kMaxLsnFreshness{100};
+
 constexpr std::string_view kPlaceholder = "{ci}";
 
 // to_delta parameters a table may set for itself. The templates and the facts table are
@@ -205,6 +208,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
         services = std::make_shared<StreamServices>();
         services->sources =
             std::make_shared<SourcePool>(factory(configs[i].source), config.limits.connections);
+        services->max_lsn = std::make_shared<MaxLsnCache>(kMaxLsnFreshness);
       }
       configs[i].services = services;
       built.push_back(std::make_unique<Stream>(std::move(configs[i]), nullptr));

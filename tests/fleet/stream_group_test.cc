@@ -250,7 +250,9 @@ TEST_F(StreamGroupTest, ManyStreamsShareAFewSourcesThreadsAndCommits) {
   EXPECT_TRUE(group->AwaitAll().empty());
   EXPECT_EQ(group->worker_threads(), 2);
   EXPECT_LE(group->most_open_sources(), 2);
-  if (served_) EXPECT_LE(served_->logins(), 2 * testing::ConnectionsPerSource());
+  if (served_) {
+    EXPECT_LE(served_->logins(), 2 * testing::ConnectionsPerSource());
+  }
   std::int64_t batches = 0;
   for (const auto& ci : tables) {
     EXPECT_EQ(BronzeChanges(ci), SourceChanges(ci)) << ci;
