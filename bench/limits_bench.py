@@ -143,7 +143,8 @@ def main():
     parser.add_argument("--dir", default=None, help="where to work (default: a temporary directory)")
     args = parser.parse_args()
     builds = [("this build", args.binary)] + ([("baseline", args.baseline)] if args.baseline else [])
-    work_root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp())
+    # Absolute: the pipeline files it writes resolve relative paths against their own folder.
+    work_root = Path(args.dir).resolve() if args.dir else Path(tempfile.mkdtemp())
     print("| build | measure | value |")
     print("|---|---|---:|")
     for name, binary in builds:
