@@ -24,9 +24,9 @@ fi
   echo
   build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --dir bench/out
   echo
-  echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-10000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-1000000} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-5000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-1000000} --dir bench/out\`"
   echo
-  .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-10000000}" \
+  .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-5000000}" \
     --wide-rows "${BENCH_DELTA_WIDE_ROWS:-1000000}" --dir bench/out
   echo
   echo "Command: \`build/bench/engine_bench --rows ${BENCH_ENGINE_ROWS:-2000000} --wide-rows ${BENCH_ENGINE_WIDE_ROWS:-1000000} --tables 100 --dir bench/out\`"
@@ -48,18 +48,18 @@ fi
   build/bench/fleet_bench --tables "${BENCH_FLEET_TABLES:-1000}" \
     --backlog-rows "${BENCH_FLEET_BACKLOG_ROWS:-400000}" --dir bench/out 2>/dev/null
   echo
-  echo "Command: \`.venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out\`"
   echo
-  .venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --dir bench/out
+  .venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out
   echo
   echo "Command: \`.venv/bin/python bench/limits_bench.py --dir bench/out\`"
   echo
   .venv/bin/python bench/limits_bench.py --dir bench/out
   echo
-  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-1000000} --tables 10 --many-rows ${BENCH_SPARK_MANY_ROWS:-100000} --rounds ${BENCH_SPARK_ROUNDS:-2} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-300000} --tables 10 --many-rows ${BENCH_SPARK_MANY_ROWS:-30000} --rounds ${BENCH_SPARK_ROUNDS:-1} --dir bench/out\`"
   echo
-  .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-1000000}" --tables 10 \
-    --many-rows "${BENCH_SPARK_MANY_ROWS:-100000}" --rounds "${BENCH_SPARK_ROUNDS:-2}" --dir bench/out
+  .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-300000}" --tables 10 \
+    --many-rows "${BENCH_SPARK_MANY_ROWS:-30000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
 echo "bench: figures appended to bench/RESULTS.md"
