@@ -122,7 +122,15 @@ def test_sigkill_at_random_moments_leaves_exactly_the_committed_appends(core, sp
         child = start_child(path, "crash", "--rows", KILL_ROWS, "--resume")
         line = child.stdout.readline().strip()
         assert line == "ready", f"trial {trial}: child said {line!r}: {child.stderr.read()}"
-        time.sleep(rng.uniform(0.0, 0.35))
+        # The kill comes after a random number of the child's appends (0: before its first) and
+        # a random moment into the next, counted from its commits rather than the clock, so that
+        # a loaded machine slows the child without leaving every kill before its first append.
+        wait_for = len(before) + rng.choice([0, 1, 1, 2, 3])
+        deadline = time.monotonic() + 60
+        while len(committed_markers(path)) < wait_for and time.monotonic() < deadline:
+            assert child.poll() is None, f"trial {trial}: the child ended: {child.stderr.read()}"
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0.0, 0.03))
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
         assert child.returncode == -signal.SIGKILL
