@@ -119,7 +119,7 @@ void NoteAddress(const ConnectionString& cs, const std::string& server, DriverCo
   }
   // "tcp:" is the one protocol prefix that names a TCP address; "np:", "lpc:", "admin:",
   // "(local)" and "." are for the driver to resolve.
-  if (host.size() > 4 && AsciiLower(host.substr(0, 4)) == "tcp:") host.erase(0, 4);
+  host = StripTcpPrefix(host);
   if (host.find(':') != std::string::npos || host == "." || AsciiLower(host) == "(local)") return;
   if (host.empty() || port <= 0 || port > 65535) return;
   out.host = host;
