@@ -256,7 +256,7 @@ class OdbcSource final : public Source {
       -> decltype(attempt(std::declval<OdbcConnection&>())) {
     context.login = settings_->connection->driver.login;
     context.database_user = [this] { return DatabaseUser(); };
-    for (int retries = 0;; ++retries) {
+    for (int retries = 0;;) {
       if (connection_ == nullptr) connection_ = settings_->slot->Take();
       const bool connecting = connection_ == nullptr;
       try {
@@ -267,15 +267,13 @@ class OdbcSource final : public Source {
         return result;
       } catch (const OdbcFailure& failure) {
         const bool dead = connection_ != nullptr && connection_->IsDead();
-        const bool transient = Classify(failure, dead) == FailureKind::kTransient;
-        if (transient && connecting && retries == 0) ThrowIfEncryptionIsRefused(failure);
-        if (transient) connection_.reset();
-        if (!transient || retries == settings_->retry.max_retries) {
-          context.attempts = retries + 1;
-          context.connection_dead = dead;
-          ThrowEngineError(failure, context);
+        if (connecting && retries == 0 && Classify(failure, dead) == FailureKind::kTransient) {
+          ThrowIfEncryptionIsRefused(failure);
         }
-        settings_->retry.WaitBefore(retries + 1, failure, context.action);
+        FailureContext failed = context;
+        failed.connection_dead = dead;
+        settings_->retry.RetryOrThrow(retries, failure, dead, std::move(failed));
+        connection_.reset();
       }
     }
   }

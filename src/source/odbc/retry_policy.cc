@@ -7,6 +7,8 @@
 #include <random>
 #include <thread>
 
+#include "source/odbc/failure_kind.h"
+
 namespace mssql_cdc::odbc {
 
 std::chrono::milliseconds RetryPolicy::DelayBefore(int retry, double unit_random) const {
@@ -26,6 +28,16 @@ void RetryPolicy::WaitBefore(int retry, const OdbcFailure& failure, std::string_
   spdlog::warn("odbc: {} failed with SQLSTATE {} ({}); retry {} of {} on a new connection in {} ms",
                action, failure.sqlstate(), failure.Details(), retry, max_retries, delay.count());
   std::this_thread::sleep_for(delay);
+}
+
+void RetryPolicy::RetryOrThrow(int& retries, const OdbcFailure& failure, bool connection_dead,
+                               FailureContext context) const {
+  if (Classify(failure, connection_dead) != FailureKind::kTransient || retries == max_retries) {
+    context.attempts = retries + 1;
+    ThrowEngineError(failure, context);
+  }
+  ++retries;
+  WaitBefore(retries, failure, context.action);
 }
 
 }  // namespace mssql_cdc::odbc

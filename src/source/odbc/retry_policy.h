@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "source/odbc/diagnostics.h"
+#include "source/odbc/failure_errors.h"
 
 namespace mssql_cdc::odbc {
 
@@ -23,6 +24,12 @@ struct RetryPolicy {
 
   // Logs the retry of `action` after `failure` and sleeps before it.
   void WaitBefore(int retry, const OdbcFailure& failure, std::string_view action) const;
+
+  // After a failed attempt of a read: throws the engine error of `failure` (with the attempts
+  // made) when it is not transient, classified with `connection_dead`, or when the retries ran
+  // out; otherwise counts the retry in `retries` and waits before it.
+  void RetryOrThrow(int& retries, const OdbcFailure& failure, bool connection_dead,
+                    FailureContext context) const;
 };
 
 }  // namespace mssql_cdc::odbc

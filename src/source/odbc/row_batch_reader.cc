@@ -74,17 +74,11 @@ std::shared_ptr<arrow::RecordBatch> RowBatchReader::Next() {
       fetcher_.reset();
       statement_.reset();
       const bool dead = connection_ != nullptr && connection_->IsDead();
-      if (Classify(failure, dead) != FailureKind::kTransient ||
-          retries == settings_->retry.max_retries) {
-        FailureContext context = context_;
-        context.attempts = retries + 1;
-        context.connection_dead = dead;
-        context.database_user = [this] { return DatabaseUser(); };
-        ThrowEngineError(failure, context);
-      }
+      FailureContext context = context_;
+      context.connection_dead = dead;
+      context.database_user = [this] { return DatabaseUser(); };
+      settings_->retry.RetryOrThrow(retries, failure, dead, std::move(context));
       Disconnect();
-      ++retries;
-      settings_->retry.WaitBefore(retries, failure, context_.action);
       RestoreProgress();
       exhausted_ = false;
     }

@@ -209,16 +209,10 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
         }
         const OdbcFailure odbc = AsOdbcFailure(failure);
         const bool network = failure.kind() == ClientFailure::Kind::kNetwork;
-        if (Classify(odbc, network && dead) != FailureKind::kTransient ||
-            retries == settings_->retry.max_retries) {
-          FailureContext context = context_;
-          context.attempts = retries + 1;
-          context.connection_dead = network;
-          context.database_user = [this] { return DatabaseUser(); };
-          ThrowEngineError(odbc, context);
-        }
-        ++retries;
-        settings_->retry.WaitBefore(retries, odbc, context_.action);
+        FailureContext context = context_;
+        context.connection_dead = network;
+        context.database_user = [this] { return DatabaseUser(); };
+        settings_->retry.RetryOrThrow(retries, odbc, network && dead, std::move(context));
         stamps_.Restore();
         exhausted_ = false;
       }
