@@ -255,8 +255,16 @@ class Stream::Impl {
                                c.config.source.starting_position());
     }
     CheckExistingTable(params.target, TableKind::kBronze);
-    if (params.facts_table) CheckExistingTable(*params.facts_table, TableKind::kFacts);
-    if (c.config.control_table) CheckExistingTable(*c.config.control_table, TableKind::kControl);
+    const auto& services = c.config.services;
+    auto check_shared = [&](const std::string& uri, TableKind kind) {
+      if (services && services->table_checks) {
+        services->table_checks->Check(uri, kind);
+      } else {
+        CheckExistingTable(uri, kind);
+      }
+    };
+    if (params.facts_table) check_shared(*params.facts_table, TableKind::kFacts);
+    if (c.config.control_table) check_shared(*c.config.control_table, TableKind::kControl);
   }
 
   // The writes before the first batch: the lock (when the checkpoint is new) and its owner,

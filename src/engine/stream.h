@@ -49,6 +49,7 @@
 namespace mssql_cdc {
 
 class VerdictWriter;
+class SharedTableChecks;
 namespace delta {
 class GroupedAppender;
 }
@@ -61,6 +62,7 @@ struct StreamServices {
   std::shared_ptr<MaxLsnCache> max_lsn;               // the polls of a group's streams
   std::shared_ptr<delta::GroupedAppender> facts;      // when params.facts_table is set
   std::shared_ptr<VerdictWriter> verdicts;            // when control_table is set
+  std::shared_ptr<SharedTableChecks> table_checks;    // the facts and control tables, once
 };
 
 // The steps of a batch after which a crash leaves a distinct state on disk.

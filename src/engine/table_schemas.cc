@@ -257,6 +257,15 @@ void CheckExistingTable(const std::string& uri, TableKind kind) {
                     "give the " + what + "'s own path, or a path where none exists");
 }
 
+void SharedTableChecks::Check(const std::string& uri, TableKind kind) {
+  std::lock_guard lock(mutex_);
+  const auto key = std::pair{NormalLocation(uri), kind};
+  if (checked_.count(key)) return;
+  if (!delta::DeltaTable::Exists(uri)) return;  // not remembered: a later check may find one
+  CheckExistingTable(uri, kind);
+  checked_.insert(key);
+}
+
 std::string NormalLocation(const std::string& location) {
   if (location.find("://") != std::string::npos) return location;
   return std::filesystem::absolute(std::filesystem::path(location)).lexically_normal().string();

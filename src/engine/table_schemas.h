@@ -9,7 +9,10 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "delta/table.h"
@@ -53,6 +56,17 @@ void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
 // names some other table fails before anything is written, not at its first append. Nothing
 // happens when there is no table at `uri`.
 void CheckExistingTable(const std::string& uri, TableKind kind);
+
+// CheckExistingTable once per table for the streams of a group: a thousand streams that name
+// one facts table read its log once at start, not a thousand times. Thread-safe.
+class SharedTableChecks {
+ public:
+  void Check(const std::string& uri, TableKind kind);
+
+ private:
+  std::mutex mutex_;
+  std::set<std::pair<std::string, TableKind>> checked_;
+};
 
 // A table's or checkpoint's location in one spelling, so that "bronze" and "./bronze" compare
 // equal: paths as absolute normal forms, URIs as written.

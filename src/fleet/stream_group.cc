@@ -200,6 +200,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
   group->limits_ = config.limits;
   group->granularity_ = config.granularity;
   std::vector<std::unique_ptr<Stream>> built;
+  const auto table_checks = std::make_shared<SharedTableChecks>();
   for (std::size_t i = 0; i < configs.size(); ++i) {
     try {
       configs[i].concurrent_ranges = concurrent;
@@ -209,6 +210,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
         services->sources =
             std::make_shared<SourcePool>(factory(configs[i].source), config.limits.connections);
         services->max_lsn = std::make_shared<MaxLsnCache>(kMaxLsnFreshness);
+        services->table_checks = table_checks;
       }
       configs[i].services = services;
       built.push_back(std::make_unique<Stream>(std::move(configs[i]), nullptr));

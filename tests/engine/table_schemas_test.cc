@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/errors.h"
 #include "delta/table.h"
 #include "source/output_schema.h"
 #include "tests/testing/temp_dir.h"
@@ -155,6 +156,25 @@ TEST(TableSchemasOptions, DeltaKeepsCommentsAndProperties) {
   }
   // A second creation with the same definition finds the table and adds nothing.
   EXPECT_EQ(delta::DeltaTable::Create(dir.path(), FactsTableOptions()).snapshot().version, 0);
+}
+
+TEST(SharedTableChecks, RefusesATableOfAnotherKindEveryTimeItIsNamed) {
+  testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
+  delta::DeltaTable::Create(dir.path(), ControlTableOptions());
+  SharedTableChecks checks;
+  // A refusal is not remembered as a pass: the next stream that names the table is refused too.
+  for (int stream = 0; stream < 2; ++stream) {
+    EXPECT_THROW(checks.Check(dir.path(), TableKind::kFacts), ConfigError);
+  }
+  checks.Check(dir.path(), TableKind::kControl);
+}
+
+TEST(SharedTableChecks, ChecksATableCreatedAfterAnEarlierCheckFoundNone) {
+  testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
+  SharedTableChecks checks;
+  checks.Check(dir.path(), TableKind::kFacts);  // nothing there yet
+  delta::DeltaTable::Create(dir.path(), ControlTableOptions());
+  EXPECT_THROW(checks.Check(dir.path(), TableKind::kFacts), ConfigError);
 }
 
 }  // namespace
