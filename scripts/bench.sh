@@ -43,10 +43,10 @@ fi
   build/bench/memory_bench --txn-rows "${BENCH_MEMORY_TXN_ROWS:-5000000}" \
     --backlog-rows "${BENCH_MEMORY_BACKLOG_ROWS:-20000000}" --dir bench/out 2>/dev/null
   echo
-  echo "Command: \`build/bench/fleet_bench --tables ${BENCH_FLEET_TABLES:-1000} --backlog-rows ${BENCH_FLEET_BACKLOG_ROWS:-400000} --dir bench/out\`"
+  echo "Command: \`build/bench/fleet_bench --tables ${BENCH_FLEET_TABLES:-1000} --backlog-rows ${BENCH_FLEET_BACKLOG_ROWS:-1600000} --dir bench/out\`"
   echo
   build/bench/fleet_bench --tables "${BENCH_FLEET_TABLES:-1000}" \
-    --backlog-rows "${BENCH_FLEET_BACKLOG_ROWS:-400000}" --dir bench/out 2>/dev/null
+    --backlog-rows "${BENCH_FLEET_BACKLOG_ROWS:-1600000}" --dir bench/out 2>/dev/null
   echo
   echo "Command: \`.venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out\`"
   echo
