@@ -5,7 +5,7 @@
 // their most, and its memory once every stream caught up with a few changes written to each
 // table, and the time until every stream started again on a restart. Then fairness: one
 // table's backlog, long enough to be steady past the start, read alone and next to the N
-// quiet streams.
+// quiet streams, in turns (medians of --rounds of each, on a shared machine).
 //
 //   build/bench/fleet_bench --tables 1000 --backlog-rows 1600000 --dir bench/out
 #include <signal.h>
@@ -14,6 +14,7 @@
 
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -176,6 +177,7 @@ RunOutcome Run(const std::string& binary, const std::string& pipeline, const std
                const std::function<void()>& during) {
   setenv("FLEET_BENCH_PW", kPassword, 1);
   const std::string out = dir + "/run.out";
+  fs::remove(out);  // an earlier run's "started" must not be taken for this one's
   const auto start = Clock::now();
   const pid_t run = Spawn({binary, "run", "--json", pipeline}, out);
   RunOutcome outcome;
@@ -253,41 +255,56 @@ void ThousandStreams(const std::string& binary, int tables, const std::string& d
   });
   // A restart, as every deploy does: the streams find their checkpoints and the shared facts
   // and control tables with a log of a thousand commits.
-  const RunOutcome restarted = Run(binary, pipeline, work, server, expected, nullptr);
+  const RunOutcome restarted = Run(binary, pipeline, work, server, {}, nullptr);
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
-  for (const auto& [run, row] : {std::pair{"", &outcome}, std::pair{", restarted", &restarted}}) {
-    std::printf("| %d%s | %.1f | %d | %.1f | %lld | %lld | %d | %d |\n", tables, run, row->started_s,
-                row->failed, row->caught_up_s, static_cast<long long>(row->rss_mb),
-                static_cast<long long>(row->peak_mb), row->threads, row->connections);
-  }
+  std::printf("| %d | %.1f | %d | %.1f | %lld | %lld | %d | %d |\n", tables, outcome.started_s, outcome.failed,
+              outcome.caught_up_s, static_cast<long long>(outcome.rss_mb),
+              static_cast<long long>(outcome.peak_mb), outcome.threads, outcome.connections);
+  std::printf("| %d, restarted | %.1f | %d | - | %lld | %lld | %d | %d |\n", tables, restarted.started_s,
+              restarted.failed, static_cast<long long>(restarted.rss_mb),
+              static_cast<long long>(restarted.peak_mb), restarted.threads, restarted.connections);
   std::fflush(stdout);
   fs::remove_all(work);
 }
 
-// The busy table's backlog read in batches of `commits` commits, alone or next to the quiet
-// tables' streams: its rows per second from the start of the streams to its catch-up.
-double BusyThroughput(const std::string& binary, int quiet, std::int64_t backlog, const std::string& dir,
-                      RunOutcome* out_outcome) {
-  const std::string work = (fs::absolute(dir) / ("fleet_bench_fair_" + std::to_string(quiet))).string();
+// The fairness runs' database, built once: the quiet tables and the busy table's backlog, served
+// by one sim serve for every run.
+struct FairnessDatabase {
+  std::string name;
+  ServedChild server;
+};
+
+FairnessDatabase BuildFairnessDatabase(const std::string& binary, int quiet, std::int64_t backlog,
+                                       const std::string& work) {
   fs::remove_all(work);
   fs::create_directories(work);
-  const std::string db = work + "/fleet.sim";
-  BuildDatabase(db, std::max(quiet, 1), backlog);
-  InChild([&] { std::ofstream(work + "/name") << sim::SimDatabase::Open(db)->database_name(); });
-  const std::string database = ReadAll(work + "/name");
-  const ServedChild server = ServeSim(binary, db, work);
+  const std::string path = work + "/fleet.sim";
+  BuildDatabase(path, std::max(quiet, 1), backlog);
+  InChild([&] { std::ofstream(work + "/name") << sim::SimDatabase::Open(path)->database_name(); });
+  FairnessDatabase db;
+  db.name = ReadAll(work + "/name");
+  db.server = ServeSim(binary, path, work);
+  return db;
+}
+
+// The busy table's backlog read in batches of kBusyCommits commits, alone or next to `quiet`
+// quiet tables' streams, into a lake and checkpoints of its own: its rows per second from its
+// first batch's start to its last batch's facts row.
+double BusyThroughput(const std::string& binary, const FairnessDatabase& db, int quiet,
+                      std::int64_t backlog, const std::string& work, RunOutcome* out_outcome) {
+  fs::remove_all(work);
+  fs::create_directories(work);
   // The busy table starts last: its batches run next to the quiet streams, not before them.
   std::vector<std::string> names;
   for (int t = 0; t < quiet; ++t) names.push_back("dbo_" + QuietName(t));
   names.push_back("bench_narrow");
   // Back to back, not once a second: its rows per second are then what the engine gives it.
   const std::string pipeline =
-      Pipeline(work, server, database, names,
+      Pipeline(work, db.server, db.name, names,
                {{"bench_narrow", "trigger = \"default\"\nmaxCommitsPerBatch = " +
                                      std::to_string(kBusyCommits) + "\n"}});
-  const RunOutcome outcome = Run(binary, pipeline, work, server, {{"bench_narrow", backlog}}, nullptr);
-  // The busy stream's own time: from its first batch's start to its last batch's facts row.
+  *out_outcome = Run(binary, pipeline, work, db.server, {{"bench_narrow", backlog}}, nullptr);
   auto facts = delta::DeltaTable::Open(work + "/lake/facts").Read({{"app_id", "=", "bench_narrow"}});
   std::int64_t first = INT64_MAX, last = 0;
   const auto started = facts->GetColumnByName("started_at");
@@ -300,12 +317,49 @@ double BusyThroughput(const std::string& binary, int quiet, std::int64_t backlog
       if (!w.IsNull(i)) last = std::max(last, w.Value(i));
     }
   }
-  const double seconds = static_cast<double>(last - first) / 1e6;
-  kill(server.pid, SIGTERM);
-  waitpid(server.pid, nullptr, 0);
   if (!std::getenv("FLEET_BENCH_KEEP")) fs::remove_all(work);
-  if (out_outcome) *out_outcome = outcome;
-  return backlog / seconds;
+  return backlog / (static_cast<double>(last - first) / 1e6);
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// Fairness on a shared, noisy machine: alone and crowded runs take turns, `rounds` of each,
+// over one database; the figures are medians, the ratio that of each round's pair.
+void Fairness(const std::string& binary, int quiet, std::int64_t backlog, const std::string& dir, int rounds) {
+  const std::string base = (fs::absolute(dir) / "fleet_bench_fair").string();
+  const FairnessDatabase db = BuildFairnessDatabase(binary, quiet, backlog, base);
+  std::vector<double> alone, crowd, ratio;
+  RunOutcome most_alone, most_crowd;
+  auto keep_most = [](RunOutcome& most, const RunOutcome& run) {
+    most.peak_mb = std::max(most.peak_mb, run.peak_mb);
+    most.threads = std::max(most.threads, run.threads);
+    most.connections = std::max(most.connections, run.connections);
+  };
+  for (int round = 1; round <= rounds; ++round) {
+    RunOutcome run;
+    const std::string suffix = "_" + std::to_string(round);
+    alone.push_back(BusyThroughput(binary, db, 0, backlog, base + "/alone" + suffix, &run));
+    keep_most(most_alone, run);
+    crowd.push_back(BusyThroughput(binary, db, quiet, backlog, base + "/crowded" + suffix, &run));
+    keep_most(most_crowd, run);
+    ratio.push_back(crowd.back() / alone.back());
+    std::fprintf(stderr, "fleet_bench: fairness round %d: alone %.0f, next to %d quiet streams %.0f rows/s\n",
+                 round, alone.back(), quiet, crowd.back());
+  }
+  kill(db.server.pid, SIGTERM);
+  waitpid(db.server.pid, nullptr, 0);
+  if (!std::getenv("FLEET_BENCH_KEEP")) fs::remove_all(base);
+  std::printf("| 1 | %.0f | 1.00 | %lld | %d | %d |\n", Median(alone), static_cast<long long>(most_alone.peak_mb),
+              most_alone.threads, most_alone.connections);
+  std::printf("| %d | %.0f | %.2f | %lld | %d | %d |\n", quiet + 1, Median(crowd), Median(ratio),
+              static_cast<long long>(most_crowd.peak_mb), most_crowd.threads, most_crowd.connections);
+  std::printf("\nRatio in each round (crowded ÷ alone): ");
+  for (std::size_t r = 0; r < ratio.size(); ++r) std::printf("%s%.2f", r ? ", " : "", ratio[r]);
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -322,28 +376,27 @@ int main(int argc, char** argv) {
   app.add_option("--backlog-rows", backlog, "The busy table's backlog for the fairness run")->check(CLI::PositiveNumber);
   app.add_option("--dir", dir, "Where to work");
   app.add_option("--binary", binary, "The mssql-cdc executable");
+  bool fairness_only = false;
+  app.add_flag("--fairness-only", fairness_only, "Only the fairness runs (for profiling)");
+  int rounds = 3;
+  app.add_option("--rounds", rounds, "Alone and crowded fairness runs, each")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   binary = std::filesystem::absolute(binary).string();
   std::filesystem::create_directories(dir);
   try {
-    std::printf("| streams | all started s | failed | caught up s (3 changes per table) | RSS MB after | peak RSS MB | threads at most | server connections at most |\n");
-    std::printf("|---|---|---|---|---|---|---|---|\n");
-    ThousandStreams(binary, tables, dir);
+    if (!fairness_only) {
+      std::printf("| streams | all started s | failed | caught up s (3 changes per table) | RSS MB after | peak RSS MB | threads at most | server connections at most |\n");
+      std::printf("|---|---|---|---|---|---|---|---|\n");
+      ThousandStreams(binary, tables, dir);
+    }
     std::printf("\nFairness: one table's backlog of %lld narrow changes (maxCommitsPerBatch 100, trigger default) read alone, "
                 "and next to %d quiet streams (processingTime 1 second, odbc from sim serve); its rows/s "
-                "from its first batch's start to its last batch's facts row:\n\n",
-                static_cast<long long>(backlog), tables - 1);
+                "from its first batch's start to its last batch's facts row; medians of %d rounds, alone and "
+                "crowded in turn:\n\n",
+                static_cast<long long>(backlog), tables - 1, rounds);
     std::printf("| streams | busy rows/s | ratio to alone | peak RSS MB | threads at most | server connections at most |\n");
     std::printf("|---|---|---|---|---|---|\n");
-    RunOutcome alone_outcome, crowd_outcome;
-    const double alone = BusyThroughput(binary, 0, backlog, dir, &alone_outcome);
-    std::printf("| 1 | %.0f | 1.00 | %lld | %d | %d |\n", alone, static_cast<long long>(alone_outcome.peak_mb),
-                alone_outcome.threads, alone_outcome.connections);
-    std::fflush(stdout);
-    const double crowd = BusyThroughput(binary, tables - 1, backlog, dir, &crowd_outcome);
-    std::printf("| %d | %.0f | %.2f | %lld | %d | %d |\n", tables, crowd, crowd / alone,
-                static_cast<long long>(crowd_outcome.peak_mb), crowd_outcome.threads,
-                crowd_outcome.connections);
+    Fairness(binary, tables - 1, backlog, dir, rounds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fleet_bench: %s\n", e.what());
     return 2;

@@ -125,8 +125,17 @@ class RunReporter {
           {"trigger", config_.trigger.ToString()}});
   }
 
-  // Called often; reports what changed since the last call.
+  // Called often; reports what changed since the last call. The streams are looked at only
+  // when the group counted a change (or a stop was asked for since).
   void Poll(bool stop_requested) {
+    const std::uint64_t changes = group_.changes();
+    if (scanned_ && changes == scanned_changes_ && stop_requested == scanned_stop_) {
+      if (live_ && Clock::now() - last_draw_ > std::chrono::milliseconds(250)) Draw();
+      return;
+    }
+    scanned_ = true;
+    scanned_changes_ = changes;
+    scanned_stop_ = stop_requested;
     for (const auto& ci : group_.order()) {
       TableState state = State(ci, stop_requested);
       TableState& last = last_[ci];
@@ -242,6 +251,9 @@ class RunReporter {
   const StreamGroup& group_;
   const bool live_;
   std::map<std::string, TableState> last_;
+  bool scanned_ = false;
+  std::uint64_t scanned_changes_ = 0;
+  bool scanned_stop_ = false;
   std::size_t drawn_lines_ = 0;
   Clock::time_point last_draw_{};
 };
@@ -301,8 +313,14 @@ int RunPipeline(const RunArgs& args) {
     }
     return true;
   };
+  // The streams are looked at again only when the group counted a change in them.
+  std::optional<std::uint64_t> seen_changes;
+  bool ended = false;
   while (true) {
-    const bool ended = all_ended();
+    if (const std::uint64_t changes = group->changes(); changes != seen_changes) {
+      seen_changes = changes;
+      ended = all_ended();
+    }
     reporter.Poll(stop_requested);
     if (ended) break;
     if (!stop_requested && (signals.received() || Clock::now() >= deadline)) {

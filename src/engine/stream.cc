@@ -122,6 +122,7 @@ class Stream::Impl {
       started_ = true;
       wake_ = std::move(wake);
     }
+    Changed();
     try {
       if (!prepared_) CheckInput();
       prepared_ = true;
@@ -212,6 +213,7 @@ class Stream::Impl {
     error_ = std::move(error);
     ended_ = true;
     cv_.notify_all();
+    Changed();
   }
 
   // Everything the stream reads before it writes anything, on the caller's thread: the source,
@@ -344,6 +346,7 @@ class Stream::Impl {
         progress_.end = *start;
       }
     }
+    Changed();
     if (params.trigger.kind() == Trigger::Kind::kAvailableNow) {
       // Fixed now: changes committed later wait for the next run.
       target_ = c.source->MaxLsn();
@@ -375,6 +378,12 @@ class Stream::Impl {
     if (error && !error_) error_ = std::move(error);
     ended_ = true;
     cv_.notify_all();
+    Changed();
+  }
+
+  void Changed() {
+    const auto& services = context_.config.services;
+    if (services && services->changes) services->changes->fetch_add(1, std::memory_order_relaxed);
   }
 
   // The source's max LSN: through the group's cache when the stream has one.
@@ -413,6 +422,7 @@ class Stream::Impl {
       if (trigger.kind() == Trigger::Kind::kAvailableNow) {
         std::lock_guard lock(mu_);
         progress_.caught_up = true;
+        Changed();
         return std::nullopt;
       }
       // Nothing new: the next look waits at least the idle poll, also for a processing-time
@@ -435,6 +445,7 @@ class Stream::Impl {
       progress_.capture_lag_seconds = outcome.facts.capture_lag_seconds;
       progress_.ingestion_lag_seconds = outcome.facts.ingestion_lag_seconds;
     }
+    Changed();
     if (trigger.kind() == Trigger::Kind::kProcessingTime) return next_trigger_;
     return std::chrono::steady_clock::now();
   }

@@ -25,6 +25,7 @@
 // or, for the streams of a StreamGroup, on its scheduler's threads (StartTurns, Turn).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -63,6 +64,9 @@ struct StreamServices {
   std::shared_ptr<delta::GroupedAppender> facts;      // when params.facts_table is set
   std::shared_ptr<VerdictWriter> verdicts;            // when control_table is set
   std::shared_ptr<SharedTableChecks> table_checks;    // the facts and control tables, once
+  // Counts changes of the streams' progress and state (started, a batch, ended), so that a
+  // reporter of a thousand streams looks at them only when one changed.
+  std::shared_ptr<std::atomic<std::uint64_t>> changes;
 };
 
 // The steps of a batch after which a crash leaves a distinct state on disk.

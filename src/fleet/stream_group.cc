@@ -211,6 +211,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
             std::make_shared<SourcePool>(factory(configs[i].source), config.limits.connections);
         services->max_lsn = std::make_shared<MaxLsnCache>(kMaxLsnFreshness);
         services->table_checks = table_checks;
+        services->changes = group->changes_;
       }
       configs[i].services = services;
       built.push_back(std::make_unique<Stream>(std::move(configs[i]), nullptr));

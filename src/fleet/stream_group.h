@@ -15,7 +15,9 @@
 // and connections.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
@@ -78,6 +80,9 @@ class StreamGroup {
   void StopAll();
 
   const std::map<std::string, std::unique_ptr<Stream>>& streams() const { return streams_; }
+  // A count that moves whenever a stream's progress or state changes: a reporter scans the
+  // streams again only when it moved.
+  std::uint64_t changes() const { return changes_->load(std::memory_order_relaxed); }
   // What the group holds now: scheduler threads, and Sources open (each holds at most one
   // connection to the source) over all its pools.
   int worker_threads() const;
@@ -101,6 +106,7 @@ class StreamGroup {
   // One per database (source identity), shared by its streams; facts and verdicts filled at
   // Start, before any stream is set up.
   std::map<std::string, std::shared_ptr<StreamServices>> services_;
+  std::shared_ptr<std::atomic<std::uint64_t>> changes_ = std::make_shared<std::atomic<std::uint64_t>>(0);
   std::unique_ptr<TurnScheduler> scheduler_;
   bool started_ = false;
 };
