@@ -27,6 +27,7 @@
 #include "bench_process.h"
 #include "bench_tables.h"
 #include "core/errors.h"
+#include "core/run_allocator.h"
 #include "engine/stream.h"
 #include "fleet/stream_group.h"
 #include "sim/database.h"
@@ -189,8 +190,8 @@ void ManyStreams(int tables, const std::string& dir) {
 
 int main(int argc, char** argv) {
   using namespace mssql_cdc::bench;
-  // The memory pool `mssql-cdc run` uses (src/cli/main.cc), so the figures are the command's.
-  setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0);
+  // The memory settings `mssql-cdc run` uses, so that the figures are the command's.
+  mssql_cdc::UseRunAllocator();
   CLI::App app{"End-to-end engine throughput and many streams"};
   std::int64_t rows = 2'000'000;
   std::int64_t wide_rows = 2'000'000;

@@ -7,12 +7,12 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "core/errors.h"
+#include "core/run_allocator.h"
 
 int main(int argc, char** argv) {
-  // Arrow's jemalloc pool gives a burst's memory back to the system within seconds; mimalloc
-  // (the wheel's default) and glibc's malloc keep it (decision 0007, bench/RESULTS.md). Set
-  // before Arrow first allocates; a user's own ARROW_DEFAULT_MEMORY_POOL wins.
-  setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0);
+  // Before Arrow first allocates: the pool that keeps a batch's pages for the next one and
+  // gives them back when the streams are still (core/run_allocator.h).
+  mssql_cdc::UseRunAllocator();
   using namespace mssql_cdc::cli;
   CLI::App app{"mssql-cdc: SQL Server Change Data Capture into Delta Lake"};
   app.require_subcommand(1);

@@ -27,6 +27,7 @@
 #include "cli/pipeline_config.h"
 #include "core/errors.h"
 #include "engine/finalization.h"
+#include "fleet/idle_trim.h"
 #include "fleet/stream_group.h"
 
 namespace mssql_cdc::cli {
@@ -34,6 +35,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+
+// How long the streams stay still after a change before the C library's free memory goes back
+// to the system: long enough that back-to-back batches do not pay for it.
+constexpr auto kTrimAfterStillness = std::chrono::seconds(1);
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 
@@ -316,11 +321,14 @@ int RunPipeline(const RunArgs& args) {
   // The streams are looked at again only when the group counted a change in them.
   std::optional<std::uint64_t> seen_changes;
   bool ended = false;
+  IdleTrim idle_trim(kTrimAfterStillness);
   while (true) {
-    if (const std::uint64_t changes = group->changes(); changes != seen_changes) {
+    const std::uint64_t changes = group->changes();
+    if (changes != seen_changes) {
       seen_changes = changes;
       ended = all_ended();
     }
+    idle_trim.Poll(changes);
     reporter.Poll(stop_requested);
     if (ended) break;
     if (!stop_requested && (signals.received() || Clock::now() >= deadline)) {
