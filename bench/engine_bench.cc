@@ -123,7 +123,7 @@ void EndToEndServed(const BenchShape& shape, std::int64_t rows, const std::strin
               static_cast<long long>(rows), seconds, rows / seconds, engine_cpu, rows / engine_cpu,
               server_cpu);
   std::fflush(stdout);
-  fs::remove_all(out);
+  if (!std::getenv("ENGINE_BENCH_KEEP")) fs::remove_all(out);
 }
 
 void ManyStreams(int tables, const std::string& dir) {
