@@ -50,6 +50,18 @@ double CpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+void ResetPeakRss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+double PeakRssMb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  throw InternalError("no VmHWM in /proc/self/status");
+}
+
 double ProcessCpuSeconds(int pid) {
   if (pid <= 0) return 0;
   std::ifstream file("/proc/" + std::to_string(pid) + "/stat");

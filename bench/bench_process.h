@@ -26,6 +26,12 @@ double CpuSeconds();
 // utime + stime of another process from /proc/<pid>/stat, in seconds; 0 without a pid.
 double ProcessCpuSeconds(int pid);
 
+// Starts this process's peak resident memory (VmHWM) again from what it holds now, so that a
+// run measured in-process reports its own peak, not an earlier run's (/proc/self/clear_refs).
+void ResetPeakRss();
+// This process's peak resident memory since the start or the last ResetPeakRss, in MB.
+double PeakRssMb();
+
 struct ServedChild {
   pid_t pid = -1;
   int port = 0;

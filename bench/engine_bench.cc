@@ -11,6 +11,7 @@
 //     100 new changes made to each table.
 //
 //   build/bench/engine_bench --rows 2000000 --dir bench/out [--binary build/mssql-cdc]
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <arrow/memory_pool.h>
 
 #include "bench_process.h"
 #include "bench_tables.h"
@@ -106,6 +108,10 @@ void EndToEndServed(const BenchShape& shape, std::int64_t rows, const std::strin
       {"numPartitions", "1"}});
   config.params = BenchParams(out);
   Stream stream(config, MakeSourceFactory(config.source));
+  // What an earlier run of this process left to the allocators is not this run's.
+  arrow::default_memory_pool()->ReleaseUnused();
+  malloc_trim(0);
+  ResetPeakRss();
   const double cpu_before = CpuSeconds();
   const double server_before = ProcessCpuSeconds(server.pid);
   const auto start = std::chrono::steady_clock::now();
@@ -119,9 +125,9 @@ void EndToEndServed(const BenchShape& shape, std::int64_t rows, const std::strin
     throw InternalError("the stream wrote " + std::to_string(progress.total_rows) + " rows, expected " +
                         std::to_string(rows));
   }
-  std::printf("| %s | %lld | %.2f | %.0f | %.2f | %.0f | %.2f |\n", shape.name.c_str(),
+  std::printf("| %s | %lld | %.2f | %.0f | %.2f | %.0f | %.2f | %.0f |\n", shape.name.c_str(),
               static_cast<long long>(rows), seconds, rows / seconds, engine_cpu, rows / engine_cpu,
-              server_cpu);
+              server_cpu, PeakRssMb());
   std::fflush(stdout);
   if (!std::getenv("ENGINE_BENCH_KEEP")) fs::remove_all(out);
 }
@@ -224,8 +230,8 @@ int main(int argc, char** argv) {
     }
     std::printf("End to end through the odbc backend (the engine's TDS reader) from a sim serve child, "
                 "numPartitions 1; CPU seconds of the engine's process and of the server apart:\n\n");
-    std::printf("| table | changes | seconds | rows/s | engine CPU s | rows per engine CPU second | server CPU s |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("| table | changes | seconds | rows/s | engine CPU s | rows per engine CPU second | server CPU s | engine peak RSS MB |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
     EndToEndServed(NarrowShape(), rows, dir, binary);
     EndToEndServed(WideShape(), wide_rows, dir, binary);
   } catch (const std::exception& e) {

@@ -57,6 +57,15 @@
 namespace mssql_cdc::bench {
 namespace {
 
+// This process's peak resident memory so far, in MB: a run is its own process (odbc_bench.py
+// starts one per reader and count of connections), so it is the run's.
+double PeakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;
+}
+
+
 struct Range {
   Lsn from;
   Lsn to;
@@ -234,7 +243,8 @@ int Read(const ReadArgs& args) {
                                       {"rows", run.rows},
                                       {"seconds", run.seconds},
                                       {"client_cpu", run.client_cpu},
-                                      {"server_cpu", run.server_cpu}}
+                                      {"server_cpu", run.server_cpu},
+                                      {"peak_rss_mb", PeakRssMb()}}
                            .dump()
                     << std::endl;
         } else {

@@ -91,7 +91,9 @@ def worker(kind: str) -> None:
     try:
         rows = read(job)
         print(json.dumps({"rows": rows, "cpu": _cpu_seconds() - cpu,
-                          "seconds": time.perf_counter() - start}), flush=True)
+                          "seconds": time.perf_counter() - start,
+                          "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
+              flush=True)
     except Exception as e:  # reported to the driver, which decides
         print(json.dumps({"error": f"{type(e).__name__}: {e}".replace("\n", " ")}), flush=True)
 
@@ -175,7 +177,8 @@ def run_peer(kind: str, table: dict, ranges: list, served: Served) -> dict:
     if errors:
         return {"error": errors[0]}
     return {"rows": sum(r["rows"] for r in results), "seconds": seconds,
-            "client_cpu": sum(r["cpu"] for r in results), "server_cpu": server}
+            "client_cpu": sum(r["cpu"] for r in results), "server_cpu": server,
+            "peak_rss_mb": sum(r["peak_rss_mb"] for r in results)}
 
 
 def msodbc18_library() -> str | None:
@@ -275,7 +278,8 @@ def main() -> int:
           f"{BATCH_ROWS} rows per Arrow batch for all; one connection per range, a peer's in "
           f"its own process; server `mssql-cdc sim serve` on 127.0.0.1, same machine. "
           f"Medians of up to {args.repeats} runs (as many as fit {args.budget:.0f} s); CPU in "
-          f"seconds over the run.")
+          f"seconds over the run; client peak RSS summed over the client's processes (ours: one "
+          f"process for all its connections; a peer: one Python process per connection).")
     print()
     for kind in PEERS:
         if kind in readers:
@@ -305,8 +309,8 @@ def main() -> int:
         return runs[len(runs) // 2]
 
     print("| table | connections | reader | runs | rows | wall s | rows/s | client CPU s "
-          "| server CPU s | ours ÷ reader (rows/s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| server CPU s | client peak RSS MB | ours ÷ reader (rows/s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for table in tables:
         for n in counts:
             ours = median(table["shape"], n, "ours")
@@ -318,7 +322,7 @@ def main() -> int:
                 print(f"| {table['shape']} | {n} | {reader} | {runs} | {m['rows']} "
                       f"| {m['seconds']:.2f} | {m['rows'] / m['seconds']:.0f} "
                       f"| {m['client_cpu']:.2f} | {m['server_cpu']:.2f} "
-                      f"| {m['seconds'] / ours['seconds']:.2f} |")
+                      f"| {m['peak_rss_mb']:.0f} | {m['seconds'] / ours['seconds']:.2f} |")
     print()
     print("Ours ÷ the faster peer, in rows/s (the goal: 2 or more) and in client CPU seconds "
           "(theirs ÷ ours), and ours ÷ the sim ceiling:")
