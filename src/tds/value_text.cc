@@ -8,6 +8,13 @@ namespace {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 constexpr std::uint64_t kPow10_19 = 10'000'000'000'000'000'000ULL;
+// 10^n for n = 0..19, each within 64 bits.
+constexpr auto kPow10Upto19 = [] {
+  std::array<std::uint64_t, 20> powers{};
+  powers[0] = 1;
+  for (std::size_t n = 1; n < powers.size(); ++n) powers[n] = powers[n - 1] * 10;
+  return powers;
+}();
 
 // Exactly `n` digits at text[pos]; advances pos.
 bool Digits(std::string_view text, std::size_t& pos, int n, int* value) {
@@ -177,9 +184,9 @@ DecimalParse ParseScaledDecimal(std::string_view text, int precision, int scale,
   }
   if (!any_digit || pos != text.size()) return DecimalParse::kMalformed;
   for (int i = fraction_digits; i < scale; ++i) push(0);
-  unsigned __int128 scale_up = 1;
-  for (int i = 0; i < narrow_digits; ++i) scale_up *= 10;
-  const unsigned __int128 value = wide * scale_up + narrow;
+  // Most values have at most 19 digits and never reach the 128-bit part.
+  const unsigned __int128 value =
+      wide == 0 ? narrow : wide * kPow10Upto19[narrow_digits] + narrow;
   *magnitude = value;
   if (value == 0) *negative = false;
   return DecimalParse::kOk;
