@@ -156,6 +156,9 @@ class Stream::Impl {
       return std::nullopt;
     }
     try {
+      // A quiet stream whose range is known empty up to the group's fresh max LSN has nothing
+      // to do: it does not take a Source, which a busy stream's batch may be waiting for.
+      if (auto due = QuietTurn()) return due;
       const LentSource lent(context_);
       auto due = RunTurn();
       if (!due) End(nullptr);
@@ -393,6 +396,31 @@ class Stream::Impl {
     return context_.source->MaxLsn();
   }
 
+  // The next turn's time when this turn has nothing to do without asking the source: a
+  // processing-time or default trigger, no batch to replay, and no commits of the instance up
+  // to the group's max LSN of the last 100 ms. nullopt: the turn needs the source.
+  std::optional<std::chrono::steady_clock::time_point> QuietTurn() {
+    const Trigger& trigger = context_.config.params.trigger;
+    const auto& services = context_.config.services;
+    if (replay_ || !empty_up_to_ || trigger.kind() == Trigger::Kind::kAvailableNow ||
+        !services || !services->max_lsn) {
+      return std::nullopt;
+    }
+    const std::optional<Lsn> max_lsn = services->max_lsn->Fresh();
+    if (!max_lsn || *max_lsn != *empty_up_to_) return std::nullopt;
+    const auto now = std::chrono::steady_clock::now();
+    if (trigger.kind() == Trigger::Kind::kProcessingTime) next_trigger_ = now + trigger.interval();
+    return IdleUntil(now);
+  }
+
+  // When a turn that found nothing looks again: after the idle poll at the earliest, also for
+  // a processing-time interval shorter than it (processingTime=0 would otherwise spin a core).
+  std::chrono::steady_clock::time_point IdleUntil(std::chrono::steady_clock::time_point now) const {
+    const auto idle_until = now + kIdlePoll;
+    if (context_.config.params.trigger.kind() == Trigger::Kind::kDefault) return idle_until;
+    return std::max(next_trigger_, idle_until);
+  }
+
   // One turn's work, with context_.source lent: at most one batch. Returns when the next turn
   // is due; nullopt when the stream is done (availableNow caught up).
   std::optional<std::chrono::steady_clock::time_point> RunTurn() {
@@ -425,11 +453,7 @@ class Stream::Impl {
         Changed();
         return std::nullopt;
       }
-      // Nothing new: the next look waits at least the idle poll, also for a processing-time
-      // interval shorter than it (processingTime=0 would otherwise spin a core).
-      const auto idle_until = now + kIdlePoll;
-      if (trigger.kind() == Trigger::Kind::kDefault) return idle_until;
-      return std::max(next_trigger_, idle_until);
+      return IdleUntil(now);
     }
     const BatchOutcome outcome = runner.Execute(*offsets);
     next_batch_id_ = outcome.commit.batch_id + 1;

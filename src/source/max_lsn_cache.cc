@@ -2,6 +2,12 @@
 
 namespace mssql_cdc {
 
+std::optional<Lsn> MaxLsnCache::Fresh() {
+  std::lock_guard lock(mutex_);
+  if (has_answer_ && std::chrono::steady_clock::now() - asked_at_ < freshness_) return answer_;
+  return std::nullopt;
+}
+
 std::optional<Lsn> MaxLsnCache::Get(Source& source) {
   const auto now = std::chrono::steady_clock::now();
   {

@@ -22,6 +22,8 @@ class MaxLsnCache {
 
   // `source`'s MaxLsn(), or the last answer when it is younger than `freshness`.
   std::optional<Lsn> Get(Source& source);
+  // The last answer when it is younger than `freshness`; nullopt otherwise (nothing is asked).
+  std::optional<Lsn> Fresh();
 
  private:
   const std::chrono::milliseconds freshness_;

@@ -60,5 +60,17 @@ TEST_F(MaxLsnCacheTest, AnAnswerOlderThanItsFreshnessIsAskedAgain) {
   EXPECT_EQ(cache.Get(*source_), newer);
 }
 
+TEST_F(MaxLsnCacheTest, FreshGivesOnlyAnAnswerYoungerThanItsFreshness) {
+  MaxLsnCache fresh_for_an_hour(std::chrono::hours(1));
+  EXPECT_FALSE(fresh_for_an_hour.Fresh());  // nothing asked yet, and Fresh asks nothing
+  const auto first = fresh_for_an_hour.Get(*source_);
+  Commit(2);
+  EXPECT_EQ(fresh_for_an_hour.Fresh(), first);
+
+  MaxLsnCache never_fresh(std::chrono::milliseconds(0));
+  ASSERT_TRUE(never_fresh.Get(*source_));
+  EXPECT_FALSE(never_fresh.Fresh());
+}
+
 }  // namespace
 }  // namespace mssql_cdc
