@@ -11,7 +11,6 @@
 //     100 new changes made to each table.
 //
 //   build/bench/engine_bench --rows 2000000 --dir bench/out [--binary build/mssql-cdc]
-#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -24,13 +23,13 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <arrow/memory_pool.h>
 
 #include "bench_process.h"
 #include "bench_tables.h"
 #include "core/errors.h"
 #include "core/run_allocator.h"
 #include "engine/stream.h"
+#include "fleet/idle_trim.h"
 #include "fleet/stream_group.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
@@ -109,8 +108,7 @@ void EndToEndServed(const BenchShape& shape, std::int64_t rows, const std::strin
   config.params = BenchParams(out);
   Stream stream(config, MakeSourceFactory(config.source));
   // What an earlier run of this process left to the allocators is not this run's.
-  arrow::default_memory_pool()->ReleaseUnused();
-  malloc_trim(0);
+  ReleaseFreeMemory();
   ResetPeakRss();
   const double cpu_before = CpuSeconds();
   const double server_before = ProcessCpuSeconds(server.pid);

@@ -36,8 +36,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-// How long the streams stay still after a change before the C library's free memory goes back
-// to the system: long enough that back-to-back batches do not pay for it.
+// How long the streams stay still after a change before free memory goes back to the system
+// (fleet/idle_trim.h): long enough that back-to-back batches do not pay for it.
 constexpr auto kTrimAfterStillness = std::chrono::seconds(1);
 
 volatile std::sig_atomic_t g_stop_signal = 0;

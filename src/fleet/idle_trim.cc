@@ -5,6 +5,11 @@
 
 namespace mssql_cdc {
 
+void ReleaseFreeMemory() {
+  arrow::default_memory_pool()->ReleaseUnused();
+  malloc_trim(0);
+}
+
 void IdleTrim::Poll(std::uint64_t changes, Clock::time_point now) {
   if (changes != changes_) {
     changes_ = changes;
@@ -13,8 +18,7 @@ void IdleTrim::Poll(std::uint64_t changes, Clock::time_point now) {
     return;
   }
   if (trimmed_ || now - changed_at_ < stillness_) return;
-  arrow::default_memory_pool()->ReleaseUnused();
-  malloc_trim(0);
+  ReleaseFreeMemory();
   trimmed_ = true;
   ++trims_;
 }

@@ -1,14 +1,19 @@
 // Gives free memory back to the system once a run's streams have been still for a while after
-// a change: Arrow's memory pool's (jemalloc, which main() tells not to purge as it goes) and
-// the C library's, which keeps a burst's pages for later otherwise (decision 0009).
+// a change: Arrow's memory pool's (jemalloc, told not to purge as it goes by
+// core/run_allocator.h) and the C library's, which keeps a burst's pages for later otherwise
+// (decision 0009).
 //
-// Not thread-safe: one owner polls it, as the run loop does.
+// IdleTrim is not thread-safe: one owner polls it, as the run loop does.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 
 namespace mssql_cdc {
+
+// Gives what Arrow's default memory pool and the C library's malloc hold unused back to the
+// system, now.
+void ReleaseFreeMemory();
 
 class IdleTrim {
  public:

@@ -7,7 +7,6 @@ namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-constexpr std::uint64_t kPow10_19 = 10'000'000'000'000'000'000ULL;
 // 10^n for n = 0..19, each within 64 bits.
 constexpr auto kPow10Upto19 = [] {
   std::array<std::uint64_t, 20> powers{};
@@ -151,7 +150,7 @@ DecimalParse ParseScaledDecimal(std::string_view text, int precision, int scale,
   int narrow_digits = 0;
   auto push = [&](unsigned digit) {
     if (narrow_digits == 19) {
-      wide = wide * kPow10_19 + narrow;
+      wide = wide * kPow10Upto19[19] + narrow;
       narrow = 0;
       narrow_digits = 0;
     }
