@@ -103,10 +103,11 @@ BenchShape LobShape(std::int64_t lob_every) {
 }
 
 std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows,
-                                 const std::string& dir, std::int64_t per_transaction) {
+                                 const std::string& dir, std::int64_t per_transaction,
+                                 bool wire_rows) {
   const std::string path = dir + "/source_bench_" + shape.name + "_" + std::to_string(rows) +
                            (per_transaction == 10'000 ? "" : "_t" + std::to_string(per_transaction)) +
-                           ".sim";
+                           (wire_rows ? "" : "_nowire") + ".sim";
   if (std::filesystem::exists(path)) return path;
   const std::string building = path + ".building";
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(building + suffix);
@@ -115,6 +116,7 @@ std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows,
     sim::CreateOptions options;
     options.clock = sim::ClockMode::kManual;
     options.manual_start = UtcMicros{1'767'225'600'000'000};  // 2026-01-01
+    options.wire_rows = wire_rows;
     auto db = sim::SimDatabase::Create(building, options);
     db->CreateTable(shape.table);
     db->EnableCdc(shape.table.name);

@@ -27,9 +27,11 @@ BenchShape WideShape();
 BenchShape LobShape(std::int64_t lob_every);
 
 // The path of a simulated database in `dir` holding `rows` insert changes of the shape's
-// table, `per_transaction` rows per commit (10,000 by default), built on first use.
+// table, `per_transaction` rows per commit (10,000 by default), built on first use. Without
+// `wire_rows` (sim/wire_rows.h) it builds in about half the time but is for the sim backend
+// only: `sim serve` answers from its change tables alone, slower.
 std::string PrepareBenchDatabase(const BenchShape& shape, std::int64_t rows, const std::string& dir,
-                                 std::int64_t per_transaction = 10'000);
+                                 std::int64_t per_transaction = 10'000, bool wire_rows = true);
 
 // Resident memory of this process in bytes (VmRSS).
 std::int64_t ResidentBytes();

@@ -77,7 +77,7 @@ std::string PrepareInChild(const BenchShape& shape, std::int64_t rows, const std
   const pid_t pid = fork();
   if (pid == 0) {
     try {
-      PrepareBenchDatabase(shape, rows, dir, per_transaction);
+      PrepareBenchDatabase(shape, rows, dir, per_transaction, /*wire_rows=*/false);
       _exit(0);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "memory_bench: %s\n", e.what());
@@ -87,7 +87,8 @@ std::string PrepareInChild(const BenchShape& shape, std::int64_t rows, const std
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw InternalError("building a database failed");
-  return PrepareBenchDatabase(shape, rows, dir, per_transaction);  // built: only its path now
+  // Built: only its path now. Read by the sim backend only, so without wire rows.
+  return PrepareBenchDatabase(shape, rows, dir, per_transaction, /*wire_rows=*/false);
 }
 
 std::string Pipeline(const fs::path& dir, const std::string& db, const std::string& ci) {

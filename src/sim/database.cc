@@ -9,6 +9,7 @@
 #include "sim/storage.h"
 #include "sim/transaction.h"
 #include "sim/value_codec.h"
+#include "sim/wire_rows.h"
 
 namespace mssql_cdc::sim {
 namespace {
@@ -126,6 +127,7 @@ std::unique_ptr<SimDatabase> SimDatabase::Create(const std::string& path,
       catalog.SetMeta(kMetaLastRowversion, "2000");
       catalog.SetMeta(kMetaClockMode, options.clock == ClockMode::kManual ? "manual" : "real");
       catalog.SetMeta(kMetaManualClock, FormatDateTime(options.manual_start.value, 6));
+      if (options.wire_rows) catalog.SetMeta(kMetaWireRows, "1");
       tx.Commit();
     }
     return std::unique_ptr<SimDatabase>(new SimDatabase(std::move(db), clock));
@@ -370,6 +372,7 @@ void SimDatabase::CreateChangeTable(const CaptureInstance& instance) {
     db_->Exec("CREATE INDEX " + QuoteIdent(ChangeTableIndexName(instance.name)) + " ON " +
               QuoteIdent(name) + "(" + order + ")");
   }
+  if (KeepsWireRows(*db_)) CreateWireTable(*db_, instance);
 }
 
 std::string SimDatabase::EnableCdc(const TableName& table, const EnableCdcOptions& options) {
@@ -482,6 +485,7 @@ void SimDatabase::DisableCdc(std::string_view capture_instance) {
   WriteTransaction tx(*db_);
   const CaptureInstance instance = catalog_.LoadInstance(capture_instance);
   db_->Exec("DROP TABLE " + QuoteIdent(ChangeTableStorageName(instance.name)));
+  db_->Exec("DROP TABLE IF EXISTS " + QuoteIdent(WireTableStorageName(instance.name)));
   for (const char* table : {"cdc_change_tables", "cdc_captured_columns", "cdc_index_columns"}) {
     Statement st(*db_, "DELETE FROM " + std::string(table) + " WHERE object_id = ?");
     st.BindInt(1, instance.object_id).Run();
@@ -585,6 +589,7 @@ CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {
   }
   CleanupResult result;
   WriteTransaction tx(*db_);
+  const bool keeps_wire_rows = KeepsWireRows(*db_);
   Statement max(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping "
                       "ORDER BY start_lsn DESC LIMIT 1");
   if (!max.Step()) return result;
@@ -609,6 +614,11 @@ CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {
                               " WHERE \"__$start_lsn\" < ?");
     purge.BindBlob(1, start.data(), Lsn::kSize).Run();
     result.change_rows_deleted += db_->Changes();
+    if (keeps_wire_rows) {
+      Statement purge_wire(*db_, "DELETE FROM " + QuoteIdent(WireTableStorageName(instance.name)) +
+                                     " WHERE \"__$start_lsn\" < ?");
+      purge_wire.BindBlob(1, start.data(), Lsn::kSize).Run();
+    }
   }
   Statement purge(*db_, "DELETE FROM cdc_lsn_time_mapping WHERE start_lsn < ?");
   purge.BindBlob(1, low_water.data(), Lsn::kSize).Run();

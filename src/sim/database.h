@@ -41,6 +41,7 @@ struct CreateOptions {
   std::string time_zone = "UTC";        // a Windows time-zone name
   ClockMode clock = ClockMode::kReal;
   UtcMicros manual_start;               // the manual clock's first reading
+  bool wire_rows = true;                // keep change rows as sim serve sends them too
 };
 
 // Options of sys.sp_cdc_enable_table.

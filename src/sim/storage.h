@@ -24,6 +24,9 @@
 //                                        (a WITHOUT ROWID table with that primary key) when its
 //                                        rows are narrow; otherwise, and in files made before,
 //                                        a rowid table with an index on those columns
+//   "cdc.<capture_instance>_CT_wire"     the same change rows as the TDS front end sends
+//                                        them, when sim_meta 'wire_rows' is '1'
+//                                        (sim/wire_rows.h)
 //
 // Value encodings in data tables (SQLite storage class per SQL Server type):
 //   bit, tinyint, smallint, int, bigint             INTEGER
@@ -104,6 +107,9 @@ inline constexpr std::string_view kMetaProductMajorVersion = "product_major_vers
 inline constexpr std::string_view kMetaLastLsn = "last_lsn";  // hex LSN last handed out
 inline constexpr std::string_view kMetaLastTranId = "last_tran_id";  // integer, last tran_id
 inline constexpr std::string_view kMetaNextObjectId = "next_object_id";  // integer
+// "1" when the file keeps a wire table per change table (sim/wire_rows.h); absent in files
+// made before those existed.
+inline constexpr std::string_view kMetaWireRows = "wire_rows";
 // The last rowversion handed out (integer); a timestamp/rowversion column stores the next
 // one, as 8 big-endian bytes, on every insert and update of its row.
 inline constexpr std::string_view kMetaLastRowversion = "last_rowversion";

@@ -11,6 +11,7 @@
 #include "sim/lsn_sequence.h"
 #include "sim/storage.h"
 #include "sim/value_codec.h"
+#include "sim/wire_rows.h"
 
 namespace mssql_cdc::sim {
 namespace {
@@ -310,11 +311,18 @@ Value NextRowversion(Catalog& catalog) {
   return Value(Bytes{bytes});
 }
 
+// The change rows of one commit, and their wire rows when the file keeps them.
 void WriteChangeRows(SqliteDb& db, const std::vector<PendingChange>& changes, const Lsn& commit) {
-  std::map<std::int64_t, std::unique_ptr<Statement>> inserts;
+  struct InstanceWriter {
+    std::unique_ptr<Statement> insert;
+    std::unique_ptr<Statement> insert_wire;
+    std::unique_ptr<WireRowEncoder> encoder;
+  };
+  std::map<std::int64_t, InstanceWriter> writers;
+  const bool keeps_wire_rows = KeepsWireRows(db);
   for (const auto& change : changes) {
-    auto& st = inserts[change.instance->object_id];
-    if (!st) {
+    auto& writer = writers[change.instance->object_id];
+    if (!writer.insert) {
       std::string sql = "INSERT INTO " + QuoteIdent(ChangeTableStorageName(change.instance->name)) +
                         "(\"__$start_lsn\", \"__$end_lsn\", \"__$seqval\", \"__$operation\", "
                         "\"__$update_mask\"";
@@ -324,17 +332,38 @@ void WriteChangeRows(SqliteDb& db, const std::vector<PendingChange>& changes, co
         marks += ", ?";
       }
       sql += ", \"__$command_id\") VALUES(" + marks + ", ?)";
-      st = std::make_unique<Statement>(db, sql);
+      writer.insert = std::make_unique<Statement>(db, sql);
+      if (keeps_wire_rows) {
+        writer.insert_wire = std::make_unique<Statement>(
+            db, "INSERT INTO " + QuoteIdent(WireTableStorageName(change.instance->name)) +
+                    " VALUES(?, ?, ?, ?, ?)");
+        writer.encoder = std::make_unique<WireRowEncoder>(*change.instance);
+      }
     }
-    st->Reset();
-    st->BindBlob(1, commit.data(), Lsn::kSize)
+    Statement& st = *writer.insert;
+    st.Reset();
+    st.BindBlob(1, commit.data(), Lsn::kSize)
         .BindBlob(2, change.seqval.data(), Lsn::kSize)
         .BindInt(3, change.operation)
         .BindBlob(4, change.mask.data(), change.mask.size());
     int index = 5;
-    for (const auto& v : change.values) st->Bind(index++, v);
-    st->BindInt(index, change.command_id);
-    st->Run();
+    for (const auto& v : change.values) st.Bind(index++, v);
+    st.BindInt(index, change.command_id);
+    st.Run();
+    if (!writer.insert_wire) continue;
+    Statement& wire = *writer.insert_wire;
+    wire.Reset();
+    wire.BindBlob(1, commit.data(), Lsn::kSize)
+        .BindInt(2, change.command_id)
+        .BindBlob(3, change.seqval.data(), Lsn::kSize)
+        .BindInt(4, change.operation);
+    const auto encoded = writer.encoder->Encode(change.values);
+    if (encoded) {
+      wire.BindBlob(5, encoded->data(), encoded->size());
+    } else {
+      wire.BindNull(5);
+    }
+    wire.Run();
   }
 }
 

@@ -2,10 +2,13 @@
 // the odbc backend's join of a change table to cdc.lsn_time_mapping, and
 // cdc.fn_cdc_get_all_changes_<capture_instance>. Both read in the order of the change table's
 // index with statements prepared once per connection, and pass each stored value as it is.
+// The first, asked for every captured column as the odbc backend asks, reads the wire table
+// of sim/wire_rows.h instead where the file keeps one, and copies the values as encoded.
 #include <cstring>
 
 #include "core/errors.h"
 #include "sim/storage.h"
+#include "sim/wire_rows.h"
 #include "sim_server/answers.h"
 #include "sim_server/object_lookup.h"
 #include "sim_server/result_types.h"
@@ -82,6 +85,39 @@ class CommitCursor {
   std::string time_;
 };
 
+// Whether `columns` are every captured column of `instance` in ordinal order, the values its
+// wire rows hold.
+bool IsEveryColumnInOrder(const sim::CaptureInstance& instance,
+                          const std::vector<const sim::CapturedColumnInfo*>& columns) {
+  if (columns.size() != instance.columns.size()) return false;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i] != &instance.columns[i]) return false;
+  }
+  return true;
+}
+
+// The captured values of the change row whose key the wire row `wire` holds, read from the
+// change table: for a wire row without values (sim/wire_rows.h).
+void PassChangeTableValues(Session& session, const sim::CaptureInstance& instance,
+                           const std::vector<const sim::CapturedColumnInfo*>& columns,
+                           sqlite3_stmt* wire, tds::ResultSet& rows) {
+  StatementLease values = session.statements().Prepare(
+      "SELECT " + ColumnsSql(columns).substr(2) + " FROM " +
+      QuoteIdent(sim::ChangeTableStorageName(instance.name)) +
+      " WHERE \"__$start_lsn\" = ?1 AND \"__$seqval\" = ?2 AND \"__$operation\" = ?3 AND "
+      "\"__$command_id\" = ?4");
+  values->BindBlob(1, sqlite3_column_blob(wire, 0), Lsn::kSize)
+      .BindBlob(2, sqlite3_column_blob(wire, 1),
+                static_cast<std::size_t>(sqlite3_column_bytes(wire, 1)))
+      .BindInt(3, sqlite3_column_int64(wire, 2))
+      .BindInt(4, sqlite3_column_int64(wire, 3));
+  if (!values->Step()) {
+    throw SourceError("change table " + sim::ChangeTableStorageName(instance.name) +
+                      " has no row for one of its wire rows: the file is damaged");
+  }
+  for (int i = 0; i < static_cast<int>(columns.size()); ++i) PassStoredValue(values->raw(), i, rows);
+}
+
 }  // namespace
 
 void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& reply) {
@@ -106,9 +142,13 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
   tds::ResultSet& rows = reply.BeginResult(result);
   if (!from || !to) return;  // BETWEEN NULL: no rows
 
+  const bool from_wire = rows.TakesEncodedValues() && IsEveryColumnInOrder(*instance, columns) &&
+                         sim::KeepsWireRows(session.db());
+  const std::string table = QuoteIdent(from_wire ? sim::WireTableStorageName(instance->name)
+                                                 : sim::ChangeTableStorageName(instance->name));
   StatementLease changes = session.statements().Prepare(
       "SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$command_id\"" +
-      ColumnsSql(columns) + " FROM " + QuoteIdent(sim::ChangeTableStorageName(instance->name)) +
+      (from_wire ? std::string(", \"__$values\"") : ColumnsSql(columns)) + " FROM " + table +
       " WHERE \"__$start_lsn\" BETWEEN ?1 AND ?2" + std::string(kIndexOrder));
   StatementLease commits = session.statements().Prepare(
       "SELECT start_lsn, tran_end_time FROM cdc_lsn_time_mapping "
@@ -135,7 +175,16 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
     rows.Int(sqlite3_column_int64(row, 2));
     if (query.include_command_id) rows.Int(sqlite3_column_int64(row, 3));
     rows.Text(commit.time());
-    for (int i = 0; i < column_count; ++i) PassStoredValue(row, 4 + i, rows);
+    if (!from_wire) {
+      for (int i = 0; i < column_count; ++i) PassStoredValue(row, 4 + i, rows);
+    } else if (sqlite3_column_type(row, 4) != SQLITE_NULL) {
+      const auto* encoded = static_cast<const char*>(sqlite3_column_blob(row, 4));
+      rows.EncodedValues(
+          std::string_view(encoded, static_cast<std::size_t>(sqlite3_column_bytes(row, 4))),
+          columns.size());
+    } else {
+      PassChangeTableValues(session, *instance, columns, row, rows);
+    }
     rows.EndRow();
   }
 }

@@ -60,6 +60,8 @@ struct ResultColumn {
 //            ("YYYY-MM-DD HH:MM:SS.fffffff +HH:MM", local time and offset);
 //            uniqueidentifier ("8-4-4-4-12" hex, any case)
 //   Binary   binary, varbinary, image, timestamp/rowversion
+// Values encoded before by tds/encoded_values.h go in whole with EncodedValues, when
+// TakesEncodedValues says the result set can take them so.
 // A value that does not fit its column's type (bad text, a too-long string) throws
 // SourceError naming the column: the server then ends the reply with an error.
 // When the client cancels the statement (Attention) or goes away, EndRow throws
@@ -73,6 +75,12 @@ class ResultSet {
   virtual void Float(double value) = 0;
   virtual void Text(std::string_view value) = 0;
   virtual void Binary(std::string_view value) = 0;
+  // Whether EncodedValues may be called: a reply sends them only to a client that reads
+  // NBCROW (TDS 7.3B and later).
+  virtual bool TakesEncodedValues() const = 0;
+  // The next `count` values of the row at once, in the form of tds/encoded_values.h, made
+  // for columns of the types of these. Only when TakesEncodedValues().
+  virtual void EncodedValues(std::string_view encoded, std::size_t count) = 0;
   // Ends the current row; rows are flushed to the client in packets as they fill.
   virtual void EndRow() = 0;
 };

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "tds/encoded_values.h"
 #include "tds/packet.h"
 
 namespace mssql_cdc::tds {
@@ -158,6 +159,16 @@ void StatementReply::Float(double value) { NextColumn().Float(out_, value); }
 void StatementReply::Text(std::string_view value) { NextColumn().Text(out_, value); }
 
 void StatementReply::Binary(std::string_view value) { NextColumn().Binary(out_, value); }
+
+void StatementReply::EncodedValues(std::string_view encoded, std::size_t count) {
+  if (!use_nbcrow_) throw InternalError("encoded values for a client that reads no NBCROW");
+  if (count == 0) return;
+  if (column_ == 0 && !row_open_) StartRow();
+  if (column_ + count > codecs_.size()) TooManyValues();
+  if (CopyNullBits(encoded, count, out_.data() + row_start_ + 1, column_)) row_has_null_ = true;
+  out_.PutBytes(encoded.substr(EncodedBitmapBytes(count)));
+  column_ += count;
+}
 
 void StatementReply::EndRow() {
   if (!row_open_) {

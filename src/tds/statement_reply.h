@@ -35,6 +35,8 @@ class StatementReply final : public ReplyWriter, public ResultSet {
   void Float(double value) override;
   void Text(std::string_view value) override;
   void Binary(std::string_view value) override;
+  bool TakesEncodedValues() const override { return use_nbcrow_; }
+  void EncodedValues(std::string_view encoded, std::size_t count) override;
   void EndRow() override;
 
   // After the handler returned: closes the open result set; a batch statement that sent

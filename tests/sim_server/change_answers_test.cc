@@ -140,6 +140,10 @@ class CommitOnFirstRow final : public tds::ReplyWriter, private tds::ResultSet {
   void Float(double) override {}
   void Text(std::string_view) override {}
   void Binary(std::string_view) override {}
+  bool TakesEncodedValues() const override { return false; }
+  void EncodedValues(std::string_view, std::size_t) override {
+    throw std::logic_error("EncodedValues on a reply that takes none");
+  }
   void EndRow() override {
     if (rows++ == 0) commit_();
   }

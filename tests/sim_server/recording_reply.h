@@ -114,6 +114,11 @@ class RecordingReply final : public tds::ReplyWriter, private tds::ResultSet {
   void Float(double value) override { Add(value); }
   void Text(std::string_view value) override { Add(std::string(value)); }
   void Binary(std::string_view value) override { Add(Bytes{std::string(value)}); }
+  // Values are recorded one by one, so answers give them that way.
+  bool TakesEncodedValues() const override { return false; }
+  void EncodedValues(std::string_view, std::size_t) override {
+    throw std::logic_error("EncodedValues on a reply that takes none");
+  }
   void EndRow() override {
     if (row_.size() != results.back().columns.size()) {
       throw std::logic_error("a row of " + std::to_string(row_.size()) + " values for " +

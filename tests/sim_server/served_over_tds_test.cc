@@ -4,10 +4,13 @@
 // driver is not installed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
 #include "shop_fixture.h"
+#include "sim/storage.h"
+#include "sim/wire_rows.h"
 #include "sim_server/sim_handler_factory.h"
 #include "source/odbc/statements.h"
 #include "tds/server.h"
@@ -207,6 +210,40 @@ TEST_F(ServedOverTdsTest, TheClientsStatementsWithTheirParameters) {
       {"id"}, true, 5000));
   ASSERT_EQ(snapshot.message, "");
   EXPECT_EQ(snapshot.rows, (std::vector<std::vector<std::string>>{{"1", "NULL"}}));
+}
+
+// The odbc backend asks for every captured column, which the server sends from the wire rows
+// of sim/wire_rows.h; in another order it sends the change table's values one by one.
+TEST_F(ServedOverTdsTest, EveryColumnComesFromTheWireRowsAsTheChangeTableHoldsIt) {
+  const std::vector<std::string> in_order = {"id",  "region", "amount", "placed", "note",
+                                             "raw", "flag",   "ratio",  "guid"};
+  const std::vector<std::string> reversed(in_order.rbegin(), in_order.rend());
+  auto owner = Connect("owner", "owner-pw");
+  const auto read = [&](const std::vector<std::string>& columns) {
+    const Answer answer = owner->Run(sql::ChangeRows("dbo_orders", columns, true),
+                                     {Binary(Lsn()), Binary(commits_.back())});
+    EXPECT_EQ(answer.message, "");
+    return answer.rows;
+  };
+  // Rows of the reversed read with their captured columns put back in order.
+  auto expected = read(reversed);
+  ASSERT_EQ(expected.size(), 5u);
+  for (auto& row : expected) std::reverse(row.begin() + 5, row.end());
+  EXPECT_EQ(read(in_order), expected);
+
+  sim::SqliteDb raw(db_->path(), sim::SqliteDb::Mode::kReadWrite);
+  const std::string wire = sim::QuoteIdent(sim::WireTableStorageName("dbo_orders"));
+  // A wire row without values is served from the change table.
+  raw.Exec("UPDATE " + wire + " SET \"__$values\" = NULL WHERE \"__$operation\" = 3");
+  EXPECT_EQ(read(in_order), expected);
+  // And the values a wire row holds are the ones sent.
+  raw.Exec("UPDATE " + wire + " SET \"__$values\" = (SELECT \"__$values\" FROM " + wire +
+           " WHERE \"__$operation\" = 1) WHERE \"__$operation\" = 4");
+  const auto changed = read(in_order);
+  ASSERT_EQ(changed.size(), 5u);
+  EXPECT_EQ(changed[3][2], "4");
+  EXPECT_EQ(std::vector<std::string>(changed[3].begin() + 5, changed[3].end()),
+            std::vector<std::string>(expected[4].begin() + 5, expected[4].end()));
 }
 
 TEST_F(ServedOverTdsTest, SqlServersErrorsReachTheDriver) {
