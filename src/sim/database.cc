@@ -361,7 +361,10 @@ void SimDatabase::CreateChangeTable(const CaptureInstance& instance) {
   }
   sql += ", \"__$command_id\" INTEGER NOT NULL";
   const std::string order = "\"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\"";
-  if (StoredRowBytes(instance) <= kClusteredRowBytes) {
+  const bool clustered = StoredRowBytes(instance) <= kClusteredRowBytes;
+  // A wire row is no longer than its change row as stored: the two share the layout.
+  if (KeepsWireRows(*db_)) CreateWireTable(*db_, instance, clustered);
+  if (clustered) {
     // Clustered on the order change reads ask for, as SQL Server's change tables are: a range
     // is then read in one pass over the table, not through an index and a lookup per row.
     db_->Exec(sql + ", PRIMARY KEY(" + order + ")) WITHOUT ROWID");
@@ -372,7 +375,6 @@ void SimDatabase::CreateChangeTable(const CaptureInstance& instance) {
     db_->Exec("CREATE INDEX " + QuoteIdent(ChangeTableIndexName(instance.name)) + " ON " +
               QuoteIdent(name) + "(" + order + ")");
   }
-  if (KeepsWireRows(*db_)) CreateWireTable(*db_, instance);
 }
 
 std::string SimDatabase::EnableCdc(const TableName& table, const EnableCdcOptions& options) {

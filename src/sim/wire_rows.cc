@@ -15,14 +15,20 @@ bool KeepsWireRows(SqliteDb& db) {
   return st.Step() && st.Text(0) == "1";
 }
 
-void CreateWireTable(SqliteDb& db, const CaptureInstance& instance) {
-  // The values of a wide row overflow a clustered table's page; they are still read in one
-  // pass, where the change table of such a row is read through an index and a lookup.
-  db.Exec("CREATE TABLE " + QuoteIdent(WireTableStorageName(instance.name)) +
-          "(\"__$start_lsn\" BLOB NOT NULL, \"__$command_id\" INTEGER NOT NULL, "
-          "\"__$seqval\" BLOB NOT NULL, \"__$operation\" INTEGER NOT NULL, \"__$values\" BLOB, "
-          "PRIMARY KEY(\"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\")) "
-          "WITHOUT ROWID");
+void CreateWireTable(SqliteDb& db, const CaptureInstance& instance, bool clustered) {
+  const std::string name = WireTableStorageName(instance.name);
+  const std::string order = "\"__$start_lsn\", \"__$command_id\", \"__$seqval\", \"__$operation\"";
+  const std::string sql = "CREATE TABLE " + QuoteIdent(name) +
+                          "(\"__$start_lsn\" BLOB NOT NULL, \"__$command_id\" INTEGER NOT NULL, "
+                          "\"__$seqval\" BLOB NOT NULL, \"__$operation\" INTEGER NOT NULL, "
+                          "\"__$values\" BLOB";
+  if (clustered) {
+    db.Exec(sql + ", PRIMARY KEY(" + order + ")) WITHOUT ROWID");
+  } else {
+    db.Exec(sql + ")");
+    db.Exec("CREATE INDEX " + QuoteIdent(name + "_order") + " ON " + QuoteIdent(name) + "(" +
+            order + ")");
+  }
 }
 
 std::vector<tds::ResultColumn> WireColumns(const CaptureInstance& instance) {

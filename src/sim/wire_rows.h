@@ -2,8 +2,8 @@
 //
 // A file made with CreateOptions::wire_rows (the default; sim_meta 'wire_rows' = '1') has,
 // next to each change table, a table "cdc.<capture_instance>_CT_wire" with one row per change
-// row: its key (__$start_lsn, __$command_id, __$seqval, __$operation), clustered in the order
-// change reads ask for, and __$values, the captured columns in ordinal order encoded as
+// row: its key (__$start_lsn, __$command_id, __$seqval, __$operation), in the layout of its
+// change table (clustered on that key, or a rowid table with an index on it), and __$values, the captured columns in ordinal order encoded as
 // tds/encoded_values.h (NULL when a value has no wire form; the row is then served from the
 // change table). Serving a change read is then a copy of bytes, as it is for SQL Server,
 // whose stored rows are close to what it sends; without it the simulator's own cost, not the
@@ -31,8 +31,10 @@ std::string WireTableStorageName(std::string_view capture_instance);
 // Whether the file keeps wire tables.
 bool KeepsWireRows(SqliteDb& db);
 
-// Creates the wire table of `instance`; inside the caller's write transaction.
-void CreateWireTable(SqliteDb& db, const CaptureInstance& instance);
+// Creates the wire table of `instance`, `clustered` on the order change reads ask for (rows
+// up to about 1,000 bytes) or a rowid table with an index on it; inside the caller's write
+// transaction.
+void CreateWireTable(SqliteDb& db, const CaptureInstance& instance, bool clustered);
 
 // The result columns the values of `instance` are encoded for: the captured columns in
 // ordinal order, nullable, as the change reads of the TDS front end declare them.

@@ -104,6 +104,28 @@ TEST_F(WireRowsTest, CleanupAndDisablingRemoveThemWithTheChangeRows) {
   EXPECT_FALSE(TableExists(*db, WireTableStorageName("dbo_items")));
 }
 
+TEST_F(WireRowsTest, AWideTablesWireRowsShareItsChangeTablesLayout) {
+  auto db = Make(true);
+  EXPECT_FALSE(TableExists(*db, WireTableStorageName("dbo_items") + "_order"));  // clustered
+  TableDef wide;
+  wide.name = ParseTableName("dbo.wide");
+  for (const char* c : {"id int not null", "a nvarchar(400)", "b varchar(800)"}) {
+    wide.columns.push_back(ParseColumnDeclaration(c));
+  }
+  wide.primary_key = {"id"};
+  db->CreateTable(wide);
+  db->EnableCdc(wide.name);
+  auto txn = db->Begin();
+  txn->Insert(wide.name, {{"id", 2}, {"a", std::string(400, 'a')}, {"b", std::string(800, 'b')}});
+  txn->Insert(wide.name, {{"id", 1}, {"a", "short"}});
+  txn->Commit();
+  EXPECT_TRUE(TableExists(*db, ChangeTableIndexName("dbo_wide")));
+  EXPECT_TRUE(TableExists(*db, WireTableStorageName("dbo_wide") + "_order"));
+  const auto keys = Keys(ChangeTableStorageName("dbo_wide"));
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(Keys(WireTableStorageName("dbo_wide")), keys);
+}
+
 TEST_F(WireRowsTest, AFileMadeWithoutThemHasNone) {
   auto db = Make(false);
   EXPECT_EQ(db->ChangeRows("dbo_items").size(), 6u);
