@@ -77,6 +77,22 @@ TEST(EncodedValuesTest, ARowSentEncodedIsTheRowSentValueByValue) {
   }
 }
 
+TEST(EncodedValuesTest, EncodedValuesNestInsideOthers) {
+  const auto columns = Columns();
+  const auto row = Row(true);
+  EncodedValuesWriter whole(columns);
+  for (const auto& value : row) value(whole);
+  whole.EndRow();
+  EncodedValuesWriter tail(std::vector<ResultColumn>(columns.begin() + 3, columns.end()));
+  for (std::size_t i = 3; i < row.size(); ++i) row[i](tail);
+  tail.EndRow();
+  EncodedValuesWriter spliced(columns);
+  for (std::size_t i = 0; i < 3; ++i) row[i](spliced);
+  spliced.EncodedValues(tail.row(), row.size() - 3);
+  spliced.EndRow();
+  EXPECT_EQ(spliced.row(), whole.row());
+}
+
 TEST(EncodedValuesTest, OnlyAClientReadingNbcRowTakesThem) {
   CollectingSink sink;
   MessageWriter writer(sink, 51);
