@@ -118,16 +118,22 @@ def _conflicted(error: Exception) -> bool:
     return "DELTA_CONCURRENT" in text or "Concurrent" in text and "Exception" in text
 
 
-def _merge_verdict(spark: Any, sql: str) -> bool:
+def _merge_verdict(spark: Any, control: tables.TableArg, sql: str) -> bool:
     """Runs the verdict MERGE; True when it changed a row. Retries commits lost to a conflict
-    as the engine retries its own (``_core.ConflictRetry``)."""
+    as the engine retries its own (``_core.ConflictRetry``), telling it the table's version
+    after each loss so that it knows whether other writers are still committing."""
     retry = _core.ConflictRetry()
     while True:
         try:
             row = spark.sql(sql).collect()[0]
             return int(row["num_affected_rows"]) > 0
         except Exception as error:  # noqa: BLE001 (only conflicts are retried)
-            delay = retry.next_delay_seconds() if _conflicted(error) else None
+            if not _conflicted(error):
+                raise
+            history = spark.sql(f"DESCRIBE HISTORY {control.name} LIMIT 1").collect()
+            if history:
+                retry.saw_table_version(int(history[0]["version"]))
+            delay = retry.next_delay_seconds()
             if delay is None:
                 raise
             time.sleep(delay)
@@ -147,7 +153,7 @@ def advance(
     if offset is not None:
         if control.is_name:
             sql = _core.advance_verdict_sql(control.text, table_name, offset, granularity)
-            if sql is not None and _merge_verdict(spark, sql):
+            if sql is not None and _merge_verdict(spark, control, sql):
                 return _parse_time(_core.finalization_candidate(offset, granularity))
         else:
             moved_to = _core.finalization_advance(control_table, table_name, offset, granularity)

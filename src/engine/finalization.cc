@@ -25,9 +25,10 @@ constexpr char kEndLsn[] = "end_lsn";
 constexpr char kEndCommitTs[] = "end_commit_ts";
 constexpr char kUpdatedAt[] = "updated_at";
 
-// As the reference does: a MERGE that keeps losing to concurrent commits is retried for up to
-// a minute before the error reaches the caller.
-constexpr auto kRetryFor = std::chrono::minutes(1);
+// As the reference does, a MERGE that keeps losing is retried for a minute; unlike it, the
+// minute starts again while other writers commit, up to ten minutes in all.
+constexpr auto kQuietRetryFor = std::chrono::minutes(1);
+constexpr auto kRetryAtMostFor = std::chrono::minutes(10);
 
 void Check(const arrow::Status& status, const std::string& what) {
   if (!status.ok()) throw InternalError(what + ": " + status.ToString());
@@ -159,9 +160,19 @@ std::shared_ptr<arrow::Table> RowsNamed(const delta::DeltaTable& table,
 
 }  // namespace
 
-ConflictRetry::ConflictRetry() : deadline_(std::chrono::steady_clock::now() + kRetryFor) {}
+ConflictRetry::ConflictRetry(Clock now)
+    : now_(std::move(now)),
+      quiet_deadline_(now_() + kQuietRetryFor),
+      final_deadline_(now_() + kRetryAtMostFor) {}
 
-bool ConflictRetry::Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+void ConflictRetry::SawTableVersion(std::int64_t version) {
+  if (version_seen_ >= 0 && version > version_seen_) {
+    quiet_deadline_ = std::min(final_deadline_, now_() + kQuietRetryFor);
+  }
+  version_seen_ = std::max(version_seen_, version);
+}
+
+bool ConflictRetry::Expired() const { return now_() >= quiet_deadline_; }
 
 std::optional<std::chrono::milliseconds> ConflictRetry::NextDelay() {
   if (Expired()) return std::nullopt;
@@ -220,6 +231,7 @@ int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& 
   for (;;) {
     try {
       auto table = delta::DeltaTable::Open(control_uri);
+      retry.SawTableVersion(table.snapshot().version);
       const auto stored = table.Read();
       const auto names = stored->GetColumnByName(kTableName);
       // Every stored row of the names that move: compared again when the upsert commits.
@@ -262,9 +274,11 @@ int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& 
       if (retry.Expired()) {
         throw ConcurrentModificationError(
             "control table " + control_uri + ": the rows of the tables whose verdicts move kept "
-            "changing under concurrent writers for a minute; the verdicts were not moved");
+            "changing under concurrent writers until the retries gave up (after a minute without "
+            "another writer's commit, or ten minutes in all); the verdicts were not moved");
       }
     } catch (const ConcurrentModificationError&) {
+      retry.SawTableVersion(delta::DeltaTable::Open(control_uri).snapshot().version);
       const auto delay = retry.NextDelay();
       if (!delay) throw;
       std::this_thread::sleep_for(*delay);

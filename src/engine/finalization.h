@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,7 +36,7 @@ void EnsureControlTable(const std::string& control_uri);
 
 // Moves the verdict of `table_name` to truncate(end.commit_ts) when that is later than the
 // stored one (or none is stored). Returns true when it moved. An end offset without a commit
-// time moves nothing. Retries commits lost to concurrent writers (up to a minute).
+// time moves nothing. Retries commits lost to concurrent writers (see ConflictRetry).
 bool Advance(const std::string& control_uri, const std::string& table_name, const Offset& end,
              Granularity granularity = Granularity::kHour);
 
@@ -73,17 +74,27 @@ bool IsFinal(const std::string& control_uri, const std::string& table_name, UtcM
 bool VerdictCovers(const std::optional<UtcMicros>& finalized_until, UtcMicros period_end);
 
 // How a verdict write that lost to a concurrent commit is retried: after a jittered delay that
-// doubles from 50 ms up to 2 s, for up to a minute of tries. One object per write.
+// doubles from 50 ms up to 2 s. It gives up after a minute in which the table did not move
+// (no other writer's commit was seen: something other than contention is wrong), or after ten
+// minutes in all. Losing to writers that do commit is contention, which a slow machine
+// stretches past a minute without anything being wrong. One object per write.
 class ConflictRetry {
  public:
-  ConflictRetry();
-  // The delay before the next try; nullopt once the minute is over (give up).
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  explicit ConflictRetry(Clock now = std::chrono::steady_clock::now);
+  // Reports the table version the write found on its last try; a version newer than the
+  // last reported one means another writer committed, and the quiet minute starts again.
+  void SawTableVersion(std::int64_t version);
+  // The delay before the next try; nullopt once it is time to give up.
   std::optional<std::chrono::milliseconds> NextDelay();
-  // Whether the minute of tries is over.
+  // Whether it is time to give up.
   bool Expired() const;
 
  private:
-  std::chrono::steady_clock::time_point deadline_;
+  Clock now_;
+  std::chrono::steady_clock::time_point quiet_deadline_;
+  std::chrono::steady_clock::time_point final_deadline_;
+  std::int64_t version_seen_ = -1;
   int attempt_ = 0;
 };
 

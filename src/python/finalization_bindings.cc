@@ -81,13 +81,17 @@ void BindFinalization(nb::module_& m) {
                             "How a verdict write that lost to a concurrent commit is retried, "
                             "as the engine retries its own: one object per write.")
       .def(nb::init<>())
+      .def("saw_table_version", &ConflictRetry::SawTableVersion, nb::arg("version"),
+           "Reports the table version found after a lost try; a newer one than last reported "
+           "means another writer committed, and the quiet minute starts again.")
       .def("next_delay_seconds",
            [](ConflictRetry& retry) -> std::optional<double> {
              const auto delay = retry.NextDelay();
              if (!delay) return std::nullopt;
              return std::chrono::duration<double>(*delay).count();
            },
-           "Seconds to wait before the next try; None once the minute of tries is over.");
+           "Seconds to wait before the next try; None once it is time to give up: after a minute "
+           "without another writer's commit, or ten minutes in all.");
   m.def("finalization_candidate", &Candidate, nb::arg("end_offset"), nb::arg("granularity"),
         "The verdict a batch ending at `end_offset` justifies: its commit time truncated to "
         "the granularity (minute, hour, day); None when the offset has no commit time.");

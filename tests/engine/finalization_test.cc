@@ -296,5 +296,53 @@ TEST(FinalizationConditionalUpsert, TheConditionIsCheckedAgainAfterALostRace) {
   EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, 2);
 }
 
+// A clock the tests move by hand.
+struct ManualClock {
+  std::chrono::steady_clock::time_point now{};
+  ConflictRetry::Clock AsClock() {
+    return [this] { return now; };
+  }
+};
+
+TEST(FinalizationConflictRetry, GivesUpAfterAMinuteInWhichTheTableDidNotMove) {
+  ManualClock clock;
+  ConflictRetry retry(clock.AsClock());
+  retry.SawTableVersion(5);
+  clock.now += std::chrono::seconds(59);
+  retry.SawTableVersion(5);
+  EXPECT_TRUE(retry.NextDelay().has_value());
+  clock.now += std::chrono::seconds(1);
+  EXPECT_TRUE(retry.Expired());
+  EXPECT_FALSE(retry.NextDelay().has_value());
+}
+
+TEST(FinalizationConflictRetry, KeepsTryingWhileOtherWritersCommitForTenMinutesAtMost) {
+  ManualClock clock;
+  ConflictRetry retry(clock.AsClock());
+  std::int64_t version = 1;
+  retry.SawTableVersion(version);
+  for (int i = 0; i < 19; ++i) {  // 9.5 minutes of losing to writers that commit
+    clock.now += std::chrono::seconds(30);
+    retry.SawTableVersion(++version);
+    ASSERT_TRUE(retry.NextDelay().has_value()) << "after " << (i + 1) * 30 << " s";
+  }
+  clock.now += std::chrono::seconds(29);
+  retry.SawTableVersion(++version);
+  EXPECT_FALSE(retry.Expired());
+  clock.now += std::chrono::seconds(1);  // ten minutes in all
+  retry.SawTableVersion(++version);
+  EXPECT_TRUE(retry.Expired());
+}
+
+TEST(FinalizationConflictRetry, AnOlderVersionIsNotProgress) {
+  ManualClock clock;
+  ConflictRetry retry(clock.AsClock());
+  retry.SawTableVersion(7);
+  clock.now += std::chrono::seconds(50);
+  retry.SawTableVersion(6);  // read from a lagging replica of the log, say
+  clock.now += std::chrono::seconds(10);
+  EXPECT_TRUE(retry.Expired());
+}
+
 }  // namespace
 }  // namespace mssql_cdc

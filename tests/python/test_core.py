@@ -55,3 +55,10 @@ def test_a_verdict_write_that_loses_a_conflict_backs_off_doubling_up_to_two_seco
     caps = [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 2.0, 2.0, 2.0]
     for delay, cap in zip(delays, caps):
         assert cap / 2 <= delay <= cap
+
+
+def test_a_verdict_write_reports_the_versions_it_lost_to():
+    retry = _core.ConflictRetry()
+    for version in (3, 5, 5, 4):  # newer, the same, and older all keep it trying within the minute
+        retry.saw_table_version(version)
+        assert retry.next_delay_seconds() is not None
