@@ -64,6 +64,8 @@ void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir
                                                {"numPartitions", std::to_string(partitions)}});
   config.params = BenchParams(out);
   Stream stream(config, MakeSourceFactory(config.source));
+  ReleaseFreeMemory();
+  ResetPeakRss();
   const auto start = std::chrono::steady_clock::now();
   const StreamProgress progress = stream.Run();
   const double seconds = Seconds(start);
@@ -71,9 +73,9 @@ void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir
     throw InternalError("the stream wrote " + std::to_string(progress.total_rows) + " rows, expected " +
                         std::to_string(rows));
   }
-  std::printf("| %s | %zu | %lld | %d | %.2f | %.0f | %.0f |\n", shape.name.c_str(),
+  std::printf("| %s | %zu | %lld | %d | %.2f | %.0f | %.0f | %.0f |\n", shape.name.c_str(),
               shape.table.columns.size(), static_cast<long long>(rows), partitions, seconds,
-              rows / seconds, rows / seconds / partitions);
+              rows / seconds, rows / seconds / partitions, PeakRssMb());
   std::fflush(stdout);
   fs::remove_all(out);
 }
@@ -220,8 +222,8 @@ int main(int argc, char** argv) {
     ManyStreams(tables, dir);
     std::printf("\n");
     std::printf("End to end, sim to bronze (availableNow, one stream, with facts):\n\n");
-    std::printf("| table | columns | changes | numPartitions | seconds | rows/s | rows/s per partition |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("| table | columns | changes | numPartitions | seconds | rows/s | rows/s per partition | peak RSS MB (engine and simulator) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
     for (int partitions : {1, 2}) EndToEnd(NarrowShape(), rows, dir, partitions);
     for (int partitions : {1, 2}) EndToEnd(WideShape(), wide_rows, dir, partitions);
     std::printf("\n");
