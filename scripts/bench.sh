@@ -5,6 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/out
 out=bench/out/latest.md
+started=$SECONDS
+# Databases are built on first use and kept: a run that finds them skips their building.
+databases_at_start=$(find bench/out -maxdepth 1 -name '*.sim' | wc -l)
+# How long each step took, printed under its table, so that the half hour can be checked.
+took() { echo; echo "Step time: $((SECONDS - step_start)) s."; step_start=$SECONDS; }
 
 # The peers of bench/odbc_bench.py, installed into .venv once per change of the pins.
 stamp=.venv/.requirements-bench.sha256
@@ -20,46 +25,58 @@ fi
   echo
   echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
   echo
+  step_start=$SECONDS
   echo "Command: \`make bench\` (\`build/bench/source_bench --rows ${BENCH_ROWS:-1000000} --dir bench/out\`)"
   echo
   build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --dir bench/out
+  took
   echo
   echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-5000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-1000000} --dir bench/out\`"
   echo
   .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-5000000}" \
     --wide-rows "${BENCH_DELTA_WIDE_ROWS:-1000000}" --dir bench/out
+  took
   echo
   echo "Command: \`build/bench/engine_bench --rows ${BENCH_ENGINE_ROWS:-2000000} --wide-rows ${BENCH_ENGINE_WIDE_ROWS:-1000000} --tables 100 --dir bench/out\`"
   echo
   build/bench/engine_bench --rows "${BENCH_ENGINE_ROWS:-2000000}" \
     --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-1000000}" --tables 100 --dir bench/out 2>/dev/null
+  took
   echo
   echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --dir bench/out\`"
   echo
   .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" --dir bench/out
+  took
   echo
   echo "Command: \`build/bench/memory_bench --txn-rows ${BENCH_MEMORY_TXN_ROWS:-5000000} --backlog-rows ${BENCH_MEMORY_BACKLOG_ROWS:-20000000} --dir bench/out\`"
   echo
   build/bench/memory_bench --txn-rows "${BENCH_MEMORY_TXN_ROWS:-5000000}" \
     --backlog-rows "${BENCH_MEMORY_BACKLOG_ROWS:-20000000}" --dir bench/out 2>/dev/null
+  took
   echo
   echo "Command: \`build/bench/fleet_bench --tables ${BENCH_FLEET_TABLES:-1000} --backlog-rows ${BENCH_FLEET_BACKLOG_ROWS:-1600000} --dir bench/out\`"
   echo
   build/bench/fleet_bench --tables "${BENCH_FLEET_TABLES:-1000}" \
     --backlog-rows "${BENCH_FLEET_BACKLOG_ROWS:-1600000}" --dir bench/out 2>/dev/null
+  took
   echo
   echo "Command: \`.venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out\`"
   echo
   .venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out
+  took
   echo
   echo "Command: \`.venv/bin/python bench/limits_bench.py --dir bench/out\`"
   echo
   .venv/bin/python bench/limits_bench.py --dir bench/out
+  took
   echo
   echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-300000} --tables 10 --many-rows ${BENCH_SPARK_MANY_ROWS:-30000} --rounds ${BENCH_SPARK_ROUNDS:-1} --dir bench/out\`"
   echo
   .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-300000}" --tables 10 \
     --many-rows "${BENCH_SPARK_MANY_ROWS:-30000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out
+  took
+  echo
+  echo "make bench took $((SECONDS - started)) s in all; bench/out held $databases_at_start benchmark databases at the start."
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
 echo "bench: figures appended to bench/RESULTS.md"
