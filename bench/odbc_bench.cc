@@ -11,7 +11,8 @@
 //   build/bench/odbc_bench read --db bench/out/source_bench_narrow_1000000.sim --port PORT
 //       --user bench --password Bench-pw-1 --connections 1,2,4 --server-pid PID
 //
-// `prepare` builds (once) the narrow and wide databases of --rows changes in --dir, adds the
+// `prepare` builds (once) the narrow and wide databases of --rows changes (the wide one
+// --wide-rows, when given) in --dir, adds the
 // login, and prints what bench/odbc_bench.py needs as JSON: the file, database, capture
 // instance, the change read's SQL (statements.h ChangeRows) and the ranges for each count of
 // connections, so that other readers send the same statement with the same bounds.
@@ -304,6 +305,7 @@ int Compare(const ReadArgs& args) {
 
 struct PrepareArgs {
   std::int64_t rows = 1'000'000;
+  std::int64_t wide_rows = 0;  // 0: as many as --rows
   std::string dir = "bench/out";
   std::string user = "bench";
   std::string password = "Bench-pw-1";
@@ -314,7 +316,8 @@ int Prepare(const PrepareArgs& args) {
   std::filesystem::create_directories(args.dir);
   nlohmann::json out = nlohmann::json::array();
   for (const BenchShape& shape : {NarrowShape(), WideShape()}) {
-    const std::string path = PrepareBenchDatabase(shape, args.rows, args.dir);
+    const std::int64_t rows = shape.name == "wide" && args.wide_rows > 0 ? args.wide_rows : args.rows;
+    const std::string path = PrepareBenchDatabase(shape, rows, args.dir);
     std::string database;
     {
       auto db = sim::SimDatabase::Open(path);
@@ -375,6 +378,8 @@ int main(int argc, char** argv) {
   PrepareArgs prepare;
   auto* prepare_cmd = app.add_subcommand("prepare", "Build the bench databases, add the login, print JSON");
   prepare_cmd->add_option("--rows", prepare.rows, "Changes per table")->check(CLI::PositiveNumber);
+  prepare_cmd->add_option("--wide-rows", prepare.wide_rows, "Changes of the wide table (default: --rows)")
+      ->check(CLI::PositiveNumber);
   prepare_cmd->add_option("--dir", prepare.dir, "Where the databases are kept")->capture_default_str();
   prepare_cmd->add_option("--user", prepare.user, "Login to add")->capture_default_str();
   prepare_cmd->add_option("--password", prepare.password, "Its password")->capture_default_str();

@@ -21,7 +21,7 @@ may get fewer runs than the narrow one. Readers are interleaved within a pass so
 noise of a shared machine falls on all of them alike; on a loaded machine the CPU seconds
 are the steadier figure.
 
-  .venv/bin/python bench/odbc_bench.py --rows 1000000 --dir bench/out
+  .venv/bin/python bench/odbc_bench.py --rows 1000000 [--wide-rows 250000] --dir bench/out
 """
 
 from __future__ import annotations
@@ -242,6 +242,8 @@ def main() -> int:
     root = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=int(os.environ.get("BENCH_ODBC_ROWS", 1_000_000)))
+    ap.add_argument("--wide-rows", type=int, default=int(os.environ.get("BENCH_ODBC_WIDE_ROWS", 0)),
+                    help="changes of the wide table (default: --rows)")
     ap.add_argument("--dir", default="bench/out")
     ap.add_argument("--build", default=str(root / "build"), help="the build tree to use")
     ap.add_argument("--repeats", type=int, default=3, help="runs per reader, at most")
@@ -261,7 +263,8 @@ def main() -> int:
     if "ours" not in readers:
         raise SystemExit("--readers must include ours: the ratios are taken against it")
 
-    prepared = subprocess.run([str(bench), "prepare", "--rows", str(args.rows), "--dir", args.dir,
+    wide_rows = ["--wide-rows", str(args.wide_rows)] if args.wide_rows > 0 else []
+    prepared = subprocess.run([str(bench), "prepare", "--rows", str(args.rows), *wide_rows, "--dir", args.dir,
                                "--user", USER, "--password", PASSWORD,
                                "--connections", args.connections],
                               stdout=subprocess.PIPE, text=True)  # "building ..." to stderr

@@ -17,8 +17,10 @@ so each run is a process of its own (bench/spark_bench_child.py) with its librar
 is .venv's, the reference's is bench/out/refvenv, made here from
 scripts/requirements-bench-ref.txt. Every run gets a fresh local[2] Spark with the Delta jars of
 scripts/setup_spark.sh and the session settings of tests/delta/conftest.py (driver memory 2g),
-warmed by one small stream of the same library; then the scenario is timed from the first start
-to the last query's end. Bronze row counts are checked against the changes written.
+warmed by one small stream of the same library; then each scenario in turn (single, then many,
+in the same Spark: a Spark's start and warm-up are paid once per run) is timed from the first
+start to the last query's end. The many scenario's memory is growth over what the single one
+left. Bronze row counts are checked against the changes written.
 
 Driver memory is sampled every 0.2 s from /proc: the driver JVM's RSS growth, the driver
 Python's RSS growth (foreachBatch runs there), and the RSS of the Python processes the JVM
@@ -160,16 +162,18 @@ VARIANTS = [("ours", "classic", "paths"), ("ours", "classic", "names"), ("ours",
             ("ref", "classic", "paths"), ("ref", "classic", "names")]
 
 
-def run_child(python, variant, scenario, data, warm, tables, rows, jars, work_root, logs, round_no):
+def run_child(python, variant, scenarios, warm, jars, work_root, logs, round_no):
+    """One fresh warmed Spark for `variant` that runs every scenario in turn: {name: result}."""
     lib, session, tables_as = variant
-    tag = f"{scenario}-{lib}-{session}-{tables_as}-r{round_no}"
+    tag = f"{lib}-{session}-{tables_as}-r{round_no}"
     out = work_root / f"{tag}.json"
     out.unlink(missing_ok=True)
     log_file = logs / f"{tag}.log"
-    cmd = [str(python), str(CHILD), "run", "--lib", lib, "--data", str(data), "--tables", str(tables),
-           "--rows", str(rows), "--warm", str(warm), "--jars", jars, "--work", str(work_root / tag),
-           "--out", str(out), "--session", session, "--tables-as", tables_as]
-    log(f"round {round_no}: {scenario}, {lib}, {session} session, {tables_as}")
+    cmd = [str(python), str(CHILD), "run", "--lib", lib, "--warm", str(warm), "--jars", jars,
+           "--work", str(work_root / tag), "--out", str(out), "--session", session, "--tables-as", tables_as]
+    for name, (data, tables, rows) in scenarios.items():
+        cmd += ["--scenario", name, str(data), str(tables), str(rows)]
+    log(f"round {round_no}: {lib}, {session} session, {tables_as}")
     started = time.perf_counter()
     with open(log_file, "w") as f:
         try:
@@ -181,16 +185,17 @@ def run_child(python, variant, scenario, data, warm, tables, rows, jars, work_ro
     if code != 0 or not out.exists():
         tail = log_file.read_text(errors="replace").splitlines()[-15:]
         log(f"{tag} failed ({code}); {log_file}:\n  " + "\n  ".join(tail))
-        return None
+        return {}
     result = json.loads(out.read_text())
-    result["process_s"] = time.perf_counter() - started
-    m = result["memory"]
-    log(f"  wall {result['wall_s']:.1f} s (process {result['process_s']:.0f} s, warm-up {result['warmup_s']:.1f} s), "
-        f"rows {sum(result['rows'].values())}, batches {sum(result['batches'].values())}, "
-        f"peak {m['total'] / 2**20:.0f} MB (JVM +{m['jvm_delta'] / 2**20:.0f}, driver Python "
-        f"+{m['self_delta'] / 2**20:.0f}, {m['driver_py_count']} query processes {m['driver_py'] / 2**20:.0f}; "
-        f"kinds {m['driver_py_kinds']})")
-    return result
+    log(f"  process {time.perf_counter() - started:.0f} s, session {result['session_s']:.1f} s, "
+        f"warm-up {result['warmup_s']:.1f} s")
+    for name, r in result["scenarios"].items():
+        m = r["memory"]
+        log(f"  {name}: wall {r['wall_s']:.1f} s, rows {sum(r['rows'].values())}, "
+            f"batches {sum(r['batches'].values())}, peak {m['total'] / 2**20:.0f} MB (JVM "
+            f"+{m['jvm_delta'] / 2**20:.0f}, driver Python +{m['self_delta'] / 2**20:.0f}, "
+            f"{m['driver_py_count']} query processes {m['driver_py'] / 2**20:.0f}; kinds {m['driver_py_kinds']})")
+    return result["scenarios"]
 
 
 def main():
@@ -240,12 +245,12 @@ def main():
     t = time.perf_counter()
     for round_no in range(args.rounds):
         order = variants if round_no % 2 == 0 else variants[::-1]
-        for name, (tables, rows) in scenarios.items():
-            for variant in order:
-                lib = variant[0]
-                r = run_child(pythons[lib], variant, name, sets[(lib, name)], warm[lib], tables, rows, jars,
-                              work, logs, round_no)
-                results.setdefault((name, variant), []).append(r)
+        for variant in order:
+            lib = variant[0]
+            runs = {name: (sets[(lib, name)], tables, rows) for name, (tables, rows) in scenarios.items()}
+            by_name = run_child(pythons[lib], variant, runs, warm[lib], jars, work, logs, round_no)
+            for name in scenarios:
+                results.setdefault((name, variant), []).append(by_name.get(name))
     log(f"runs done ({time.perf_counter() - t:.0f} s)")
     shutil.rmtree(work, ignore_errors=True)
 
@@ -268,7 +273,7 @@ def main():
 
     print(f"Spark mode, `mssql_cdc` (ours) and `mssql-cdc-pyspark==0.8.0` (reference), local[2], "
           f"availableNow into Delta with a facts table; median of {args.rounds} runs each, each run a "
-          f"fresh warmed Spark. single: 1 table x {args.rows:,} changes; many: {args.tables} tables x "
+          f"fresh warmed Spark running single, then many. single: 1 table x {args.rows:,} changes; many: {args.tables} tables x "
           f"{args.many_rows:,} changes (start_many + await_all). Tables as paths, or as names in a Hive "
           f"metastore. Driver memory: peak RSS growth of the driver JVM and driver Python plus the "
           f"queries' driver-side Python processes; on Connect the driver is the local Connect server, a "

@@ -6,12 +6,13 @@ its public API) from bench/out/refvenv. It imports nothing from the repository b
 the interpreter has, and, for a Spark Connect run, tests/local_spark.py's server.
 
     python bench/spark_bench_child.py gen-fake --path DIR --tables N --rows R   (reference only)
-    python bench/spark_bench_child.py run --lib ours|ref --data PATH --tables N --rows R
+    python bench/spark_bench_child.py run --lib ours|ref --scenario NAME PATH N R [--scenario ...]
                                       --warm PATH --jars DIR --work DIR --out FILE.json
                                       [--session classic|connect] [--tables-as paths|names]
+    python bench/spark_bench_child.py run --lib ours --hold S --hold-run N PATH [--hold-run ...] ...
 
-`--tables-as names` gives bronze and facts as table names (bench_bronze.<ci>, bench_ops.facts;
-the warm-up's in warm_bronze and warm_ops)
+`--tables-as names` gives bronze and facts as table names (<scenario>_bronze.<ci>,
+<scenario>_ops.facts; the warm-up's in warm_bronze and warm_ops)
 in a Hive metastore (embedded Derby) instead of paths. `--session connect` runs the streams
 through a local Spark Connect server; the server is a child process, so the memory figures
 count its JVM and Python workers as a classic run counts its driver's.
@@ -20,10 +21,11 @@ count its JVM and Python workers as a classic run counts its driver's.
 with R insert changes in commits of 10,000, the rows of bench/bench_tables.cc's narrow shape.
 
 `run` starts a local[2] Spark (the session of tests/delta/conftest.py, driver memory 2g), warms
-it with one small availableNow stream of the same library (`--warm`, one table), then times
-N availableNow streams into Delta with a facts table: `stream(...).to_delta` for one table,
-`start_many` + `await_all` for several. Meanwhile a thread samples every 0.2 s the resident
-memory of this process (the driver, where foreachBatch runs), of the driver JVM, and of the
+it with one small availableNow stream of the same library (`--warm`, one table), then, for each
+--scenario in turn, times its N availableNow streams (R changes each, in PATH) into Delta with a
+facts table: `stream(...).to_delta` for one table, `start_many` + `await_all` for several.
+With --hold it runs, for each --hold-run in turn, N always-on streams of PATH for S seconds
+instead, then stops them. Meanwhile a thread samples every 0.2 s the resident memory of this process (the driver, where foreachBatch runs), of the driver JVM, and of the
 Python processes the JVM starts for the queries on the driver side (streaming source runners,
 planners); the executors' Python workers (pyspark.daemon and its forks) are counted apart.
 The result (times, rows per table, memory peaks) goes to --out as JSON.
@@ -312,6 +314,23 @@ def run_streams(spark, lib, data, tables, root, app, names=False):
     return queries
 
 
+def time_scenario(spark, lib, data, tables, rows, root, app, names):
+    """The availableNow streams of one scenario, timed, with the driver's memory sampled meanwhile:
+    wall seconds, memory peaks, bronze rows per table, facts rows and batches."""
+    result = {"tables": tables, "rows_per_table": rows}
+    sampler = Sampler()
+    sampler.start()
+    t = time.perf_counter()
+    queries = run_streams(spark, lib, data, tables, root, app, names=names)
+    result["wall_s"] = time.perf_counter() - t
+    result["memory"] = sampler.finish()
+    result["rows"] = {ci: read_table(spark, locations(root, names, ci, app)[0]).count() for ci in queries}
+    result["facts_rows"] = read_table(spark, locations(root, names, "x", app)[2]).count()
+    result["batches"] = {ci: sum(1 for p in q.recentProgress if (p["numInputRows"] or 0) > 0)
+                         for ci, q in queries.items()}
+    return result
+
+
 def run(args):
     import contextlib
 
@@ -320,8 +339,7 @@ def run(args):
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     names = args.tables_as == "names"
-    result = {"lib": args.lib, "tables": args.tables, "rows_per_table": args.rows,
-              "package_file": mssql_cdc.__file__, "session": args.session, "tables_as": args.tables_as}
+    result = {"lib": args.lib, "package_file": mssql_cdc.__file__, "session": args.session, "tables_as": args.tables_as}
     with contextlib.ExitStack() as stack:
         t = time.perf_counter()
         if args.session == "connect":
@@ -343,27 +361,17 @@ def run(args):
         run_streams(spark, args.lib, args.warm, 1, os.path.join(args.work, "warm"), "warm", names=names)
         result["warmup_s"] = time.perf_counter() - t
 
-        sampler = Sampler()
-        sampler.start()
-        if args.hold:
-            hold_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench",
-                         args.interval, args.hold, sampler, result)
-            spark.stop()
-            with open(args.out, "w") as f:
-                json.dump(result, f, indent=1)
-            shutil.rmtree(args.work, ignore_errors=True)
-            return
-        t = time.perf_counter()
-        queries = run_streams(spark, args.lib, args.data, args.tables, os.path.join(args.work, "run"), "bench",
-                              names=names)
-        result["wall_s"] = time.perf_counter() - t
-        result["memory"] = sampler.finish()
-
-        root = os.path.join(args.work, "run")
-        result["rows"] = {ci: read_table(spark, locations(root, names, ci, "bench")[0]).count() for ci in queries}
-        result["facts_rows"] = read_table(spark, locations(root, names, "x", "bench")[2]).count()
-        result["batches"] = {ci: sum(1 for p in q.recentProgress if (p["numInputRows"] or 0) > 0)
-                             for ci, q in queries.items()}
+        result["holds"] = {}
+        for tables, data in args.hold_run:
+            held = result["holds"][tables] = {}
+            sampler = Sampler()
+            sampler.start()
+            hold_streams(spark, args.lib, data, int(tables), os.path.join(args.work, f"hold_{tables}"),
+                         f"hold{tables}", args.interval, args.hold, sampler, held)
+        result["scenarios"] = {}
+        for name, data, tables, rows in args.scenario:
+            result["scenarios"][name] = time_scenario(spark, args.lib, data, int(tables), int(rows),
+                                                      os.path.join(args.work, name), name, names)
         spark.stop()
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
@@ -379,12 +387,12 @@ def main():
     g.add_argument("--rows", type=int, required=True)
     r = sub.add_parser("run")
     r.add_argument("--lib", choices=["ours", "ref"], required=True)
-    r.add_argument("--data", required=True)
-    r.add_argument("--tables", type=int, required=True)
-    r.add_argument("--rows", type=int, required=True)
-    r.add_argument("--hold", type=float, default=0,
-                   help="keep always-on streams (processingTime --interval) running this long instead "
-                        "of availableNow ones")
+    r.add_argument("--scenario", nargs=4, action="append", default=[], metavar=("NAME", "PATH", "TABLES", "ROWS"),
+                   help="availableNow streams to time, in the order given")
+    r.add_argument("--hold-run", nargs=2, action="append", default=[], metavar=("TABLES", "PATH"),
+                   help="always-on streams to keep running for --hold seconds, in the order given")
+    r.add_argument("--hold", type=float, default=30,
+                   help="how long each --hold-run keeps its always-on streams (processingTime --interval) running")
     r.add_argument("--interval", default="5 seconds")
     r.add_argument("--warm", required=True)
     r.add_argument("--jars", required=True)

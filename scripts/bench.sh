@@ -31,10 +31,10 @@ fi
   build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --dir bench/out
   took
   echo
-  echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-5000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-1000000} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-2000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-400000} --dir bench/out\`"
   echo
-  .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-5000000}" \
-    --wide-rows "${BENCH_DELTA_WIDE_ROWS:-1000000}" --dir bench/out
+  .venv/bin/python bench/delta_bench.py --narrow-rows "${BENCH_DELTA_NARROW_ROWS:-2000000}" \
+    --wide-rows "${BENCH_DELTA_WIDE_ROWS:-400000}" --dir bench/out
   took
   echo
   echo "Command: \`build/bench/engine_bench --rows ${BENCH_ENGINE_ROWS:-2000000} --wide-rows ${BENCH_ENGINE_WIDE_ROWS:-1000000} --tables 100 --dir bench/out\`"
@@ -43,15 +43,17 @@ fi
     --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-1000000}" --tables 100 --dir bench/out 2>/dev/null
   took
   echo
-  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --wide-rows ${BENCH_ODBC_WIDE_ROWS:-250000} --dir bench/out\`"
   echo
-  .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" --dir bench/out
+  .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" \
+    --wide-rows "${BENCH_ODBC_WIDE_ROWS:-250000}" --dir bench/out
   took
   echo
-  echo "Command: \`build/bench/memory_bench --txn-rows ${BENCH_MEMORY_TXN_ROWS:-5000000} --backlog-rows ${BENCH_MEMORY_BACKLOG_ROWS:-20000000} --dir bench/out\`"
+  echo "Command: \`build/bench/memory_bench --txn-rows ${BENCH_MEMORY_TXN_ROWS:-5000000} --backlog-rows ${BENCH_MEMORY_BACKLOG_ROWS:-20000000} --burst-rows ${BENCH_MEMORY_BURST_ROWS:-500000} --dir bench/out\`"
   echo
   build/bench/memory_bench --txn-rows "${BENCH_MEMORY_TXN_ROWS:-5000000}" \
-    --backlog-rows "${BENCH_MEMORY_BACKLOG_ROWS:-20000000}" --dir bench/out 2>/dev/null
+    --backlog-rows "${BENCH_MEMORY_BACKLOG_ROWS:-20000000}" \
+    --burst-rows "${BENCH_MEMORY_BURST_ROWS:-500000}" --dir bench/out 2>/dev/null
   took
   echo
   echo "Command: \`build/bench/fleet_bench --tables ${BENCH_FLEET_TABLES:-1000} --backlog-rows ${BENCH_FLEET_BACKLOG_ROWS:-1600000} --dir bench/out\`"
@@ -60,9 +62,9 @@ fi
     --backlog-rows "${BENCH_FLEET_BACKLOG_ROWS:-1600000}" --dir bench/out 2>/dev/null
   took
   echo
-  echo "Command: \`.venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 10 --dir bench/out\`"
   echo
-  .venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 15 --dir bench/out
+  .venv/bin/python bench/spark_streams_bench.py --streams 1,10,50 --hold 10 --dir bench/out
   took
   echo
   echo "Command: \`.venv/bin/python bench/limits_bench.py --dir bench/out\`"
