@@ -72,10 +72,10 @@ fi
   .venv/bin/python bench/limits_bench.py --dir bench/out
   took
   echo
-  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-300000} --tables 10 --many-rows ${BENCH_SPARK_MANY_ROWS:-30000} --rounds ${BENCH_SPARK_ROUNDS:-1} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-200000} --tables 5 --many-rows ${BENCH_SPARK_MANY_ROWS:-20000} --rounds ${BENCH_SPARK_ROUNDS:-1} --dir bench/out\`"
   echo
-  .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-300000}" --tables 10 \
-    --many-rows "${BENCH_SPARK_MANY_ROWS:-30000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out
+  .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-200000}" --tables 5 \
+    --many-rows "${BENCH_SPARK_MANY_ROWS:-20000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out
   took
   echo
   echo "make bench took $((SECONDS - started)) s in all; bench/out held $databases_at_start benchmark databases at the start."
