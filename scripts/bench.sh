@@ -43,10 +43,10 @@ fi
     --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-1000000}" --tables 100 --dir bench/out 2>/dev/null
   took
   echo
-  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --wide-rows ${BENCH_ODBC_WIDE_ROWS:-250000} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --wide-rows ${BENCH_ODBC_WIDE_ROWS:-250000} --budget ${BENCH_ODBC_BUDGET:-240} --dir bench/out\`"
   echo
   .venv/bin/python bench/odbc_bench.py --rows "${BENCH_ODBC_ROWS:-1000000}" \
-    --wide-rows "${BENCH_ODBC_WIDE_ROWS:-250000}" --dir bench/out
+    --wide-rows "${BENCH_ODBC_WIDE_ROWS:-250000}" --budget "${BENCH_ODBC_BUDGET:-240}" --dir bench/out
   took
   echo
   echo "Command: \`build/bench/memory_bench --txn-rows ${BENCH_MEMORY_TXN_ROWS:-5000000} --backlog-rows ${BENCH_MEMORY_BACKLOG_ROWS:-20000000} --burst-rows ${BENCH_MEMORY_BURST_ROWS:-500000} --dir bench/out\`"
