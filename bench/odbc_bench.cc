@@ -12,10 +12,10 @@
 //       --user bench --password Bench-pw-1 --connections 1,2,4 --server-pid PID
 //
 // `prepare` builds (once) the narrow and wide databases of --rows changes (the wide one
-// --wide-rows, when given) in --dir, adds the
-// login, and prints what bench/odbc_bench.py needs as JSON: the file, database, capture
-// instance, the change read's SQL (statements.h ChangeRows) and the ranges for each count of
-// connections, so that other readers send the same statement with the same bounds.
+// --wide-rows, when given) in --dir, adds the login, and prints what bench/odbc_bench.py needs
+// as JSON: the file, database, capture instance, the change read's SQL (statements.h
+// ChangeRows) and the ranges for each count of connections, so that other readers send the
+// same statement with the same bounds.
 //
 //   build/bench/odbc_bench prepare --rows 1000000 --dir bench/out --user bench --password Bench-pw-1
 //

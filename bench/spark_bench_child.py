@@ -24,11 +24,12 @@ with R insert changes in commits of 10,000, the rows of bench/bench_tables.cc's 
 it with one small availableNow stream of the same library (`--warm`, one table), then, for each
 --scenario in turn, times its N availableNow streams (R changes each, in PATH) into Delta with a
 facts table: `stream(...).to_delta` for one table, `start_many` + `await_all` for several.
-With --hold it runs, for each --hold-run in turn, N always-on streams of PATH for S seconds
-instead, then stops them. Meanwhile a thread samples every 0.2 s the resident memory of this process (the driver, where foreachBatch runs), of the driver JVM, and of the
-Python processes the JVM starts for the queries on the driver side (streaming source runners,
-planners); the executors' Python workers (pyspark.daemon and its forks) are counted apart.
-The result (times, rows per table, memory peaks) goes to --out as JSON.
+With --hold-run it runs, for each in turn, N always-on streams of PATH for --hold S seconds,
+then stops them. Meanwhile a thread samples every 0.2 s the resident memory of this process
+(the driver, where foreachBatch runs), of the driver JVM, and of the Python processes the JVM
+starts for the queries on the driver side (streaming source runners, planners); the executors'
+Python workers (pyspark.daemon and its forks) are counted apart. The result
+(times, rows per table, memory peaks) goes to --out as JSON.
 """
 
 import argparse
@@ -260,13 +261,15 @@ def read_table(spark, location):
     return spark.table(location) if "/" not in location else spark.read.format("delta").load(location)
 
 
-def hold_streams(spark, lib, data, tables, root, app, interval, hold, sampler, result):
+def hold_streams(spark, lib, data, tables, root, app, interval, hold, result):
     """Starts `tables` always-on streams (processingTime `interval`) with start_many, keeps them
-    running for `hold` seconds while `sampler` samples, then stops them: the steady cost of
-    running streams on the driver. Records the time start_many took and the streams that failed
+    running for `hold` seconds while the driver's memory is sampled, then stops them: the steady
+    cost of running streams on the driver. Records the time start_many took and the streams that failed
     (to start, or while running)."""
     import mssql_cdc
 
+    sampler = Sampler()
+    sampler.start()
     cis = capture_instances(tables)
     bronze, ckpt, facts = locations(root, False, "{ci}", app)
     t = time.perf_counter()
@@ -364,10 +367,8 @@ def run(args):
         result["holds"] = {}
         for tables, data in args.hold_run:
             held = result["holds"][tables] = {}
-            sampler = Sampler()
-            sampler.start()
             hold_streams(spark, args.lib, data, int(tables), os.path.join(args.work, f"hold_{tables}"),
-                         f"hold{tables}", args.interval, args.hold, sampler, held)
+                         f"hold{tables}", args.interval, args.hold, held)
         result["scenarios"] = {}
         for name, data, tables, rows in args.scenario:
             result["scenarios"][name] = time_scenario(spark, args.lib, data, int(tables), int(rows),

@@ -78,5 +78,6 @@ def main():
         if r["start_error"]:
             print(f"\nstart_many with {n} streams raised: {r['start_error']}\n")
 
+
 if __name__ == "__main__":
     main()
