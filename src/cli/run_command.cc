@@ -164,6 +164,14 @@ class RunReporter {
     json tables = json::object();
     json failed = json::array();
     json refused = json::array();
+    std::map<std::string, Verdict> verdicts;
+    if (config_.many.control_table) {
+      try {
+        verdicts = ReadVerdicts(*config_.many.control_table);
+      } catch (const Error&) {
+        // The summary still goes out; a control table that cannot be read shows no verdicts.
+      }
+    }
     for (const auto& ci : group_.order()) {
       const TableState& s = last_[ci];
       json t = {{"status", s.status},
@@ -175,14 +183,10 @@ class RunReporter {
                                       : json(nullptr)}};
       if (config_.many.control_table) {
         const auto target = ExpandTemplate(config_.many.target, "target", ci);
-        std::optional<Verdict> verdict;
-        try {
-          verdict = ReadVerdict(*config_.many.control_table, target);
-        } catch (const Error&) {
-          // The summary still goes out; a control table that cannot be read shows no verdict.
-        }
-        t["finalized_until"] =
-            verdict ? json(FormatIsoMillis(verdict->finalized_until.value)) : json(nullptr);
+        const auto verdict = verdicts.find(target);
+        t["finalized_until"] = verdict != verdicts.end()
+                                   ? json(FormatIsoMillis(verdict->second.finalized_until.value))
+                                   : json(nullptr);
       }
       if (s.error) {
         t["error_class"] = s.error->error_class;

@@ -96,9 +96,8 @@ std::optional<UtcMicros> TimeCell(const arrow::Table& t, const std::string& c, s
 }
 
 // The micro-batch rows (event NULL) of the target; the latest by written_at.
-void ReadFacts(const std::string& facts_uri, TableStatus& status) {
-  if (!delta::DeltaTable::Exists(facts_uri)) return;
-  auto facts = delta::DeltaTable::Open(facts_uri).Read({{"target", "=", status.target}});
+void ReadFacts(const delta::DeltaTable& facts_table, TableStatus& status) {
+  auto facts = facts_table.Read({{"target", "=", status.target}});
   std::optional<std::int64_t> latest;
   std::optional<UtcMicros> latest_written;
   for (std::int64_t row = 0; row < facts->num_rows(); ++row) {
@@ -277,14 +276,19 @@ int Status(const StatusArgs& args) {
   }
   const UtcMicros now = NowUtc();
   std::vector<TableStatus> tables;
+  // Each table is read once, however many streams the pipeline has.
+  std::optional<delta::DeltaTable> facts;
+  if (config.facts_table && delta::DeltaTable::Exists(*config.facts_table)) {
+    facts = delta::DeltaTable::Open(*config.facts_table);
+  }
+  std::map<std::string, Verdict> verdicts;
+  if (config.many.control_table) verdicts = ReadVerdicts(*config.many.control_table);
   for (const auto& table : config.many.tables) {
     TableStatus s;
     s.capture_instance = table.capture_instance;
     s.target = ExpandTemplate(config.many.target, "target", table.capture_instance);
-    if (config.facts_table) ReadFacts(*config.facts_table, s);
-    if (config.many.control_table && delta::DeltaTable::Exists(*config.many.control_table)) {
-      s.verdict = ReadVerdict(*config.many.control_table, s.target);
-    }
+    if (facts) ReadFacts(*facts, s);
+    if (auto verdict = verdicts.find(s.target); verdict != verdicts.end()) s.verdict = verdict->second;
     Check(config, now, s);
     tables.push_back(std::move(s));
   }

@@ -216,8 +216,27 @@ bool Advance(const std::string& control_uri, const std::string& table_name, cons
   return AdvanceMany(control_uri, {VerdictMove{table_name, end}}, granularity) > 0;
 }
 
-int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& moves,
-                Granularity granularity) {
+namespace {
+
+// Positions of each name's rows in the control table's `table_name` column.
+std::map<std::string, std::vector<std::int64_t>, std::less<>> PositionsByName(const arrow::Table& stored) {
+  std::map<std::string, std::vector<std::int64_t>, std::less<>> positions;
+  const auto names = stored.GetColumnByName(kTableName);
+  if (!names) return positions;
+  std::int64_t offset = 0;
+  for (const auto& chunk : names->chunks()) {
+    const auto& strings = static_cast<const arrow::StringArray&>(*chunk);
+    for (std::int64_t i = 0; i < strings.length(); ++i) {
+      if (strings.IsValid(i)) positions[std::string(strings.GetView(i))].push_back(offset + i);
+    }
+    offset += strings.length();
+  }
+  return positions;
+}
+
+// AdvanceMany on an open control table, brought up to date before each try.
+int AdvanceManyIn(delta::DeltaTable& table, const std::vector<VerdictMove>& moves,
+                  Granularity granularity) {
   // The latest end of each name, so that one upsert row stands for each.
   std::map<std::string, Offset> latest;
   for (const auto& move : moves) {
@@ -226,28 +245,19 @@ int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& 
     if (!inserted && *move.end.commit_ts > *it->second.commit_ts) it->second = move.end;
   }
   if (latest.empty()) return 0;
-  EnsureControlTable(control_uri);
   ConflictRetry retry;
   for (;;) {
     try {
-      auto table = delta::DeltaTable::Open(control_uri);
-      retry.SawTableVersion(table.snapshot().version);
+      retry.SawTableVersion(table.CatchUp().version);
       const auto stored = table.Read();
-      const auto names = stored->GetColumnByName(kTableName);
+      const auto positions = PositionsByName(*stored);
       // Every stored row of the names that move: compared again when the upsert commits.
       std::vector<std::shared_ptr<arrow::Table>> seen_rows;
       std::vector<std::shared_ptr<arrow::Table>> advanced;
       for (const auto& [name, end] : latest) {
         const UtcMicros candidate = Truncate(*end.commit_ts, granularity);
-        std::vector<std::int64_t> positions;
-        for (std::int64_t i = 0; i < stored->num_rows(); ++i) {
-          auto cell = names->GetScalar(i);
-          Check(cell.status(), "reading control column table_name");
-          if ((*cell)->is_valid && static_cast<const arrow::StringScalar&>(**cell).value->ToString() == name) {
-            positions.push_back(i);
-          }
-        }
-        auto rows = RowsAt(stored, positions);
+        const auto found = positions.find(name);
+        auto rows = RowsAt(stored, found == positions.end() ? std::vector<std::int64_t>{} : found->second);
         auto stored_row = VerdictRow(rows);
         if (stored_row) {
           auto until = MicrosAt(rows, kFinalizedUntil, *stored_row);
@@ -273,12 +283,12 @@ int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& 
       if (result.written) return static_cast<int>(advanced.size());
       if (retry.Expired()) {
         throw ConcurrentModificationError(
-            "control table " + control_uri + ": the rows of the tables whose verdicts move kept "
+            "control table " + table.uri() + ": the rows of the tables whose verdicts move kept "
             "changing under concurrent writers until the retries gave up (after a minute without "
             "another writer's commit, or ten minutes in all); the verdicts were not moved");
       }
     } catch (const ConcurrentModificationError&) {
-      retry.SawTableVersion(delta::DeltaTable::Open(control_uri).snapshot().version);
+      retry.SawTableVersion(table.CatchUp().version);
       const auto delay = retry.NextDelay();
       if (!delay) throw;
       std::this_thread::sleep_for(*delay);
@@ -286,18 +296,46 @@ int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& 
   }
 }
 
+}  // namespace
+
+int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& moves,
+                Granularity granularity) {
+  if (std::none_of(moves.begin(), moves.end(), [](const VerdictMove& m) { return m.end.commit_ts.has_value(); })) {
+    return 0;
+  }
+  EnsureControlTable(control_uri);
+  auto table = delta::DeltaTable::Open(control_uri);
+  return AdvanceManyIn(table, moves, granularity);
+}
+
 VerdictWriter::VerdictWriter(std::string control_uri, Granularity granularity)
     : control_uri_(std::move(control_uri)),
       granularity_(granularity),
-      group_([this](std::vector<VerdictMove>& moves) { AdvanceMany(control_uri_, moves, granularity_); }) {}
+      group_([this](std::vector<VerdictMove>& moves) { Write(moves); }) {}
+
+VerdictWriter::~VerdictWriter() = default;
+
+// The control table is checked and opened by the first write, then kept and caught up, so
+// that a write costs the commits made since the last one, not a replay of the whole log.
+void VerdictWriter::Write(const std::vector<VerdictMove>& moves) {
+  if (!table_) {
+    if (std::none_of(moves.begin(), moves.end(), [](const VerdictMove& m) { return m.end.commit_ts.has_value(); })) {
+      return;
+    }
+    EnsureControlTable(control_uri_);
+    table_ = std::make_unique<delta::DeltaTable>(delta::DeltaTable::Open(control_uri_));
+  }
+  AdvanceManyIn(*table_, moves, granularity_);
+}
 
 void VerdictWriter::Advance(const std::string& table_name, const Offset& end) {
   group_.Submit(VerdictMove{table_name, end});
 }
 
-std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name) {
-  if (!delta::DeltaTable::Exists(control_uri)) return std::nullopt;
-  auto rows = RowsNamed(delta::DeltaTable::Open(control_uri), table_name);
+namespace {
+
+// The verdict among `rows` (one name's stored rows); nullopt when none holds one.
+std::optional<Verdict> VerdictIn(const std::shared_ptr<arrow::Table>& rows, const std::string& table_name) {
   auto row = VerdictRow(rows);
   if (!row) return std::nullopt;
   auto until = MicrosAt(rows, kFinalizedUntil, *row);
@@ -309,6 +347,23 @@ std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::st
   verdict.end_commit_ts = UtcMicros{MicrosAt(rows, kEndCommitTs, *row).value_or(0)};
   verdict.updated_at = UtcMicros{MicrosAt(rows, kUpdatedAt, *row).value_or(0)};
   return verdict;
+}
+
+}  // namespace
+
+std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name) {
+  if (!delta::DeltaTable::Exists(control_uri)) return std::nullopt;
+  return VerdictIn(RowsNamed(delta::DeltaTable::Open(control_uri), table_name), table_name);
+}
+
+std::map<std::string, Verdict> ReadVerdicts(const std::string& control_uri) {
+  std::map<std::string, Verdict> verdicts;
+  if (!delta::DeltaTable::Exists(control_uri)) return verdicts;
+  const auto stored = delta::DeltaTable::Open(control_uri).Read();
+  for (const auto& [name, positions] : PositionsByName(*stored)) {
+    if (auto verdict = VerdictIn(RowsAt(stored, positions), name)) verdicts.emplace(name, std::move(*verdict));
+  }
+  return verdicts;
 }
 
 bool IsFinal(const std::string& control_uri, const std::string& table_name,

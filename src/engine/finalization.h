@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +18,10 @@
 #include "core/time.h"
 
 namespace mssql_cdc {
+
+namespace delta {
+class DeltaTable;
+}
 
 enum class Granularity { kMinute, kHour, kDay };
 
@@ -55,17 +61,23 @@ int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& 
 class VerdictWriter {
  public:
   VerdictWriter(std::string control_uri, Granularity granularity);
+  ~VerdictWriter();
   // As Advance(control_uri, table_name, end, granularity).
   void Advance(const std::string& table_name, const Offset& end);
   const std::string& control_uri() const { return control_uri_; }
 
  private:
+  void Write(const std::vector<VerdictMove>& moves);
+
   std::string control_uri_;
   Granularity granularity_;
+  std::unique_ptr<delta::DeltaTable> table_;  // opened by the first write; used by one writer at a time
   GroupCommit<VerdictMove> group_;
 };
 
 std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name);
+// Every table's verdict in the control table, by table name, from one read of it.
+std::map<std::string, Verdict> ReadVerdicts(const std::string& control_uri);
 
 // Whether every period ending at or before `period_end` is complete: finalized_until >=
 // period_end.

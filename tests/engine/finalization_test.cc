@@ -190,6 +190,40 @@ TEST(FinalizationAdvance, AVerdictWriterGroupsTheMovesOfManyThreads) {
   EXPECT_LE(delta::DeltaTable::Open(control).snapshot().version, 60);
 }
 
+// A writer keeps its control table open between writes: what other writers commit meanwhile
+// (a later verdict, silver's columns) must still be seen, not overwritten from a stale read.
+TEST(FinalizationAdvance, AVerdictWriterSeesWhatOthersCommittedBetweenItsWrites) {
+  TempDir dir(TempDir::Mode::kNameOnly);
+  VerdictWriter writer(dir.path(), Granularity::kHour);
+  writer.Advance("dbo.a", EndAt(10, "2026-03-01 10:30:00"));
+  ASSERT_TRUE(Advance(dir.path(), "dbo.a", EndAt(20, "2026-03-01 12:30:00")));
+  delta::DeltaTable::Open(dir.path()).UpsertByKey("table_name", SilverRow("dbo.b", "0xB1", 2));
+  writer.Advance("dbo.a", EndAt(15, "2026-03-01 11:30:00"));  // behind the other writer: stays
+  writer.Advance("dbo.b", EndAt(30, "2026-03-01 09:10:00"));
+  const auto verdicts = ReadVerdicts(dir.path());
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_EQ(verdicts.at("dbo.a").finalized_until, At("2026-03-01 12:00:00"));
+  EXPECT_EQ(verdicts.at("dbo.a").end_lsn, Lsn::FromUint64(20).ToString());
+  EXPECT_EQ(verdicts.at("dbo.b").finalized_until, At("2026-03-01 09:00:00"));
+  auto rows = delta::DeltaTable::Open(dir.path()).Read({{"table_name", "=", "dbo.b"}});
+  ASSERT_EQ(rows->num_rows(), 1);
+  EXPECT_EQ(StringCell(rows, "applied_lsn"), "0xB1");
+  EXPECT_EQ(StringCell(rows, "snapshot_wave"), "2");
+}
+
+TEST(FinalizationReadVerdicts, RowsWithoutAVerdictAndAMissingTableGiveNone) {
+  TempDir dir(TempDir::Mode::kNameOnly);
+  EXPECT_TRUE(ReadVerdicts(dir.path()).empty());
+  EnsureControlTable(dir.path());
+  delta::DeltaTable::Open(dir.path()).UpsertByKey("table_name", SilverRow("silver.orders", "0xA1", 1));
+  EXPECT_TRUE(ReadVerdicts(dir.path()).empty());
+  ASSERT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37")));
+  const auto verdicts = ReadVerdicts(dir.path());
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts.at("dbo.orders").finalized_until, At("2024-03-01 10:00"));
+  EXPECT_EQ(verdicts.at("dbo.orders").table_name, "dbo.orders");
+}
+
 TEST(FinalizationIsFinal, PeriodsEndingAtOrBeforeTheVerdictAreFinal) {
   TempDir dir(TempDir::Mode::kNameOnly);
   EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2000-01-01")));  // no control table
