@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -247,6 +249,31 @@ std::shared_ptr<arrow::Scalar> Bound(const std::shared_ptr<arrow::Scalar>& a,
   return result->scalar_as<arrow::StructScalar>().value[is_max ? 1 : 0];
 }
 
+// A string column's min and max, compared bytewise as MinMax compares them, without the
+// string copy MinMax makes for every new bound (a column that grows row by row, as LSNs do,
+// has a new max in every row). Both null when the column holds no value.
+template <typename ArrayType>
+std::pair<std::shared_ptr<arrow::Scalar>, std::shared_ptr<arrow::Scalar>> StringMinMax(
+    const arrow::ChunkedArray& column) {
+  std::optional<std::string_view> min, max;
+  for (const auto& chunk : column.chunks()) {
+    const auto& strings = static_cast<const ArrayType&>(*chunk);
+    const bool has_nulls = strings.null_count() > 0;
+    for (std::int64_t i = 0; i < strings.length(); ++i) {
+      if (has_nulls && strings.IsNull(i)) continue;
+      const std::string_view value = strings.GetView(i);
+      if (!min || value < *min) min = value;
+      if (!max || value > *max) max = value;
+    }
+  }
+  if (!min) return {nullptr, nullptr};
+  using ScalarType = typename arrow::TypeTraits<typename ArrayType::TypeClass>::ScalarType;
+  auto scalar = [](std::string_view value) -> std::shared_ptr<arrow::Scalar> {
+    return std::make_shared<ScalarType>(std::string(value));
+  };
+  return {scalar(*min), scalar(*max)};
+}
+
 }  // namespace
 
 void FileStatsAccumulator::Add(const std::vector<std::shared_ptr<arrow::ChunkedArray>>& columns) {
@@ -263,17 +290,24 @@ void FileStatsAccumulator::Add(const std::vector<std::shared_ptr<arrow::ChunkedA
     const auto& column = columns[i];
     stats.null_count += column->null_count();
     if (!HasMinMaxStats(type) || column->null_count() == column->length()) continue;
-    auto result = arrow::compute::MinMax(column, arrow::compute::ScalarAggregateOptions(true, 1));
-    if (!result.ok())
-      throw InternalError("stats: min/max of column " + field->name() + " failed: " +
-                          result.status().ToString());
-    const auto& min_max = result->scalar_as<arrow::StructScalar>();
+    std::shared_ptr<arrow::Scalar> min, max;
+    if (type.id() == arrow::Type::STRING) {
+      std::tie(min, max) = StringMinMax<arrow::StringArray>(*column);
+    } else if (type.id() == arrow::Type::LARGE_STRING) {
+      std::tie(min, max) = StringMinMax<arrow::LargeStringArray>(*column);
+    } else {
+      auto result = arrow::compute::MinMax(column, arrow::compute::ScalarAggregateOptions(true, 1));
+      if (!result.ok())
+        throw InternalError("stats: min/max of column " + field->name() + " failed: " +
+                            result.status().ToString());
+      const auto& min_max = result->scalar_as<arrow::StructScalar>();
+      min = min_max.value[0];
+      max = min_max.value[1];
+    }
     const bool floating = type.id() == arrow::Type::FLOAT || type.id() == arrow::Type::DOUBLE;
     stats.has_nan = stats.has_nan || (floating && ContainsNaN(column));
-    const auto& min = min_max.value[0];
-    const auto& max = min_max.value[1];
-    if (min->is_valid) stats.min = stats.min ? Bound(stats.min, min, false) : min;
-    if (max->is_valid) stats.max = stats.max ? Bound(stats.max, max, true) : max;
+    if (min && min->is_valid) stats.min = stats.min ? Bound(stats.min, min, false) : min;
+    if (max && max->is_valid) stats.max = stats.max ? Bound(stats.max, max, true) : max;
   }
 }
 

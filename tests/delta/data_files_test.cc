@@ -413,6 +413,20 @@ TEST(Stats, KnownBatchAsSparkWritesIt) {
             "\"dec18\":1,\"d\":1,\"ts\":1,\"ts_utc\":1,\"s\":1,\"bin\":1}}");
 }
 
+// Strings order by their UTF-8 bytes, as Spark's UTF8String does: "\xC3\xA9" (é) after "z".
+TEST(Stats, StringBoundsOrderByBytesAcrossChunksAndNulls) {
+  for (const auto& type : {arrow::utf8(), arrow::large_utf8()}) {
+    auto schema = arrow::schema({arrow::field("s", type)});
+    auto column = std::make_shared<arrow::ChunkedArray>(
+        arrow::ArrayVector{Column(type, {"m", "null", "\xC3\xA9t\xC3\xA9"}), Column(type, {"null", "null"}),
+                           Column(type, {"z", "A", "zz"})});
+    EXPECT_EQ(ComputeFileStats(*schema, {column}, 8, -1),
+              "{\"numRecords\":8,\"minValues\":{\"s\":\"A\"},\"maxValues\":{\"s\":\"\xC3\xA9t\xC3\xA9\"},"
+              "\"nullCount\":{\"s\":3}}")
+        << type->ToString();
+  }
+}
+
 TEST(Stats, FirstLeafColumnsOnlyAndNoBoundsForAllNullOrNonFinite) {
   auto schema = arrow::schema({arrow::field("a", arrow::float64()), arrow::field("b", arrow::int32()),
                                arrow::field("c", arrow::int32())});
