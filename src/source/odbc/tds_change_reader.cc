@@ -175,6 +175,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
       try {
         if (!exhausted_ && !reading_) Open();
         metadata_.Start();
+        for (auto& column : captured_) column->Reserve(last_batch_rows_);
         while (metadata_.rows() < plan_.batch_rows && DataBytes() < plan_.batch_bytes) {
           if (!ReadRow()) break;
         }
@@ -423,6 +424,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
 
   std::shared_ptr<arrow::RecordBatch> Finish() {
     const std::int64_t rows = metadata_.rows();
+    last_batch_rows_ = rows;
     std::vector<std::shared_ptr<arrow::Array>> arrays = metadata_.Finish()->columns();
     for (auto& column : captured_) arrays.push_back(column->Finish());
     return arrow::RecordBatch::Make(schema_, rows, std::move(arrays));
@@ -487,6 +489,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
   ChangeReadPlan plan_;
   std::shared_ptr<arrow::Schema> schema_;
   OutputBatchBuilder metadata_;
+  std::int64_t last_batch_rows_ = 0;  // what the captured columns reserve for the next batch
   CommitStamps stamps_;
   TdsFallback fallback_;
   const std::size_t metadata_columns_;

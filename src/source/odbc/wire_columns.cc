@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "core/errors.h"
 #include "core/sql_type.h"
@@ -167,15 +168,25 @@ class BuilderColumn : public WireColumn {
       : builder_(std::move(type), arrow::default_memory_pool()), wire_(wire), label_(std::move(label)) {}
   void AppendNull() override { Check(builder_.AppendNull(), label_); }
   std::shared_ptr<arrow::Array> Finish() override {
+    if constexpr (std::is_base_of_v<arrow::BaseBinaryBuilder<arrow::BinaryType>, Builder>) {
+      last_data_bytes_ = builder_.value_data_length();
+    }
     std::shared_ptr<arrow::Array> out;
     Check(builder_.Finish(&out), label_);
     return out;
+  }
+  void Reserve(std::int64_t rows) override {
+    Check(builder_.Reserve(rows), label_);
+    if constexpr (std::is_base_of_v<arrow::BaseBinaryBuilder<arrow::BinaryType>, Builder>) {
+      Check(builder_.ReserveData(last_data_bytes_), label_);
+    }
   }
 
  protected:
   Builder builder_;
   WireType wire_;
   std::string label_;
+  std::int64_t last_data_bytes_ = 0;
 };
 
 // Values of fixed width: `Convert(bytes, length)` gives the Arrow value.

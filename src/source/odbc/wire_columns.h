@@ -53,6 +53,10 @@ class WireColumn {
   // Appends NULL (an NBCROW's bitmap said so; nothing is on the wire).
   virtual void AppendNull() = 0;
   virtual std::shared_ptr<arrow::Array> Finish() = 0;
+  // Makes room for `rows` more values, and for as many bytes of text or binary as the last
+  // batch held (at most a batch's byte limit), so that a batch like the last one is built
+  // without growing its buffers value by value.
+  virtual void Reserve(std::int64_t rows) = 0;
   // Bytes of text and binary values since the last Finish.
   virtual std::int64_t data_bytes() const { return 0; }
 };
