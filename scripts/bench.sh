@@ -26,9 +26,9 @@ fi
   echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
   echo
   step_start=$SECONDS
-  echo "Command: \`make bench\` (\`build/bench/source_bench --rows ${BENCH_ROWS:-1000000} --dir bench/out\`)"
+  echo "Command: \`make bench\` (\`build/bench/source_bench --rows ${BENCH_ROWS:-1000000} --wide-rows ${BENCH_WIDE_ROWS:-400000} --dir bench/out\`)"
   echo
-  build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --dir bench/out
+  build/bench/source_bench --rows "${BENCH_ROWS:-1000000}" --wide-rows "${BENCH_WIDE_ROWS:-400000}" --dir bench/out
   took
   echo
   echo "Command: \`.venv/bin/python bench/delta_bench.py --narrow-rows ${BENCH_DELTA_NARROW_ROWS:-2000000} --wide-rows ${BENCH_DELTA_WIDE_ROWS:-400000} --dir bench/out\`"
@@ -37,10 +37,10 @@ fi
     --wide-rows "${BENCH_DELTA_WIDE_ROWS:-400000}" --dir bench/out
   took
   echo
-  echo "Command: \`build/bench/engine_bench --rows ${BENCH_ENGINE_ROWS:-2000000} --wide-rows ${BENCH_ENGINE_WIDE_ROWS:-1000000} --tables 100 --dir bench/out\`"
+  echo "Command: \`build/bench/engine_bench --rows ${BENCH_ENGINE_ROWS:-2000000} --wide-rows ${BENCH_ENGINE_WIDE_ROWS:-400000} --tables 100 --dir bench/out\`"
   echo
   build/bench/engine_bench --rows "${BENCH_ENGINE_ROWS:-2000000}" \
-    --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-1000000}" --tables 100 --dir bench/out 2>/dev/null
+    --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-400000}" --tables 100 --dir bench/out 2>/dev/null
   took
   echo
   echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --wide-rows ${BENCH_ODBC_WIDE_ROWS:-250000} --budget ${BENCH_ODBC_BUDGET:-240} --dir bench/out\`"
