@@ -234,6 +234,12 @@ std::map<std::string, std::vector<std::int64_t>, std::less<>> PositionsByName(co
   return positions;
 }
 
+// Whether any move has an end commit time: a move without one moves nothing, so a group of
+// only those need not touch the control table at all.
+bool MovesAnything(const std::vector<VerdictMove>& moves) {
+  return std::any_of(moves.begin(), moves.end(), [](const VerdictMove& m) { return m.end.commit_ts.has_value(); });
+}
+
 // AdvanceMany on an open control table, brought up to date before each try.
 int AdvanceManyIn(delta::DeltaTable& table, const std::vector<VerdictMove>& moves,
                   Granularity granularity) {
@@ -300,7 +306,7 @@ int AdvanceManyIn(delta::DeltaTable& table, const std::vector<VerdictMove>& move
 
 int AdvanceMany(const std::string& control_uri, const std::vector<VerdictMove>& moves,
                 Granularity granularity) {
-  if (std::none_of(moves.begin(), moves.end(), [](const VerdictMove& m) { return m.end.commit_ts.has_value(); })) {
+  if (!MovesAnything(moves)) {
     return 0;
   }
   EnsureControlTable(control_uri);
@@ -319,7 +325,7 @@ VerdictWriter::~VerdictWriter() = default;
 // that a write costs the commits made since the last one, not a replay of the whole log.
 void VerdictWriter::Write(const std::vector<VerdictMove>& moves) {
   if (!table_) {
-    if (std::none_of(moves.begin(), moves.end(), [](const VerdictMove& m) { return m.end.commit_ts.has_value(); })) {
+    if (!MovesAnything(moves)) {
       return;
     }
     EnsureControlTable(control_uri_);
