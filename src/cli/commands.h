@@ -8,6 +8,7 @@ namespace mssql_cdc::cli {
 
 void AddSimCommands(CLI::App& app);   // sim_commands.cc: `mssql-cdc sim ...`
 void AddSimServeCommands(CLI::App& app);  // sim_serve_command.cc: `sim serve`, `login`, `grant`
+void AddSimTlsCommand(CLI::App& sim);  // sim_tls_command.cc: `sim tls-cert`
 void AddDemoCommand(CLI::App& app);   // demo_command.cc: `mssql-cdc demo`
 void AddRunCommand(CLI::App& app);    // run_command.cc: `mssql-cdc run PIPELINE.toml`
 void AddStatusCommand(CLI::App& app); // status_command.cc: `mssql-cdc status PIPELINE.toml`

@@ -1,5 +1,6 @@
 // `mssql-cdc sim serve`, `sim login add` and `sim grant`: a simulated database behind a TDS
 // endpoint, for the odbc backend and its drivers, and the logins that may connect to it.
+// With --tls-cert and --tls-key it encrypts as SQL Server does with a certificate.
 // `serve` prints one line, "listening on <address>:<port>", once it accepts connections (so
 // that `--port 0` can be used by scripts), and runs until SIGINT or SIGTERM, then closes every
 // connection and exits 0.
@@ -19,6 +20,7 @@
 #include "sim/database.h"
 #include "sim_server/sim_handler_factory.h"
 #include "tds/server.h"
+#include "tls/server_identity.h"
 
 namespace mssql_cdc::cli {
 namespace {
@@ -49,6 +51,8 @@ void AddServe(CLI::App& sim) {
     int max_connections = tds::ServerOptions{}.max_connections;
     int login_timeout = tds::ServerOptions{}.login_timeout_seconds;
     int idle_timeout = tds::ServerOptions{}.idle_timeout_seconds;
+    std::string tls_cert, tls_key;
+    bool force_encryption = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = sim.add_subcommand(
@@ -73,10 +77,23 @@ void AddServe(CLI::App& sim) {
                   "limit)")
       ->check(CLI::Range(0, 86'400))
       ->capture_default_str();
+  auto* cert = cmd->add_option("--tls-cert", args->tls_cert,
+                               "PEM certificate (and its chain) to encrypt connections with; "
+                               "`sim tls-cert` makes one");
+  auto* key = cmd->add_option("--tls-key", args->tls_key, "PEM private key of --tls-cert");
+  cert->needs(key);
+  key->needs(cert);
+  cmd->add_flag("--force-encryption", args->force_encryption,
+                "Encrypt every connection and refuse clients that cannot (needs --tls-cert)")
+      ->needs(cert);
   cmd->callback([args] {
     // stdout carries the one "listening on" line a script waits for; logs go to stderr.
     spdlog::set_default_logger(std::make_shared<spdlog::logger>(
         "mssql-cdc", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+    std::shared_ptr<const tls::ServerIdentity> identity;
+    if (!args->tls_cert.empty()) {
+      identity = tls::ServerIdentity::Load(args->tls_cert, args->tls_key);
+    }
     auto factory = std::make_shared<sim_server::SimHandlerFactory>(args->db);
     const sigset_t signals = BlockStopSignals();
     tds::ServerOptions options;
@@ -86,6 +103,8 @@ void AddServe(CLI::App& sim) {
     options.max_connections = args->max_connections;
     options.login_timeout_seconds = args->login_timeout;
     options.idle_timeout_seconds = args->idle_timeout;
+    options.tls = identity;
+    options.force_encryption = args->force_encryption;
     tds::TdsServer server(factory, options);
     std::cout << "listening on " << args->listen << ":" << server.port() << std::endl;
     WaitForStopSignal(signals);
@@ -155,6 +174,7 @@ void AddSimServeCommands(CLI::App& app) {
   AddServe(*sim);
   AddLogin(*sim);
   AddGrant(*sim);
+  AddSimTlsCommand(*sim);
 }
 
 }  // namespace mssql_cdc::cli

@@ -62,10 +62,10 @@ PreloginRequest ParsePrelogin(std::string_view payload) {
   return request;
 }
 
-std::string BuildPreloginReply() {
+std::string BuildPreloginReply(Encryption reply) {
   // SQL Server 2022's version, 16.0.1000.0: major, minor, build (big-endian), sub-build.
   static constexpr char kVersion[] = {0x10, 0x00, 0x03, static_cast<char>(0xE8), 0x00, 0x00};
-  const char encryption = static_cast<char>(Encryption::kNotSupported);
+  const char encryption = static_cast<char>(reply);
   return OptionTable({
       {kVersionOption, std::string_view(kVersion, 6)},
       {kEncryptionOption, std::string_view(&encryption, 1)},
@@ -73,6 +73,25 @@ std::string BuildPreloginReply() {
       {kThreadIdOption, std::string_view()},
       {kMarsOption, std::string_view("\0", 1)},
   });
+}
+
+EncryptionDecision DecideEncryption(Encryption client, EncryptionSetting server) {
+  using Outcome = EncryptionDecision::Outcome;
+  // A client's REQ is read as ON: both mean it will not go on without encryption.
+  const bool client_requires = client == Encryption::kOn || client == Encryption::kRequired;
+  switch (server) {
+    case EncryptionSetting::kUnavailable:
+      return {Encryption::kNotSupported, client_requires ? Outcome::kRefuse : Outcome::kPlaintext};
+    case EncryptionSetting::kAvailable:
+      if (client_requires) return {Encryption::kOn, Outcome::kEverything};
+      if (client == Encryption::kOff) return {Encryption::kOff, Outcome::kLoginOnly};
+      return {Encryption::kNotSupported, Outcome::kPlaintext};
+    case EncryptionSetting::kForced:
+      if (client_requires) return {Encryption::kOn, Outcome::kEverything};
+      if (client == Encryption::kOff) return {Encryption::kRequired, Outcome::kEverything};
+      return {Encryption::kRequired, Outcome::kRefuse};
+  }
+  return {};
 }
 
 std::string BuildPreloginRequest(Encryption encryption) {

@@ -1,7 +1,5 @@
 // PRELOGIN (MS-TDS 2.2.6.5): the first message of a connection, where client and server
-// agree on encryption. This server never encrypts: it answers ENCRYPT_NOT_SUP, after which
-// a client that offered or did not mind encryption logs in in plaintext, and one that
-// requires it gives up (ClientRequiresEncryption tells the session to close).
+// agree on encryption, by the table of MS-TDS 2.2.6.5 (DecideEncryption).
 #pragma once
 
 #include <cstdint>
@@ -31,12 +29,27 @@ PreloginRequest ParsePrelogin(std::string_view payload);
 // What a client sends to learn whether a server encrypts.
 std::string BuildPreloginRequest(Encryption encryption);
 
-// The reply's payload: VERSION, ENCRYPTION = ENCRYPT_NOT_SUP, INSTOPT, an empty THREADID and
+// The reply's payload: VERSION, ENCRYPTION = `encryption`, INSTOPT, an empty THREADID and
 // MARS off.
-std::string BuildPreloginReply();
+std::string BuildPreloginReply(Encryption encryption);
 
-inline bool ClientRequiresEncryption(const PreloginRequest& request) {
-  return request.encryption == Encryption::kOn || request.encryption == Encryption::kRequired;
-}
+// How a server is set up, in SQL Server's terms.
+enum class EncryptionSetting {
+  kUnavailable,  // no certificate: ENCRYPT_NOT_SUP
+  kAvailable,    // a certificate: encrypts what the client asks for, and the login at least
+  kForced,       // a certificate and Force Encryption: encrypts every connection
+};
+
+struct EncryptionDecision {
+  Encryption reply = Encryption::kNotSupported;  // the ENCRYPTION value of the reply
+  enum class Outcome {
+    kPlaintext,
+    kLoginOnly,  // TLS for the LOGIN7 message, then plaintext
+    kEverything,
+    kRefuse,  // the reply goes out, then the connection closes: the two cannot agree
+  } outcome = Outcome::kPlaintext;
+};
+
+EncryptionDecision DecideEncryption(Encryption client, EncryptionSetting server);
 
 }  // namespace mssql_cdc::tds

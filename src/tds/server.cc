@@ -49,7 +49,14 @@ class TdsServer::Impl {
  public:
   Impl(std::shared_ptr<QueryHandlerFactory> factory, const ServerOptions& options)
       : factory_(std::move(factory)), options_(options) {
+    if (options_.force_encryption && options_.tls == nullptr) {
+      throw ConfigError("forcing encryption needs a certificate: give --tls-cert and --tls-key");
+    }
     Listen();
+    if (options_.tls != nullptr) {
+      spdlog::info("tds: encrypting {} connections with the certificate of {}",
+                   options_.force_encryption ? "all" : "the asking", options_.tls->subject());
+    }
     acceptor_ = std::thread([this] { AcceptLoop(); });
   }
   ~Impl() { Stop(); }
@@ -159,6 +166,8 @@ class TdsServer::Impl {
       session.log_requests = options_.log_requests;
       session.login_timeout_seconds = options_.login_timeout_seconds;
       session.peer = PeerName(peer);
+      session.tls = options_.tls;
+      session.force_encryption = options_.force_encryption;
       std::lock_guard lock(mutex_);
       auto& connection = connections_.emplace_back(std::make_unique<Connection>());
       connection->fd = fd;

@@ -1,5 +1,5 @@
-// A TDS 7.4 server: listens on a TCP port, speaks PRELOGIN (answering ENCRYPT_NOT_SUP, so
-// sessions are plaintext), LOGIN7, SQL batches, RPCs (sp_executesql, sp_prepexec,
+// A TDS 7.4 server: listens on a TCP port, speaks PRELOGIN (plaintext without a certificate;
+// with one, TLS as MS-TDS describes, and TDS 8.0 strict), LOGIN7, SQL batches, RPCs (sp_executesql, sp_prepexec,
 // sp_execute, sp_unprepare, by id or by name), transaction-manager requests and attention,
 // and hands every statement to the QueryHandler of its connection (tds/query_handler.h).
 //
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "tds/query_handler.h"
+#include "tls/server_identity.h"
 
 namespace mssql_cdc::tds {
 
@@ -28,6 +29,10 @@ struct ServerOptions {
   int max_connections = 64;
   // Log every request's kind and statement text (never a password) at INFO.
   bool log_requests = false;
+  // With a certificate, clients may encrypt (tls/server_identity.h); force_encryption refuses
+  // those that will not.
+  std::shared_ptr<const tls::ServerIdentity> tls;
+  bool force_encryption = false;
 };
 
 class TdsServer {

@@ -104,19 +104,55 @@ bool Session::Handshake() {
     }
     return result == SocketChannel::ReadResult::kMessage;
   };
+  bool strict = false;
+  if (options_.tls != nullptr && channel_.StartsWithTls()) {
+    // TDS 8.0: TLS from the first byte, PRELOGIN and everything after it inside.
+    channel_.AcceptTls(options_.tls->strict_context(), /*inside_prelogin=*/false);
+    strict = true;
+    spdlog::debug("tds: {} is encrypted from the start ({})", options_.peer,
+                  channel_.tls_protocol());
+  }
   Message message;
   if (!read(&message)) return false;
+  bool login_only = false;
   if (message.type == static_cast<std::uint8_t>(MessageType::kPrelogin)) {
     const PreloginRequest prelogin = ParsePrelogin(message.payload);
-    writer_.buffer().PutBytes(BuildPreloginReply());
+    const EncryptionSetting setting =
+        options_.tls == nullptr        ? EncryptionSetting::kUnavailable
+        : options_.force_encryption ? EncryptionSetting::kForced
+                                    : EncryptionSetting::kAvailable;
+    // Inside TLS already, the ENCRYPTION option has nothing left to decide.
+    const EncryptionDecision decision =
+        strict ? EncryptionDecision{Encryption::kNotSupported,
+                                    EncryptionDecision::Outcome::kPlaintext}
+               : DecideEncryption(prelogin.encryption, setting);
+    writer_.buffer().PutBytes(BuildPreloginReply(decision.reply));
     writer_.EndMessage();
-    if (ClientRequiresEncryption(prelogin)) {
-      spdlog::error(
-          "tds: refusing {}: the client requires encryption, which this server does not "
-          "offer (connect with encryption off, e.g. FreeTDS Encryption=off or ODBC Driver 18 "
-          "Encrypt=no)",
-          options_.peer);
-      return false;
+    switch (decision.outcome) {
+      case EncryptionDecision::Outcome::kRefuse:
+        if (setting == EncryptionSetting::kUnavailable) {
+          spdlog::error(
+              "tds: refusing {}: the client requires encryption, which this server does not "
+              "offer (give sim serve --tls-cert and --tls-key, or connect with encryption off: "
+              "FreeTDS Encryption=off, ODBC Driver 18 Encrypt=no)",
+              options_.peer);
+        } else {
+          spdlog::error(
+              "tds: refusing {}: the client does not support encryption, which this server "
+              "requires (--force-encryption); connect with ODBC Driver 18 Encrypt=yes or "
+              "FreeTDS Encryption=require",
+              options_.peer);
+        }
+        return false;
+      case EncryptionDecision::Outcome::kLoginOnly:
+      case EncryptionDecision::Outcome::kEverything:
+        channel_.AcceptTls(options_.tls->tds7_context(), /*inside_prelogin=*/true);
+        login_only = decision.outcome == EncryptionDecision::Outcome::kLoginOnly;
+        spdlog::debug("tds: {} negotiated {} for {}", options_.peer, channel_.tls_protocol(),
+                      login_only ? "the login only" : "the whole connection");
+        break;
+      case EncryptionDecision::Outcome::kPlaintext:
+        break;
     }
     if (!read(&message)) return false;
   }
@@ -125,6 +161,8 @@ bool Session::Handshake() {
                  message.type);
     return false;
   }
+  // The client encrypted its LOGIN7 and reads the answer in plaintext.
+  if (login_only) channel_.StopTls();
   return Login(message);
 }
 

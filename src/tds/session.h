@@ -1,4 +1,6 @@
-// One client connection's conversation: PRELOGIN, LOGIN7, then requests until the client
+// One client connection's conversation: PRELOGIN (and TLS, as the client and the server's
+// certificate agree: none, the login only, everything, or from the first byte), LOGIN7, then
+// requests until the client
 // leaves, idles past the timeout, or breaks the protocol. Before login a client may send
 // little (kMaxLoginMessageBytes a message) for a short time (login_timeout_seconds), so that
 // unauthenticated connections hold neither memory nor a thread for long.
@@ -19,6 +21,7 @@
 #include "tds/rpc_runner.h"
 #include "tds/socket_channel.h"
 #include "tds/token_stream.h"
+#include "tls/server_identity.h"
 
 namespace mssql_cdc::tds {
 
@@ -28,6 +31,9 @@ struct SessionOptions {
   int login_timeout_seconds = 10;
   bool log_requests = false;
   std::string peer;  // "127.0.0.1:53122", for logs
+  // The server's certificate: without one, PRELOGIN answers that it does not encrypt.
+  std::shared_ptr<const tls::ServerIdentity> tls;
+  bool force_encryption = false;  // with tls: every connection encrypted, or refused
 };
 
 class Session {

@@ -14,10 +14,6 @@
 #include "tds/packet.h"
 
 namespace mssql_cdc::tds {
-namespace {
-
-
-}  // namespace
 
 SocketChannel::SocketChannel(int fd, int idle_timeout_seconds)
     : fd_(fd),
@@ -39,9 +35,10 @@ int SocketChannel::PollTimeoutMs() const {
   return timeout_ms_ < 0 ? until_deadline : std::min(timeout_ms_, until_deadline);
 }
 
-SocketChannel::ReadStatus SocketChannel::ReadExact(std::uint8_t* out, std::size_t n) {
-  std::size_t got = 0;
-  while (got < n) {
+SocketChannel::ReadStatus SocketChannel::ReadFromSocket(std::uint8_t* out, std::size_t n,
+                                                        std::size_t* got) {
+  *got = 0;
+  while (true) {
     if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) {
       return ReadStatus::kDeadlinePassed;
     }
@@ -57,16 +54,120 @@ SocketChannel::ReadStatus SocketChannel::ReadExact(std::uint8_t* out, std::size_
       }
       return ReadStatus::kTimeout;
     }
-    ssize_t r = ::recv(fd_, out + got, n - got, 0);
+    ssize_t r = ::recv(fd_, out, n, 0);
     if (r == 0) return ReadStatus::kClosed;
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
       return ReadStatus::kClosed;
     }
-    got += static_cast<std::size_t>(r);
+    *got = static_cast<std::size_t>(r);
+    return ReadStatus::kOk;
+  }
+}
+
+SocketChannel::ReadStatus SocketChannel::ReadExact(std::uint8_t* out, std::size_t n) {
+  std::size_t got = 0;
+  std::uint8_t records[16 * 1024];
+  while (got < n) {
+    std::size_t more = 0;
+    if (tls_ == nullptr) {
+      const ReadStatus status = ReadFromSocket(out + got, n - got, &more);
+      if (status != ReadStatus::kOk) return status;
+      got += more;
+      continue;
+    }
+    switch (tls_->Read(out + got, n - got, &more)) {
+      case tls::TlsConnection::ReadResult::kData:
+        got += more;
+        continue;
+      case tls::TlsConnection::ReadResult::kClosed:
+        return ReadStatus::kClosed;
+      case tls::TlsConnection::ReadResult::kNeedInput:
+        break;
+    }
+    const ReadStatus status = ReadFromSocket(records, sizeof(records), &more);
+    if (status != ReadStatus::kOk) return status;
+    tls_->Feed(records, more);
   }
   return ReadStatus::kOk;
 }
+
+bool SocketChannel::StartsWithTls() {
+  constexpr std::uint8_t kTlsHandshakeRecord = 0x16;
+  while (true) {
+    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) return false;
+    pollfd p{fd_, POLLIN, 0};
+    int ready = ::poll(&p, 1, PollTimeoutMs());
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    std::uint8_t first = 0;
+    ssize_t r = ::recv(fd_, &first, 1, MSG_PEEK);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    return r == 1 && first == kTlsHandshakeRecord;
+  }
+}
+
+void SocketChannel::AcceptTls(SSL_CTX* context, bool inside_prelogin) {
+  auto tls = std::make_unique<tls::TlsConnection>(context);
+  const auto failed = [](ReadStatus status) -> SourceError {
+    return SourceError(status == ReadStatus::kClosed
+                           ? "the client closed the connection during the TLS handshake "
+                             "(a client does that when it does not trust this server's "
+                             "certificate, or expects another host name in it)"
+                           : "the TLS handshake did not finish in time");
+  };
+  std::string records;
+  std::uint8_t packet_id = 1;
+  while (true) {
+    const bool done = tls->Handshake();
+    records.clear();
+    tls->TakeOutput(&records);
+    if (inside_prelogin) {
+      // The server's handshake records, cut into PRELOGIN packets, the last one marked EOM.
+      constexpr std::size_t kBody = kDefaultPacketSize - kPacketHeaderSize;
+      for (std::size_t at = 0; at < records.size(); at += kBody) {
+        const std::size_t size = std::min(kBody, records.size() - at);
+        std::uint8_t header[kPacketHeaderSize];
+        PacketHeader h;
+        h.type = static_cast<std::uint8_t>(MessageType::kPrelogin);
+        h.status = at + size == records.size() ? kStatusEndOfMessage : 0;
+        h.length = static_cast<std::uint16_t>(size + kPacketHeaderSize);
+        h.packet_id = packet_id++;
+        WritePacketHeader(header, h);
+        iovec parts[2] = {{header, kPacketHeaderSize}, {records.data() + at, size}};
+        SendRaw(parts, 2);
+      }
+    } else if (!records.empty()) {
+      SendRaw(records);
+    }
+    if (done) break;
+    if (inside_prelogin) {
+      std::uint8_t raw[kPacketHeaderSize];
+      ReadStatus status = ReadExact(raw, kPacketHeaderSize);
+      if (status != ReadStatus::kOk) throw failed(status);
+      const PacketHeader header = ParsePacketHeader(raw);
+      if (header.type != static_cast<std::uint8_t>(MessageType::kPrelogin) ||
+          header.length < kPacketHeaderSize) {
+        throw SourceError("the client sent a TDS message of type " +
+                          std::to_string(header.type) +
+                          " during the TLS handshake, where PRELOGIN packets carry it");
+      }
+      std::string body(header.length - kPacketHeaderSize, '\0');
+      status = ReadExact(reinterpret_cast<std::uint8_t*>(body.data()), body.size());
+      if (status != ReadStatus::kOk) throw failed(status);
+      tls->Feed(body.data(), body.size());
+    } else {
+      std::uint8_t bytes[16 * 1024];
+      std::size_t got = 0;
+      const ReadStatus status = ReadFromSocket(bytes, sizeof(bytes), &got);
+      if (status != ReadStatus::kOk) throw failed(status);
+      tls->Feed(bytes, got);
+    }
+  }
+  tls_ = std::move(tls);
+}
+
+void SocketChannel::StopTls() { tls_.reset(); }
 
 SocketChannel::ReadResult SocketChannel::ReadMessage(Message* out) {
   out->payload.clear();
@@ -107,6 +208,29 @@ SocketChannel::ReadResult SocketChannel::ReadMessage(Message* out) {
 }
 
 void SocketChannel::Send(const iovec* parts, int count) {
+  if (tls_ == nullptr) return SendRaw(parts, count);
+  // One write of the whole message: records as large as TLS allows, not one per packet part.
+  plaintext_.clear();
+  for (int i = 0; i < count; ++i) {
+    plaintext_.append(static_cast<const char*>(parts[i].iov_base), parts[i].iov_len);
+  }
+  try {
+    tls_->Write(plaintext_.data(), plaintext_.size());
+  } catch (const SourceError& e) {
+    spdlog::warn("tds: {}", e.what());
+    throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
+  }
+  records_.clear();
+  tls_->TakeOutput(&records_);
+  SendRaw(records_);
+}
+
+void SocketChannel::SendRaw(const std::string& bytes) {
+  iovec part{const_cast<char*>(bytes.data()), bytes.size()};
+  SendRaw(&part, 1);
+}
+
+void SocketChannel::SendRaw(const iovec* parts, int count) {
   std::vector<iovec>& rest = unsent_;
   rest.assign(parts, parts + count);
   std::size_t index = 0;
@@ -133,11 +257,31 @@ void SocketChannel::Send(const iovec* parts, int count) {
 }
 
 bool SocketChannel::AttentionArrived() {
-  pollfd p{fd_, POLLIN, 0};
-  if (::poll(&p, 1, 0) <= 0) return false;
-  if ((p.revents & POLLIN) == 0) throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
   std::uint8_t raw[kPacketHeaderSize];
-  if (ReadExact(raw, kPacketHeaderSize) != ReadStatus::kOk) {
+  std::size_t have = 0;
+  if (tls_ == nullptr || !tls_->HasBufferedInput()) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    if ((p.revents & POLLIN) == 0) throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
+  }
+  if (tls_ != nullptr) {
+    // Only a whole record says whether a packet came; a part of one waits for the next look.
+    std::uint8_t records[4096];
+    const ssize_t r = ::recv(fd_, records, sizeof(records), MSG_DONTWAIT);
+    if (r == 0) throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
+    if (r > 0) tls_->Feed(records, static_cast<std::size_t>(r));
+    try {
+      const auto result = tls_->Read(raw, kPacketHeaderSize, &have);
+      if (result == tls::TlsConnection::ReadResult::kClosed) {
+        throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
+      }
+      if (result == tls::TlsConnection::ReadResult::kNeedInput) return false;
+    } catch (const SourceError& e) {
+      spdlog::warn("tds: {}", e.what());
+      throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
+    }
+  }
+  if (ReadExact(raw + have, kPacketHeaderSize - have) != ReadStatus::kOk) {
     throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
   }
   const PacketHeader header = ParsePacketHeader(raw);

@@ -1,5 +1,7 @@
 // One client's TCP socket as TDS sees it: whole messages in (packets reassembled up to the
 // EOM bit), packets out, and a look for an Attention without blocking while a reply streams.
+// After AcceptTls the same messages travel encrypted, until StopTls (a login-only
+// encryption) or the end.
 //
 // Reads wait at most the idle timeout (and a deadline, while one is set); writes use MSG_NOSIGNAL, so a client that vanished
 // ends its own session (ReplyAborted) instead of killing the process with SIGPIPE. The
@@ -8,11 +10,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tds/message_writer.h"
+#include "tls/tls_connection.h"
 
 namespace mssql_cdc::tds {
 
@@ -45,6 +49,21 @@ class SocketChannel final : public PacketSink {
   void SetLimits(std::size_t max_message_bytes,
                  std::optional<std::chrono::steady_clock::time_point> deadline);
 
+  // Whether the client's first bytes are a TLS handshake record rather than a TDS packet:
+  // a TDS 8.0 (strict) client starts TLS at once. Waits for the first byte within the limits;
+  // false when the connection closed or nothing came.
+  bool StartsWithTls();
+
+  // Runs the server's side of a TLS handshake and encrypts everything from then on. For TDS
+  // 7.x the handshake's records travel inside PRELOGIN packets (`inside_prelogin`); for TDS
+  // 8.0 directly on the socket. Throws SourceError naming what failed (the client's alert, a
+  // record that is not TLS, the connection closed or the deadline passed midway).
+  void AcceptTls(SSL_CTX* context, bool inside_prelogin);
+  // Back to plaintext: a client that asked for the login alone to be encrypted.
+  void StopTls();
+  // "TLSv1.2" while encrypted, else "".
+  std::string tls_protocol() const { return tls_ ? tls_->protocol() : std::string(); }
+
   void Send(const iovec* parts, int count) override;
   // Reads a packet that arrived during a reply: true for an Attention. Any other packet,
   // or the connection's end, throws ReplyAborted(kConnectionLost).
@@ -53,6 +72,10 @@ class SocketChannel final : public PacketSink {
  private:
   enum class ReadStatus { kOk, kClosed, kTimeout, kDeadlinePassed };
   ReadStatus ReadExact(std::uint8_t* out, std::size_t n);
+  // Waits until the socket is readable (within the limits), then reads what is there.
+  ReadStatus ReadFromSocket(std::uint8_t* out, std::size_t n, std::size_t* got);
+  void SendRaw(const iovec* parts, int count);
+  void SendRaw(const std::string& bytes);
   // How long the next poll may wait: the idle timeout, or less when the deadline is nearer.
   int PollTimeoutMs() const;
 
@@ -61,6 +84,9 @@ class SocketChannel final : public PacketSink {
   std::size_t max_message_bytes_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::vector<iovec> unsent_;  // reused by Send for partial writes
+  std::unique_ptr<tls::TlsConnection> tls_;  // set while the connection is encrypted
+  std::string plaintext_;  // reused by Send: one message's packets, before encryption
+  std::string records_;    // reused: TLS records to send
 };
 
 }  // namespace mssql_cdc::tds

@@ -71,7 +71,7 @@ TEST(DriverConnectionTest, KnowsWhenTheConnectionRequiresEncryptionAndWhere) {
     int port;
   };
   for (const Case& c : {Case{"Driver={FreeTDS};Server=h,1500;Encrypt=yes", true, "h", 1500},
-                        Case{"Driver={FreeTDS};Server=tcp:h;Encrypt=Strict", true, "h", 1433},
+                        Case{"Server=tcp:h;Encrypt=Strict", true, "h", 1433},
                         Case{"Driver={FreeTDS};Server=h,1500;Encrypt=no", false, "h", 1500},
                         Case{"Driver={FreeTDS};Server=h,1500", false, "h", 1500},
                         Case{"Server=h,1500", true, "h", 1500},  // Driver 18's default
@@ -82,6 +82,14 @@ TEST(DriverConnectionTest, KnowsWhenTheConnectionRequiresEncryptionAndWhere) {
     EXPECT_EQ(d.host, c.host) << c.text;
     EXPECT_EQ(d.port, c.port) << c.text;
   }
+}
+
+TEST(DriverConnectionTest, StrictThroughFreeTdsIsRefusedNotWeakened) {
+  EXPECT_THAT(ConfigMessage([] {
+                BuildDriverConnection("Driver={FreeTDS};Server=h,1500;Encrypt=strict",
+                                      std::nullopt, std::nullopt, kBoth);
+              }),
+              AllOf(HasSubstr("Encrypt=strict"), HasSubstr("needs ODBC Driver 18")));
 }
 
 TEST(DriverConnectionTest, MissingServerIsAConfigError) {

@@ -85,6 +85,21 @@ TEST(FailureErrorsTest, LoginFailedNamesTheUserNotThePassword) {
               HasSubstr("login failed for user 'reader': check user and password"));
 }
 
+TEST(FailureErrorsTest, AnUntrustedCertificateSaysHowToTrustItAndIsNotRetried) {
+  const auto failure = Failure(
+      {{"08001", 0,
+        "[Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:0A000086:SSL "
+        "routines::certificate verify failed:subject name does not match host name]"},
+       {"08001", 0, "[Microsoft][ODBC Driver 18 for SQL Server]Client unable to establish "
+                    "connection"}});
+  EXPECT_EQ(Classify(failure), FailureKind::kCertificateRefused);
+  FailureContext context{"connecting to db,1433", std::nullopt, "reader", nullptr, 1};
+  const std::string message = MessageOf<ConfigError>(failure, context);
+  EXPECT_THAT(message, HasSubstr("subject name does not match host name"));
+  EXPECT_THAT(message, HasSubstr("HostNameInCertificate="));
+  EXPECT_THAT(message, HasSubstr("SSL_CERT_FILE"));
+}
+
 TEST(FailureErrorsTest, PermissionOnAChangeTableNamesTheGrant) {
   FailureContext context{"reading the change rows of capture instance 'dbo_orders'",
                          std::string("dbo_orders"), "login_name",

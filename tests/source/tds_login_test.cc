@@ -64,7 +64,7 @@ TEST(TdsLoginTest, EverythingElseStaysWithTheDriverAndSaysWhy) {
   const std::vector<Case> cases = {
       {"DSN=prod;Encrypt=no", kOnlyFreeTds, "names a DSN"},
       {"Server=db,1433;Encrypt=yes", kOnlyFreeTds, "encrypted (Encrypt=yes)"},
-      {"Server=db,1433;Encrypt=strict", kOnlyFreeTds, "encrypted (Encrypt=strict)"},
+      {"Server=db,1433;Encrypt=strict", kBoth, "encrypted (Encrypt=strict)"},
       {"Server=db,1433", kBoth, "ODBC Driver 18 encrypts by default"},
       {"Server=db,1433;Encryption=require", kOnlyFreeTds, "encrypted (Encryption=require)"},
       {"Server=db,1433;Encrypt=no;Authentication=ActiveDirectoryPassword", kOnlyFreeTds,

@@ -25,10 +25,9 @@ TEST(Prelogin, TheSpecRequestAsksForEncryptionAndMars) {
   EXPECT_EQ(9, request.version[0]);
   EXPECT_EQ(Encryption::kOn, request.encryption);
   EXPECT_TRUE(request.mars);
-  EXPECT_TRUE(ClientRequiresEncryption(request));
 }
 
-TEST(Prelogin, FreeTdsWithEncryptionOffDoesNotRequireIt) {
+TEST(Prelogin, FreeTdsWithEncryptionOffSaysItCannotEncrypt) {
   // VERSION, ENCRYPTION = NOT_SUP, INSTOPT "MSSQLServer", THREADID, MARS off.
   std::string payload = Hex(
       "00 00 1A 00 06 01 00 20 00 01 02 00 21 00 0C 03 00 2D 00 04 04 00 31 00 01 FF "
@@ -38,16 +37,50 @@ TEST(Prelogin, FreeTdsWithEncryptionOffDoesNotRequireIt) {
   PreloginRequest request = ParsePrelogin(payload);
   EXPECT_EQ(Encryption::kNotSupported, request.encryption);
   EXPECT_FALSE(request.mars);
-  EXPECT_FALSE(ClientRequiresEncryption(request));
-  request.encryption = Encryption::kOff;
-  EXPECT_FALSE(ClientRequiresEncryption(request));
 }
 
-TEST(Prelogin, TheReplySaysEncryptionNotSupported) {
+TEST(Prelogin, TheReplyCarriesTheEncryptionDecided) {
   EXPECT_BYTES(
       "00 00 1A 00 06 01 00 20 00 01 02 00 21 00 01 03 00 22 00 00 04 00 22 00 01 FF "
       "10 00 03 E8 00 00 02 00 00",
-      BuildPreloginReply());
+      BuildPreloginReply(Encryption::kNotSupported));
+  EXPECT_EQ('\x03', BuildPreloginReply(Encryption::kRequired)[32]);
+}
+
+// MS-TDS 2.2.6.5's table: the client's value against the server's setting.
+TEST(Prelogin, EncryptionIsDecidedByTheTableOfTheSpec) {
+  using Outcome = EncryptionDecision::Outcome;
+  struct Row {
+    Encryption client;
+    EncryptionSetting server;
+    Encryption reply;
+    Outcome outcome;
+  };
+  const Row rows[] = {
+      {Encryption::kOff, EncryptionSetting::kAvailable, Encryption::kOff, Outcome::kLoginOnly},
+      {Encryption::kOff, EncryptionSetting::kForced, Encryption::kRequired, Outcome::kEverything},
+      {Encryption::kOff, EncryptionSetting::kUnavailable, Encryption::kNotSupported,
+       Outcome::kPlaintext},
+      {Encryption::kOn, EncryptionSetting::kAvailable, Encryption::kOn, Outcome::kEverything},
+      {Encryption::kOn, EncryptionSetting::kForced, Encryption::kOn, Outcome::kEverything},
+      {Encryption::kOn, EncryptionSetting::kUnavailable, Encryption::kNotSupported,
+       Outcome::kRefuse},
+      {Encryption::kRequired, EncryptionSetting::kAvailable, Encryption::kOn,
+       Outcome::kEverything},
+      {Encryption::kNotSupported, EncryptionSetting::kAvailable, Encryption::kNotSupported,
+       Outcome::kPlaintext},
+      {Encryption::kNotSupported, EncryptionSetting::kForced, Encryption::kRequired,
+       Outcome::kRefuse},
+      {Encryption::kNotSupported, EncryptionSetting::kUnavailable, Encryption::kNotSupported,
+       Outcome::kPlaintext},
+  };
+  for (const Row& row : rows) {
+    const EncryptionDecision decision = DecideEncryption(row.client, row.server);
+    EXPECT_EQ(row.reply, decision.reply) << static_cast<int>(row.client) << " "
+                                         << static_cast<int>(row.server);
+    EXPECT_EQ(row.outcome, decision.outcome) << static_cast<int>(row.client) << " "
+                                             << static_cast<int>(row.server);
+  }
 }
 
 TEST(Prelogin, OptionDataOutsideTheMessageIsRejected) {

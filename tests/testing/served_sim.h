@@ -12,6 +12,7 @@
 #include "sim/database.h"
 #include "sim_server/sim_handler_factory.h"
 #include "tds/server.h"
+#include "tests/testing/test_certificates.h"
 
 namespace mssql_cdc::testing {
 
@@ -21,6 +22,25 @@ namespace mssql_cdc::testing {
 inline std::string DriverKeyword() {
   const char* driver = std::getenv("MSSQL_CDC_TEST_ODBC_DRIVER");
   return driver != nullptr && *driver != '\0' ? "Driver={" + std::string(driver) + "};" : "";
+}
+
+// Whether the server encrypts and the connection string asks for it, as production
+// connections do: MSSQL_CDC_TEST_TLS=1. The connection string is then the seed's
+// (Server=localhost,<port>;Database=...;Encrypt=yes), with the test CA trusted the way a
+// private CA is: SSL_CERT_FILE names it for the driver's OpenSSL.
+inline bool TlsUnderTest() {
+  const char* tls = std::getenv("MSSQL_CDC_TEST_TLS");
+  return tls != nullptr && std::string(tls) == "1";
+}
+
+// The test CA and the server's certificate for "localhost", made once per process.
+inline const CertificateFiles& TestServerCertificates() {
+  static const CertificateFiles* files = [] {
+    auto* made = new CertificateFiles("localhost");
+    ::setenv("SSL_CERT_FILE", made->ca_file().c_str(), 1);
+    return made;
+  }();
+  return *files;
 }
 
 // How the odbc backend reads change rows in these tests: its own TDS reader by default
@@ -53,6 +73,7 @@ class ServedSim {
   void Start() {
     tds::ServerOptions options;
     options.port = port_;
+    if (TlsUnderTest()) options.tls = TestServerCertificates().Identity();
     factory_ = std::make_shared<sim_server::SimHandlerFactory>(path_);
     server_ = std::make_unique<tds::TdsServer>(factory_, options);
     port_ = server_->port();
@@ -74,6 +95,10 @@ class ServedSim {
   tds::TdsServer& server() { return *server_; }
 
   std::string ConnectionString() const {
+    if (TlsUnderTest()) {
+      return DriverKeyword() + "Server=localhost," + std::to_string(port_) + ";Database=" +
+             database_ + ";Encrypt=yes";
+    }
     return DriverKeyword() + "Server=127.0.0.1," + std::to_string(port_) + ";Database=" +
            database_ + ";Encrypt=no";
   }

@@ -39,7 +39,14 @@ std::string StripTcpPrefix(std::string_view server) {
 std::string FreeTdsEncryption(std::string_view encrypt) {
   const std::string word = AsciiLower(encrypt);
   if (word == "no" || word == "false" || word == "optional") return "off";
-  return "require";  // yes, true, mandatory, strict
+  if (word == "strict") {
+    // Read as "require" it would silently be TDS 7.x TLS, which strict means to rule out.
+    throw ConfigError(
+        "Encrypt=strict (TDS 8.0, TLS before any TDS) needs ODBC Driver 18; the FreeTDS driver "
+        "chosen here cannot do it. Name Driver 18 (Driver={ODBC Driver 18 for SQL Server}, or "
+        "pip install mssql-python-odbc and give its library's path), or use Encrypt=yes");
+  }
+  return "require";  // yes, true, mandatory
 }
 
 // FreeTDS takes the port in its own keyword and knows neither Encrypt nor

@@ -63,6 +63,14 @@ void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context)
           "capture instance's current minimum LSN (sys.fn_cdc_get_min_lsn) with "
           "failOnDataLoss=false, which records the gap, or take a new snapshot "
           "(on_data_loss=\"resnapshot\")");
+    case FailureKind::kCertificateRefused:
+      throw ConfigError(
+          context.action + " failed: the driver does not trust the server's TLS certificate (" +
+          failure.Details() + "). Trust the CA that signed it where the driver looks (the "
+          "system's certificate store, or a file named by SSL_CERT_FILE), or name the "
+          "certificate itself with ServerCertificate=<file> in connectionString; when it was "
+          "made for another name than the Server keyword's, add HostNameInCertificate=<that "
+          "name>. TrustServerCertificate=yes skips the check: for test servers only");
     case FailureKind::kTransient:
       throw SourceError(context.action + " failed after " + std::to_string(context.attempts) +
                         (context.attempts == 1 ? " attempt: " : " attempts: ") +

@@ -21,6 +21,13 @@ bool IsFreeTdsNetworkError(const OdbcDiagnostic& d) {
   }
 }
 
+// Driver 18 passes OpenSSL's reason on: "SSL Provider: [error:0A000086:SSL
+// routines::certificate verify failed:self-signed certificate in certificate chain]"; it
+// reports it under 08001, as it does a server that is down, but no retry mends it.
+bool IsCertificateRefusal(const OdbcDiagnostic& d) {
+  return d.message.find("certificate verify failed") != std::string::npos;
+}
+
 }  // namespace
 
 bool IsTransientSqlState(std::string_view sqlstate) {
@@ -32,6 +39,7 @@ FailureKind Classify(const OdbcFailure& failure, bool connection_dead) {
   bool transient = connection_dead;
   for (const auto& d : failure.diagnostics()) {
     if (d.native_error == kLoginFailedError || d.sqlstate == "28000") return FailureKind::kLoginFailed;
+    if (IsCertificateRefusal(d)) return FailureKind::kCertificateRefused;
   }
   for (const auto& d : failure.diagnostics()) {
     switch (d.native_error) {

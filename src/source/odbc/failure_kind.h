@@ -14,6 +14,7 @@ enum class FailureKind {
   kPermissionDenied,  // 229: SELECT (or EXECUTE) permission denied
   kObjectMissing,     // 208: invalid object name
   kRangePurged,       // 313: the LSN range was cleaned up
+  kCertificateRefused,  // the driver does not trust the server's TLS certificate
   kOther,
 };
 

@@ -1,0 +1,94 @@
+#include "tls/tls_connection.h"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "core/errors.h"
+#include "tls/openssl_errors.h"
+
+namespace mssql_cdc::tls {
+
+TlsConnection::TlsConnection(SSL_CTX* context) {
+  ssl_ = SSL_new(context);
+  if (ssl_ == nullptr) throw InternalError(TakeOpenSslErrors("SSL_new failed"));
+  incoming_ = BIO_new(BIO_s_mem());
+  outgoing_ = BIO_new(BIO_s_mem());
+  // An empty input BIO means "wait for more", not end of stream.
+  BIO_set_mem_eof_return(incoming_, -1);
+  BIO_set_mem_eof_return(outgoing_, -1);
+  SSL_set_bio(ssl_, incoming_, outgoing_);
+  SSL_set_accept_state(ssl_);
+}
+
+TlsConnection::~TlsConnection() { SSL_free(ssl_); }
+
+void TlsConnection::Feed(const void* data, std::size_t size) {
+  if (size != 0) BIO_write(incoming_, data, static_cast<int>(size));
+}
+
+void TlsConnection::Check(int result, const char* during) {
+  const int error = SSL_get_error(ssl_, result);
+  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+    ERR_clear_error();
+    return;
+  }
+  if (error == SSL_ERROR_ZERO_RETURN) {
+    throw SourceError(std::string("TLS ") + during + ": the client closed TLS");
+  }
+  throw SourceError(std::string("TLS ") + during + " failed: " +
+                    TakeOpenSslErrors("the bytes received are not TLS"));
+}
+
+bool TlsConnection::Handshake() {
+  const int result = SSL_do_handshake(ssl_);
+  if (result == 1) return true;
+  Check(result, "handshake");
+  return false;
+}
+
+TlsConnection::ReadResult TlsConnection::Read(void* out, std::size_t size, std::size_t* got) {
+  *got = 0;
+  std::size_t read = 0;
+  const int result = SSL_read_ex(ssl_, out, size, &read);
+  if (result == 1) {
+    *got = read;
+    return ReadResult::kData;
+  }
+  if (SSL_get_error(ssl_, result) == SSL_ERROR_ZERO_RETURN) return ReadResult::kClosed;
+  Check(result, "read");
+  return ReadResult::kNeedInput;
+}
+
+void TlsConnection::Write(const void* data, std::size_t size) {
+  std::size_t written = 0;
+  if (size == 0) return;
+  const int result = SSL_write_ex(ssl_, data, size, &written);
+  if (result != 1) Check(result, "write");
+}
+
+void TlsConnection::TakeOutput(std::string* out) {
+  const std::size_t pending = BIO_ctrl_pending(outgoing_);
+  if (pending == 0) return;
+  const std::size_t at = out->size();
+  out->resize(at + pending);
+  const int read = BIO_read(outgoing_, out->data() + at, static_cast<int>(pending));
+  out->resize(at + static_cast<std::size_t>(read > 0 ? read : 0));
+}
+
+bool TlsConnection::HasOutput() const { return BIO_ctrl_pending(outgoing_) != 0; }
+
+bool TlsConnection::HasBufferedInput() const {
+  return SSL_has_pending(ssl_) == 1 || BIO_ctrl_pending(incoming_) != 0;
+}
+
+std::string TlsConnection::protocol() const { return SSL_get_version(ssl_); }
+
+std::string TlsConnection::alpn() const {
+  const unsigned char* data = nullptr;
+  unsigned int length = 0;
+  SSL_get0_alpn_selected(ssl_, &data, &length);
+  return std::string(reinterpret_cast<const char*>(data), length);
+}
+
+}  // namespace mssql_cdc::tls
