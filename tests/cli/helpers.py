@@ -3,7 +3,10 @@ over a simulated database at shop.sim, with paths relative to the pipeline's own
 
 import json
 import os
+import sqlite3
 from pathlib import Path
+
+from deltalake import DeltaTable
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
@@ -31,3 +34,15 @@ trigger = "{trigger}"
     if stream_extra is not None:
         text += stream_extra + "\n"
     return text
+
+
+def change_table_keys(db, ci):
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute(
+            f'SELECT hex("__$start_lsn"), hex("__$seqval"), "__$operation" FROM "cdc.{ci}_CT"').fetchall()
+    return [("0x" + lsn, "0x" + seq, op) for lsn, seq, op in rows]
+
+
+def bronze_keys(path):
+    table = DeltaTable(str(path)).to_pyarrow_table(columns=["_start_lsn", "_seqval", "_operation"])
+    return [(r["_start_lsn"], r["_seqval"], r["_operation"]) for r in table.to_pylist() if r["_operation"] != 0]

@@ -11,29 +11,16 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import time
 
 from deltalake import DeltaTable
 
-from helpers import BINARY, TABLES, pipeline_text
+from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text
 
 KILLS = 50
 ODBC_KILLS = 20
 SOURCE = 'simPath = "shop.sim"\nmaxCommitsPerBatch = 25'  # the [source] lines after the backend
-
-
-def change_table_keys(db, ci):
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        rows = conn.execute(
-            f'SELECT hex("__$start_lsn"), hex("__$seqval"), "__$operation" FROM "cdc.{ci}_CT"').fetchall()
-    return [("0x" + lsn, "0x" + seq, op) for lsn, seq, op in rows]
-
-
-def bronze_keys(path):
-    table = DeltaTable(str(path)).to_pyarrow_table(columns=["_start_lsn", "_seqval", "_operation"])
-    return [(r["_start_lsn"], r["_seqval"], r["_operation"]) for r in table.to_pylist() if r["_operation"] != 0]
 
 
 def kill_loop(cli, tmp_path, source, kills, seed, backend="sim"):

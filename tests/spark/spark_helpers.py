@@ -109,20 +109,32 @@ def reset_guide_tables(spark):
 
 
 @contextlib.contextmanager
-def served_sim(cli, db, user="spark_reader", password="Spark-pw-1"):
+def served_sim(cli, db, user="spark_reader", password="Spark-pw-1", tls=False):
     """`mssql-cdc sim serve` over `db` for the length of the block; yields the odbc source
-    options that reach it as `user` (a login the block adds, db_owner)."""
+    options that reach it as `user` (a login the block adds, db_owner). With `tls`, the server
+    has a test CA's certificate for localhost and the options connect through ODBC Driver 18
+    with Encrypt=strict (TDS 8.0), the certificate pinned by ServerCertificate=."""
     cli("sim", "login", "add", "--db", db, "--name", user, "--password", password, "--db-owner")
     binary = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
-    server = subprocess.Popen([binary, "sim", "serve", "--db", str(db), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    serve = [binary, "sim", "serve", "--db", str(db), "--port", "0"]
+    certs = Path(db).parent / "certs"
+    if tls:
+        cli("sim", "tls-cert", "--host", "localhost", "--out-dir", certs)
+        serve += ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
+    server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         line = server.stdout.readline().strip()
         assert line.startswith("listening on "), line
         port = line.rsplit(":", 1)[1]
         database = info(cli, db)["database"]
-        yield {"backend": "odbc", "user": user, "password": password,
-               "connectionString": f"Server=127.0.0.1,{port};Database={database};Encrypt=no"}
+        connection = f"Server=127.0.0.1,{port};Database={database};Encrypt=no"
+        if tls:
+            import mssql_python_odbc
+            driver = next((Path(mssql_python_odbc.__file__).parent / "libs/linux/debian_ubuntu/x86_64/lib")
+                          .glob("libmsodbcsql-18*.so*"))
+            connection = (f"Driver={{{driver}}};Server=localhost,{port};Database={database};Encrypt=strict;"
+                          f"ServerCertificate={certs / 'server.pem'}")
+        yield {"backend": "odbc", "user": user, "password": password, "connectionString": connection}
     finally:
         server.terminate()
         server.wait(timeout=30)

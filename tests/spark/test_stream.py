@@ -320,14 +320,17 @@ def test_the_example_script_runs(spark, shop, tmp_path):
     shutil.rmtree(lake)
 
 
-def test_the_odbc_backend_through_sim_serve_writes_the_same_bronze_as_the_sim_backend(spark, shop, cli, tmp_path):
-    """The data source reads through unixODBC and FreeTDS from `mssql-cdc sim serve` as well as
-    from the file directly; both streams hold every change once and write equal bronze."""
+@pytest.mark.parametrize("tls", [False, True], ids=["plaintext", "tls"])
+def test_the_odbc_backend_through_sim_serve_writes_the_same_bronze_as_the_sim_backend(spark, shop, cli, tmp_path,
+                                                                                      tls):
+    """The data source reads through unixODBC from `mssql-cdc sim serve` (FreeTDS in plaintext;
+    Driver 18 over TLS, strict) as well as from the file directly; both streams hold every
+    change once and write equal bronze."""
     from spark_helpers import served_sim
 
     from mssql_cdc import stream
 
-    with served_sim(cli, shop) as odbc:
+    with served_sim(cli, shop, tls=tls) as odbc:
         for name, options in (("odbc", odbc), ("sim", sim_options(shop))):
             query = stream(spark, dict(options, captureInstance="dbo_order_items", maxCommitsPerBatch="70")).to_delta(
                 f"{tmp_path}/{name}", f"items-{name}", f"{tmp_path}/ckpt-{name}", trigger={"availableNow": True})
