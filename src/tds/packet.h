@@ -15,6 +15,9 @@ inline constexpr std::size_t kPacketHeaderSize = 8;
 inline constexpr std::size_t kDefaultPacketSize = 4096;
 inline constexpr std::size_t kMinPacketSize = 512;
 inline constexpr std::size_t kMaxPacketSize = 32767;
+// Over TLS, as SQL Server does: a packet fits one TLS record (16 KiB), and ODBC Driver 18
+// stops reading (spinning in SQLFetch) when a packet spans two.
+inline constexpr std::size_t kMaxEncryptedPacketSize = 16383;
 
 enum class MessageType : std::uint8_t {
   kSqlBatch = 0x01,

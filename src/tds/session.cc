@@ -200,7 +200,9 @@ bool Session::Login(const Message& message) {
   const std::size_t packet_size =
       login.packet_size == 0
           ? kDefaultPacketSize
-          : std::clamp<std::size_t>(login.packet_size, kMinPacketSize, kMaxPacketSize);
+          : std::clamp<std::size_t>(login.packet_size, kMinPacketSize,
+                                    channel_.tls_protocol().empty() ? kMaxPacketSize
+                                                                    : kMaxEncryptedPacketSize);
   const std::string database = factory_.DatabaseName();
 
   WireBuffer& out = stream_.Next();

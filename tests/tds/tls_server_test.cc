@@ -133,6 +133,15 @@ TEST_F(TlsServerTest, Driver18TrustingTheServerCertificate) {
   EXPECT_EQ("", ConnectAndRead(Driver18("127.0.0.1", "Encrypt=yes;TrustServerCertificate=yes")));
 }
 
+// The packet size the odbc backend asks for; encrypted, the server grants 16383 as SQL Server
+// does, since Driver 18 stops reading when a packet spans two TLS records.
+TEST_F(TlsServerTest, Driver18WithTheLargestPacketsGetsPacketsThatFitARecord) {
+  LogCapture log;
+  EXPECT_EQ("", ConnectAndRead(Driver18(
+                    "127.0.0.1", "Encrypt=yes;TrustServerCertificate=yes;PacketSize=32767")));
+  EXPECT_TRUE(log.Saw("packet size 16383"));
+}
+
 TEST_F(TlsServerTest, Driver18EncryptNoStillEncryptsTheLogin) {
   LogCapture log;
   EXPECT_EQ("", ConnectAndRead(Driver18("127.0.0.1", "Encrypt=no")));
