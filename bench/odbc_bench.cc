@@ -150,15 +150,17 @@ Run ReadRanges(const SourceFactory& factory, const std::string& instance,
 SourceFactory Factory(const std::string& backend, const std::string& db, int port,
                       const std::string& user, const std::string& password,
                       const std::string& driver, const std::string& change_reader,
-                      const std::string& instance) {
+                      const std::string& instance, const std::string& encrypt) {
   if (backend == "sim") {
     return MakeSourceFactory(SourceOptions::Parse(
         Options{{"backend", "sim"}, {"simPath", db}, {"captureInstance", instance}}));
   }
   if (backend != "odbc") throw ConfigError("--backends takes odbc and sim, not " + backend);
   const std::string database = sim::SimDatabase::Open(db)->database_name();
-  std::string connection = "Server=127.0.0.1," + std::to_string(port) + ";Database=" + database +
-                           ";Encrypt=no";
+  // Encrypted, the name in the server's certificate (sim tls-cert's default), as a user connects.
+  const std::string host = encrypt == "no" ? "127.0.0.1" : "localhost";
+  std::string connection = "Server=" + host + "," + std::to_string(port) + ";Database=" +
+                           database + ";Encrypt=" + encrypt;
   if (!driver.empty()) connection = "Driver={" + driver + "};" + connection;
   return MakeSourceFactory(SourceOptions::Parse(Options{{"backend", "odbc"},
                                                         {"connectionString", connection},
@@ -188,6 +190,7 @@ struct ReadArgs {
   std::string driver;
   std::string change_reader = "auto";
   std::string instance;
+  std::string encrypt = "no";
   std::string connections = "1,2,4";
   std::string backends = "odbc,sim";
   std::string columns;  // comma-separated; empty: all captured columns
@@ -224,7 +227,7 @@ int Read(const ReadArgs& args) {
   std::string backend;
   while (std::getline(backends, backend, ',')) {
     const SourceFactory factory = Factory(backend, args.db, args.port, args.user, args.password,
-                                            args.driver, args.change_reader, instance);
+                                            args.driver, args.change_reader, instance, args.encrypt);
     for (const int n : ParseCounts(args.connections)) {
       std::vector<Range> ranges;
       {
@@ -269,7 +272,7 @@ int Compare(const ReadArgs& args) {
   const char* backends[2] = {"odbc", "sim"};
   for (int b = 0; b < 2; ++b) {
     auto source = Factory(backends[b], args.db, args.port, args.user, args.password, args.driver,
-                          args.change_reader, instance)();
+                          args.change_reader, instance, args.encrypt)();
     ChangeReadRequest request;
     request.capture_instance = instance;
     request.from = source->MinLsn(instance);
@@ -365,6 +368,11 @@ int main(int argc, char** argv) {
   read_cmd->add_option("--password", read.password, "Its password")->capture_default_str();
   read_cmd->add_option("--driver", read.driver, "ODBC driver name or library path (default: the backend's choice)");
   read_cmd->add_option("--change-reader", read.change_reader, "auto, tds or driver (backend odbc)")
+      ->capture_default_str();
+  read_cmd->add_option("--encrypt", read.encrypt,
+                       "Encrypt= of the connection string; yes and strict connect to localhost, the "
+                       "name `sim tls-cert` certifies (trust its CA with SSL_CERT_FILE)")
+      ->check(CLI::IsMember({"no", "yes", "strict"}))
       ->capture_default_str();
   read_cmd->add_option("--capture-instance", read.instance, "Default: the database's only one");
   read_cmd->add_option("--connections", read.connections, "Counts of parallel connections")->capture_default_str();

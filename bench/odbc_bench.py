@@ -10,6 +10,12 @@ its whole change range with 1, 2 and 4 parallel connections through:
   mssql-python  Cursor.arrow_batch, Microsoft ODBC Driver 18 (bundled), Encrypt=no
   sim           build/bench/odbc_bench read --backends sim: the file read directly, the ceiling
 
+and, on request (--readers), the odbc backend through Microsoft ODBC Driver 18 in plaintext
+(ours-msodbc18, Encrypt=no) and over TLS (ours-msodbc18-tls: Encrypt=yes, TLS 1.2, the test
+CA of `sim tls-cert` trusted through SSL_CERT_FILE), and through FreeTDS over TLS
+(ours-driver-tls: Encryption=require); the server then has a certificate, so the plaintext
+readers' logins are encrypted too, as with any SQL Server that has one.
+
 Every reader sends the same statement (statements.h ChangeRows; the peers with the LSN bounds
 as literals) over the same commit-aligned ranges (the engine's split), one connection per
 range; a peer reads each range in its own process. Per run: wall seconds, rows/s, the
@@ -40,7 +46,8 @@ PASSWORD = "Bench-pw-1"
 BATCH_ROWS = 10_000  # ours: arrowBatchSize's default; the peers are given the same
 PACKET_SIZE = 32767  # the TDS packet size the odbc backend asks for; the peers too
 PEERS = ("arrow-odbc", "mssql-python")
-READERS = ("ours", "ours-driver") + PEERS + ("sim",)  # the default; ours-msodbc18 on request
+READERS = ("ours", "ours-driver") + PEERS + ("sim",)  # the default
+TLS_READERS = ("ours-msodbc18-tls", "ours-driver-tls")  # on request, with ours-msodbc18
 
 
 # ---- a peer worker: one process, one connection, one range ----
@@ -110,9 +117,10 @@ def server_cpu(pid: int) -> float:
 class Served:
     """`mssql-cdc sim serve` on a free port, as a child process."""
 
-    def __init__(self, mssql_cdc: Path, db: str, log: Path):
+    def __init__(self, mssql_cdc: Path, db: str, log: Path, certs: Path | None = None):
         self.log = open(log, "ab")
-        self.proc = subprocess.Popen([str(mssql_cdc), "sim", "serve", "--db", db, "--port", "0"],
+        tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")] if certs else []
+        self.proc = subprocess.Popen([str(mssql_cdc), "sim", "serve", "--db", db, "--port", "0", *tls],
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):
@@ -191,27 +199,33 @@ def msodbc18_library() -> str | None:
     return str(found[0]) if found else None
 
 
-def run_ours(bench: Path, reader: str, table: dict, n: int, served: Served) -> dict:
+def run_ours(bench: Path, reader: str, table: dict, n: int, served: Served, certs: Path | None) -> dict:
     command = [str(bench), "read", "--db", table["path"], "--port", str(served.port),
                "--user", USER, "--password", PASSWORD, "--connections", str(n),
                "--server-pid", str(served.pid), "--json", "--expect-rows", str(table["rows"]),
                "--backends", "sim" if reader == "sim" else "odbc",
                "--change-reader", "tds" if reader == "ours" else "driver"]
-    if reader == "ours-msodbc18":
+    env = dict(os.environ)
+    if reader.startswith("ours-msodbc18"):
         library = msodbc18_library()
         if library is None:
             return {"error": "mssql-python-odbc (Microsoft ODBC Driver 18) is not installed"}
         command += ["--driver", library]
-    out = subprocess.run(command, capture_output=True, text=True)
+    elif reader == "ours-driver-tls":
+        command += ["--driver", "FreeTDS"]
+    if reader.endswith("-tls"):
+        command += ["--encrypt", "yes"]
+        env["SSL_CERT_FILE"] = str(certs / "ca.pem")
+    out = subprocess.run(command, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return {"error": out.stderr.strip()}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run_pass(bench: Path, build: Path, table: dict, counts: list, readers: list, log: Path,
-             results: dict, skipped: dict) -> None:
+             results: dict, skipped: dict, certs: Path | None) -> None:
     """Every reader once for every count of connections, against a fresh server."""
-    served = Served(build / "mssql-cdc", table["path"], log)
+    served = Served(build / "mssql-cdc", table["path"], log, certs)
     try:
         for n in counts:
             ranges = table["ranges"][str(n)]
@@ -221,9 +235,9 @@ def run_pass(bench: Path, build: Path, table: dict, counts: list, readers: list,
                 if reader in PEERS:
                     run = run_peer(reader, table, ranges, served)
                 else:
-                    run = run_ours(bench, reader, table, n, served)
+                    run = run_ours(bench, reader, table, n, served, certs)
                 if "error" in run:
-                    if reader in PEERS or reader == "ours-msodbc18":
+                    if reader in PEERS or reader.startswith("ours-msodbc18"):
                         skipped[reader] = run["error"]
                         continue
                     raise SystemExit(f"{reader} failed: {run['error']}")
@@ -252,8 +266,9 @@ def main() -> int:
     ap.add_argument("--connections", default="1,2,4")
     ap.add_argument("--shapes", default="narrow,wide")
     ap.add_argument("--readers", default=",".join(READERS),
-                    help="of ours, ours-driver, arrow-odbc, mssql-python, sim and ours-msodbc18 (the odbc "
-                         "backend through the Driver 18 library mssql-python bundles)")
+                    help="of ours, ours-driver, arrow-odbc, mssql-python, sim, ours-msodbc18 (the odbc "
+                         "backend through the Driver 18 library mssql-python bundles), ours-msodbc18-tls "
+                         "and ours-driver-tls (the same over TLS)")
     args = ap.parse_args()
     build = Path(args.build)
     bench = build / "bench" / "odbc_bench"
@@ -271,13 +286,20 @@ def main() -> int:
     if prepared.returncode != 0:
         raise SystemExit("odbc_bench prepare failed")
     tables = [t for t in json.loads(prepared.stdout) if t["shape"] in shapes]
+    certs = None
+    if any(r in TLS_READERS for r in readers):
+        certs = Path(args.dir) / "certs"
+        if not (certs / "server.pem").exists():
+            subprocess.run([str(build / "mssql-cdc"), "sim", "tls-cert", "--host", "localhost", "--out-dir",
+                            str(certs)], check=True, stdout=subprocess.DEVNULL)
 
     from importlib.metadata import version
     print(f"Readers: ours (mssql-cdc odbc backend, its own TDS change reader), ours-driver "
           f"(the same backend through unixODBC + FreeTDS {freetds_version()}), arrow-odbc {version('arrow-odbc')} (the same FreeTDS), "
           f"mssql-python {version('mssql-python')} (Microsoft ODBC Driver "
           f"{version('mssql-python-odbc')}, Encrypt=no), sim (the file read directly, the "
-          f"ceiling){', ours-msodbc18 (the odbc backend through that Driver 18 library)' if 'ours-msodbc18' in readers else ''}; "
+          f"ceiling){', ours-msodbc18 (the odbc backend through that Driver 18 library)' if 'ours-msodbc18' in readers else ''}"
+          f"{', ours-msodbc18-tls and ours-driver-tls (the same over TLS 1.2, Encrypt=yes; the server has a certificate, so every login is encrypted)' if certs else ''}; "
           f"{BATCH_ROWS} rows per Arrow batch for all; one connection per range, a peer's in "
           f"its own process; server `mssql-cdc sim serve` on 127.0.0.1, same machine. "
           f"Medians of up to {args.repeats} runs (as many as fit {args.budget:.0f} s); CPU in "
@@ -301,7 +323,7 @@ def main() -> int:
             if repeat > 0 and elapsed + pass_seconds[table["shape"]] > args.budget:
                 continue
             t0 = time.monotonic()
-            run_pass(bench, build, table, counts, readers, log, results, skipped)
+            run_pass(bench, build, table, counts, readers, log, results, skipped, certs)
             pass_seconds.setdefault(table["shape"], time.monotonic() - t0)
 
     def median(shape, n, reader):
