@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   using namespace mssql_cdc::cli;
   CLI::App app{"mssql-cdc: SQL Server Change Data Capture into Delta Lake"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("mssql-cdc ") + MSSQL_CDC_VERSION);
   AddSimCommands(app);
   AddSimServeCommands(app);
   AddDemoCommand(app);
