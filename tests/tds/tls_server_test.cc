@@ -193,6 +193,34 @@ TEST_F(TlsServerTest, StrictWithThePinnedServerCertificate) {
                                      certificates_.certificate_file())));
 }
 
+// The Attention a client sends mid-result arrives inside TLS records, which the server must
+// decrypt to see it while it streams rows.
+TEST_F(TlsServerTest, ACancelMidResultOverTlsStopsTheRowsAndKeepsTheConnection) {
+  for (const std::string& connection_string :
+       {FreeTds("require"), Driver18("127.0.0.1", "Encrypt=yes;TrustServerCertificate=yes")}) {
+    factory_->state.attentions = 0;
+    factory_->state.rows_produced = 0;
+    OdbcConnection connection;
+    std::vector<OdbcDiagnostic> diagnostics;
+    ASSERT_TRUE(connection.Connect(connection_string, &diagnostics)) << Describe(diagnostics);
+    constexpr std::int64_t kRows = 5'000'000;
+    {
+      OdbcStatement stmt(connection);
+      ASSERT_TRUE(SQL_SUCCEEDED(stmt.ExecDirect("SELECT rows " + std::to_string(kRows))))
+          << stmt.Errors();
+      for (int i = 0; i < 10; ++i) ASSERT_EQ(SQL_SUCCESS, SQLFetch(stmt.handle()));
+      ASSERT_TRUE(SQL_SUCCEEDED(SQLCancel(stmt.handle()))) << stmt.Errors();
+    }
+    EXPECT_EQ(1, factory_->state.attentions.load()) << connection_string;
+    EXPECT_LT(factory_->state.rows_produced.load(), kRows / 10) << connection_string;
+    OdbcStatement next(connection);
+    ASSERT_TRUE(SQL_SUCCEEDED(next.ExecDirect("SELECT rows 3"))) << next.Errors();
+    int n = 0;
+    while (SQLFetch(next.handle()) == SQL_SUCCESS) ++n;
+    EXPECT_EQ(3, n) << connection_string;
+  }
+}
+
 TEST_F(TlsServerTest, ATruncatedRecordInPreloginEndsOnlyThatConnection) {
   LogCapture log;
   RawClient broken(server_->port());
