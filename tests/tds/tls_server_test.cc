@@ -26,7 +26,9 @@ using mssql_cdc::testing::CertificateFiles;
 // The driver that PyPI ships for mssql-python; scripts/setup.sh installs it into the venv.
 constexpr char kDriver18[] = MSSQL_CDC_DRIVER18;
 
-// Log lines of the server while the object lives.
+// Log lines of the server while the object lives. It must outlive the server's threads
+// (spdlog's list of sinks is not to be changed while they log): a fixture member declared
+// before the server.
 class LogCapture {
  public:
   LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256)) {
@@ -104,28 +106,26 @@ class TlsServerTest : public ::testing::Test {
   }
 
   CertificateFiles certificates_{"localhost"};
+  LogCapture log_;
   std::shared_ptr<CannedFactory> factory_;
   std::unique_ptr<TdsServer> server_;
 };
 
 TEST_F(TlsServerTest, FreeTdsEncryptionRequireEncryptsEverything) {
-  LogCapture log;
   EXPECT_EQ("", ConnectAndRead(FreeTds("require")));
-  EXPECT_TRUE(log.Saw("negotiated TLSv1.2 for the whole connection"));
+  EXPECT_TRUE(log_.Saw("negotiated TLSv1.2 for the whole connection"));
 }
 
 TEST_F(TlsServerTest, FreeTdsEncryptionRequestEncryptsTheLoginOnly) {
-  LogCapture log;
   EXPECT_EQ("", ConnectAndRead(FreeTds("request")));
-  EXPECT_TRUE(log.Saw("negotiated TLSv1.2 for the login only"));
+  EXPECT_TRUE(log_.Saw("negotiated TLSv1.2 for the login only"));
 }
 
 TEST_F(TlsServerTest, FreeTdsWithoutEncryptionStaysPlainUnlessTheServerForcesIt) {
   EXPECT_EQ("", ConnectAndRead(FreeTds("off")));
   Serve(/*force_encryption=*/true);
-  LogCapture log;
   EXPECT_NE("", ConnectAndRead(FreeTds("off")));
-  EXPECT_TRUE(log.WaitFor("the client does not support encryption, which this server requires"));
+  EXPECT_TRUE(log_.WaitFor("the client does not support encryption, which this server requires"));
   EXPECT_EQ("", ConnectAndRead(FreeTds("request"))) << "an OFF client is encrypted throughout";
 }
 
@@ -136,16 +136,14 @@ TEST_F(TlsServerTest, Driver18TrustingTheServerCertificate) {
 // The packet size the odbc backend asks for; encrypted, the server grants 16383 as SQL Server
 // does, since Driver 18 stops reading when a packet spans two TLS records.
 TEST_F(TlsServerTest, Driver18WithTheLargestPacketsGetsPacketsThatFitARecord) {
-  LogCapture log;
   EXPECT_EQ("", ConnectAndRead(Driver18(
                     "127.0.0.1", "Encrypt=yes;TrustServerCertificate=yes;PacketSize=32767")));
-  EXPECT_TRUE(log.Saw("packet size 16383"));
+  EXPECT_TRUE(log_.Saw("packet size 16383"));
 }
 
 TEST_F(TlsServerTest, Driver18EncryptNoStillEncryptsTheLogin) {
-  LogCapture log;
   EXPECT_EQ("", ConnectAndRead(Driver18("127.0.0.1", "Encrypt=no")));
-  EXPECT_TRUE(log.Saw("for the login only"));
+  EXPECT_TRUE(log_.Saw("for the login only"));
 }
 
 // Validation against the test CA, which the driver's OpenSSL reads from SSL_CERT_FILE.
@@ -175,16 +173,14 @@ TEST_F(Driver18Validation, AnotherHostNameIsRefusedWithTheDriversReason) {
 TEST_F(Driver18Validation, ACertificateOfAnotherCaIsRefused) {
   CertificateFiles other("localhost");
   ::setenv("SSL_CERT_FILE", other.ca_file().c_str(), 1);
-  LogCapture log;
   const std::string failure = ConnectAndRead(Driver18("localhost", "Encrypt=yes"));
   EXPECT_NE(std::string::npos, failure.find("certificate verify failed")) << failure;
-  EXPECT_TRUE(log.WaitFor("does not trust this server's certificate"));
+  EXPECT_TRUE(log_.WaitFor("does not trust this server's certificate"));
 }
 
 TEST_F(Driver18Validation, StrictWithTheCaAndTheHostName) {
-  LogCapture log;
   EXPECT_EQ("", ConnectAndRead(Driver18("127.0.0.1", "Encrypt=strict;HostNameInCertificate=localhost")));
-  EXPECT_TRUE(log.Saw("is encrypted from the start (TLSv1.3)"));
+  EXPECT_TRUE(log_.Saw("is encrypted from the start (TLSv1.3)"));
 }
 
 TEST_F(TlsServerTest, StrictWithThePinnedServerCertificate) {
@@ -222,21 +218,20 @@ TEST_F(TlsServerTest, ACancelMidResultOverTlsStopsTheRowsAndKeepsTheConnection) 
 }
 
 TEST_F(TlsServerTest, ATruncatedRecordInPreloginEndsOnlyThatConnection) {
-  LogCapture log;
   RawClient broken(server_->port());
   broken.Send(MessageType::kPrelogin, BuildPreloginRequest(Encryption::kOn));
   ASSERT_TRUE(broken.Read().has_value());
   // A handshake record that announces 512 bytes and brings 4, then the end.
   broken.Send(MessageType::kPrelogin, std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc", 9));
   broken.Close();
-  EXPECT_TRUE(log.WaitFor("the client closed the connection during the TLS handshake"));
+  EXPECT_TRUE(log_.WaitFor("the client closed the connection during the TLS handshake"));
 
   RawClient garbage(server_->port());
   garbage.Send(MessageType::kPrelogin, BuildPreloginRequest(Encryption::kOn));
   ASSERT_TRUE(garbage.Read().has_value());
   garbage.Send(MessageType::kPrelogin, std::string(64, 'x'));
   EXPECT_TRUE(garbage.ClosedByServer(5000));
-  EXPECT_TRUE(log.WaitFor("TLS handshake failed: "));
+  EXPECT_TRUE(log_.WaitFor("TLS handshake failed: "));
 
   EXPECT_EQ("", ConnectAndRead(FreeTds("require")));
 }
