@@ -201,8 +201,8 @@ bool Session::Login(const Message& message) {
       login.packet_size == 0
           ? kDefaultPacketSize
           : std::clamp<std::size_t>(login.packet_size, kMinPacketSize,
-                                    channel_.tls_protocol().empty() ? kMaxPacketSize
-                                                                    : kMaxEncryptedPacketSize);
+                                    channel_.encrypted() ? kMaxEncryptedPacketSize
+                                                         : kMaxPacketSize);
   const std::string database = factory_.DatabaseName();
 
   WireBuffer& out = stream_.Next();

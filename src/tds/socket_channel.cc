@@ -36,7 +36,7 @@ int SocketChannel::PollTimeoutMs() const {
 }
 
 SocketChannel::ReadStatus SocketChannel::ReadFromSocket(std::uint8_t* out, std::size_t n,
-                                                        std::size_t* got) {
+                                                        std::size_t* got, int flags) {
   *got = 0;
   while (true) {
     if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) {
@@ -54,7 +54,7 @@ SocketChannel::ReadStatus SocketChannel::ReadFromSocket(std::uint8_t* out, std::
       }
       return ReadStatus::kTimeout;
     }
-    ssize_t r = ::recv(fd_, out, n, 0);
+    ssize_t r = ::recv(fd_, out, n, flags);
     if (r == 0) return ReadStatus::kClosed;
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
@@ -94,17 +94,10 @@ SocketChannel::ReadStatus SocketChannel::ReadExact(std::uint8_t* out, std::size_
 
 bool SocketChannel::StartsWithTls() {
   constexpr std::uint8_t kTlsHandshakeRecord = 0x16;
-  while (true) {
-    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) return false;
-    pollfd p{fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, PollTimeoutMs());
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return false;
-    std::uint8_t first = 0;
-    ssize_t r = ::recv(fd_, &first, 1, MSG_PEEK);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    return r == 1 && first == kTlsHandshakeRecord;
-  }
+  std::uint8_t first = 0;
+  std::size_t got = 0;
+  return ReadFromSocket(&first, 1, &got, MSG_PEEK) == ReadStatus::kOk &&
+         first == kTlsHandshakeRecord;
 }
 
 void SocketChannel::AcceptTls(SSL_CTX* context, bool inside_prelogin) {

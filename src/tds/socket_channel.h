@@ -63,6 +63,7 @@ class SocketChannel final : public PacketSink {
   void StopTls();
   // "TLSv1.2" while encrypted, else "".
   std::string tls_protocol() const { return tls_ ? tls_->protocol() : std::string(); }
+  bool encrypted() const { return tls_ != nullptr; }
 
   void Send(const iovec* parts, int count) override;
   // Reads a packet that arrived during a reply: true for an Attention. Any other packet,
@@ -72,8 +73,9 @@ class SocketChannel final : public PacketSink {
  private:
   enum class ReadStatus { kOk, kClosed, kTimeout, kDeadlinePassed };
   ReadStatus ReadExact(std::uint8_t* out, std::size_t n);
-  // Waits until the socket is readable (within the limits), then reads what is there.
-  ReadStatus ReadFromSocket(std::uint8_t* out, std::size_t n, std::size_t* got);
+  // Waits until the socket is readable (within the limits), then reads what is there
+  // (`flags` MSG_PEEK: looks at it and leaves it there).
+  ReadStatus ReadFromSocket(std::uint8_t* out, std::size_t n, std::size_t* got, int flags = 0);
   void SendRaw(const iovec* parts, int count);
   void SendRaw(const std::string& bytes);
   // How long the next poll may wait: the idle timeout, or less when the deadline is nearer.
