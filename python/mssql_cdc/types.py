@@ -26,7 +26,8 @@ class Offset(TypedDict):
 # Every source option (docs/reference/options.md), values as strings. tests/python checks the
 # names against the engine's list.
 SourceOptions = TypedDict("SourceOptions", {
-    "captureInstance": str, "connectionString": str, "user": str, "password": str, "backend": str,
+    "captureInstance": str, "connectionString": str, "user": str, "password": str, "accessToken": str,
+    "backend": str,
     "sourceTimeZone": str, "connectTimeout": str, "lockTimeoutMs": str, "startingLsn": str,
     "maxCommitsPerBatch": str, "numPartitions": str, "failOnDataLoss": str, "includeCommandId": str,
     "columns": str, "arrowBatchSize": str, "metricsPath": str, "schemaChangePolicy": str,

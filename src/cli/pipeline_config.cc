@@ -185,8 +185,12 @@ class Loader {
       entries.emplace_back(std::move(name), std::move(value));
     }
     for (const auto& key : literal_names) {
-      if (AsciiLower(SourceOptionName(key)) == "password") {
+      const std::string lower = AsciiLower(SourceOptionName(key));
+      if (lower == "password") {
         warnings_.push_back(where + " holds a password in the file; prefer password_env = \"VAR\"");
+      } else if (lower == "accesstoken") {
+        warnings_.push_back(where + " holds an access token in the file; prefer "
+                            "accessToken_env = \"VAR\" (a token expires within hours anyway)");
       }
     }
     try {

@@ -112,9 +112,20 @@ void AddServe(CLI::App& sim) {
   });
 }
 
+// The value of the environment variable an option names; throws ConfigError when unset.
+std::string FromEnvironment(const std::string& option, const std::string& variable,
+                            const std::string& alternative) {
+  const char* value = std::getenv(variable.c_str());
+  if (value == nullptr) {
+    throw ConfigError(option + " names " + variable + ", which is not set: export it" +
+                      alternative);
+  }
+  return value;
+}
+
 void AddLogin(CLI::App& sim) {
   struct Args {
-    std::string db, name, password, password_env;
+    std::string db, name, password, password_env, token_env;
     bool db_owner = false;
   };
   auto args = std::make_shared<Args>();
@@ -128,21 +139,29 @@ void AddLogin(CLI::App& sim) {
   auto* given = cmd->add_option("--password", args->password,
                                 "The password (visible to other users of the machine: prefer "
                                 "--password-env)");
+  auto* token = cmd->add_option(
+      "--token-env", args->token_env,
+      "Name of the environment variable holding an access token: the login connects with it "
+      "(the accessToken option) instead of a password, as an Entra ID login does");
   from_env->excludes(given);
+  token->excludes(from_env)->excludes(given);
   cmd->add_flag("--db-owner", args->db_owner,
                 "A db owner reads everything; other logins need `sim grant`");
   cmd->callback([args] {
+    if (!args->token_env.empty()) {
+      const std::string access_token = FromEnvironment("--token-env", args->token_env, "");
+      auto db = sim::SimDatabase::Open(args->db);
+      db->AddTokenLogin(args->name, access_token, args->db_owner);
+      std::cout << "added token login " << args->name << (args->db_owner ? " (db owner)" : "")
+                << "\n";
+      return;
+    }
     std::string password = args->password;
     if (!args->password_env.empty()) {
-      const char* value = std::getenv(args->password_env.c_str());
-      if (value == nullptr) {
-        throw ConfigError("--password-env names " + args->password_env +
-                          ", which is not set: export it, or give --password");
-      }
-      password = value;
+      password = FromEnvironment("--password-env", args->password_env, ", or give --password");
     } else if (password.empty()) {
-      throw ConfigError("login " + args->name + " needs a password: give --password-env VAR or "
-                        "--password P");
+      throw ConfigError("login " + args->name + " needs a password or a token: give "
+                        "--password-env VAR, --password P or --token-env VAR");
     }
     auto db = sim::SimDatabase::Open(args->db);
     db->AddLogin(args->name, password, args->db_owner);

@@ -485,6 +485,34 @@ SourceOptions SourceOptions::Parse(const Options& options) {
     }
     o.password = *password;
   }
+  if (auto token = r.Raw("accesstoken")) {
+    if (o.backend != Backend::kOdbc) {
+      throw ConfigError(fmt::format(
+          "option accessToken is only read by backend odbc, but backend is {}: remove it",
+          BackendName(o.backend)));
+    }
+    if (token->empty()) {
+      throw ConfigError("option accessToken is empty: give the Entra ID access token, or omit "
+                        "the option");
+    }
+    // Driver 18 takes the token's bytes widened to UTF-16, which only ASCII survives; an
+    // Entra ID token (a JSON Web Token) is printable ASCII without spaces.
+    for (char c : *token) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x21 || byte > 0x7E) {
+        throw ConfigError(
+            "option accessToken holds a space, a control character or a non-ASCII character, "
+            "which no Entra ID access token has: give the token alone (not 'Bearer <token>', "
+            "no line break at its end)");
+      }
+    }
+    if (o.user || o.password) {
+      throw ConfigError(
+          "option accessToken is given together with user or password: an access token "
+          "logs in on its own; keep either the token or the login and password");
+    }
+    o.access_token = *token;
+  }
 
   o.sim_path = r.Text("simpath", "the path of a simulated database file");
   if (o.backend == Backend::kSim && !o.sim_path) {
@@ -592,14 +620,16 @@ std::string SourceOptions::Redacted() const {
   std::string keys = "unset";
   if (snapshot_keys) keys = nlohmann::json(*snapshot_keys).dump();
   std::string out = fmt::format(
-      "captureInstance={}, connectionString={}, user={}, password={}, backend={}, "
+      "captureInstance={}, connectionString={}, user={}, password={}, accessToken={}, "
+      "backend={}, "
       "sourceTimeZone={}, connectTimeout={}, lockTimeoutMs={}, startingLsn={}, "
       "maxCommitsPerBatch={}, numPartitions={}, arrowBatchSize={}, failOnDataLoss={}, "
       "includeCommandId={}, columns={}, metricsPath={}, schemaChangePolicy={}, "
       "isolationLevel={}, changeReader={}, snapshotChunks={}, snapshotKeys={}, snapshotLsn={}, "
       "simPath={}",
       capture_instance, connection_string.empty() ? "unset" : kSecretShown, opt(user),
-      password ? kSecretShown : "unset", BackendName(backend), source_time_zone,
+      password ? kSecretShown : "unset", access_token ? kSecretShown : "unset",
+      BackendName(backend), source_time_zone,
       connect_timeout_seconds, opt(lock_timeout_ms),
       starting_lsn ? starting_lsn->ToString() : "earliest (default)", opt(max_commits_per_batch),
       num_partitions ? std::to_string(*num_partitions) : "auto", arrow_batch_size,

@@ -28,8 +28,9 @@ namespace mssql_cdc {
 
 // Every source option this engine knows, as users write them. Docs headings use these;
 // names are compared in ASCII lower case (IsKnownSourceOption, KnownSourceOptionSpelling).
-inline constexpr std::array<std::string_view, 24> kSourceOptionNames = {
+inline constexpr std::array<std::string_view, 25> kSourceOptionNames = {
     "captureInstance", "connectionString", "user",            "password",
+    "accessToken",
     "backend",         "sourceTimeZone",   "connectTimeout",  "lockTimeoutMs",
     "startingLsn",     "maxCommitsPerBatch", "numPartitions", "failOnDataLoss",
     "includeCommandId", "columns",         "arrowBatchSize",  "metricsPath",
@@ -110,6 +111,8 @@ struct SourceOptions {
   std::string connection_string;  // secret; empty with backend sim
   std::optional<std::string> user;
   std::optional<std::string> password;  // secret
+  // An Entra ID access token, given to ODBC Driver 18 instead of a login and password; secret.
+  std::optional<std::string> access_token;
   Backend backend = Backend::kOdbc;
   std::string source_time_zone = "auto";  // a Windows zone name or "auto"; checked by the clock
   std::int64_t connect_timeout_seconds = 30;

@@ -178,6 +178,7 @@ std::optional<LoginInfo> Catalog::Authenticate(std::string_view name, std::strin
   if (!st.Step()) return std::nullopt;
   // Every byte is compared, so the time taken does not tell how much of a guess was right.
   const std::string_view stored = st.TextView(2);
+  if (stored.empty()) return std::nullopt;
   unsigned char difference = stored.size() == password.size() ? 0 : 1;
   for (std::size_t i = 0; i < password.size(); ++i) {
     const char expected = i < stored.size() ? stored[i] : '\0';
@@ -190,6 +191,23 @@ std::optional<LoginInfo> Catalog::Authenticate(std::string_view name, std::strin
 void Catalog::InsertLogin(std::string_view name, std::string_view password, bool is_db_owner) {
   Statement st(db_, "INSERT INTO sim_logins(login_name, password, is_db_owner) VALUES(?, ?, ?)");
   st.BindText(1, name).BindText(2, password).BindInt(3, is_db_owner ? 1 : 0).Run();
+}
+
+std::optional<LoginInfo> Catalog::AuthenticateToken(std::string_view token_sha256) {
+  Statement exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                        "name = 'sim_login_tokens'");
+  if (!exists.Step()) return std::nullopt;
+  Statement st(db_, "SELECT l.login_name, l.is_db_owner FROM sim_login_tokens t "
+                    "JOIN sim_logins l ON l.login_name = t.login_name WHERE t.token_sha256 = ?");
+  st.BindText(1, token_sha256);
+  if (!st.Step()) return std::nullopt;
+  return LoginInfo{st.Text(0), st.Int(1) != 0};
+}
+
+void Catalog::InsertLoginToken(std::string_view login, std::string_view token_sha256) {
+  db_.Exec(kLoginTokensSchema);
+  Statement st(db_, "INSERT INTO sim_login_tokens(token_sha256, login_name) VALUES(?, ?)");
+  st.BindText(1, token_sha256).BindText(2, login).Run();
 }
 
 void Catalog::InsertGrant(std::string_view login, std::string_view object_name) {

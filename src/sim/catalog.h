@@ -56,9 +56,13 @@ class Catalog {
   // Logins and grants (sim_logins, sim_grants); names compare ignoring case.
   std::optional<LoginInfo> FindLogin(std::string_view name);
   // The login named `name` when `password` is its password; nullopt otherwise, without saying
-  // which of the two was wrong.
+  // which of the two was wrong. A token login (empty password) never matches.
   std::optional<LoginInfo> Authenticate(std::string_view name, std::string_view password);
+  // The login an access token's SHA-256 digest belongs to (sim_login_tokens).
+  std::optional<LoginInfo> AuthenticateToken(std::string_view token_sha256);
   void InsertLogin(std::string_view name, std::string_view password, bool is_db_owner);
+  // Creates sim_login_tokens first when the file lacks it.
+  void InsertLoginToken(std::string_view login, std::string_view token_sha256);
   // Creates sim_grants first when the file lacks it; a repeated grant changes nothing.
   void InsertGrant(std::string_view login, std::string_view object_name);
   // False when the file has no sim_grants table.

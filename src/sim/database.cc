@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "sim/access_token.h"
 #include "sim/lsn_sequence.h"
 #include "sim/storage.h"
 #include "sim/transaction.h"
@@ -646,6 +647,36 @@ void SimDatabase::AddLogin(const std::string& name, const std::string& password,
   }
   catalog_.InsertLogin(name, password, is_db_owner);
   tx.Commit();
+}
+
+void SimDatabase::AddTokenLogin(const std::string& name, const std::string& access_token,
+                                bool is_db_owner) {
+  CheckIdentifier(name, "login name");
+  if (access_token.empty()) throw ConfigError("the access token of login " + name + " is empty");
+  for (char c : access_token) {
+    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7E) {
+      throw ConfigError("the access token of login " + name +
+                        " holds a character other than printable ASCII, which no access "
+                        "token has: check the variable it was read from");
+    }
+  }
+  const std::string digest = AccessTokenDigest(access_token);
+  WriteTransaction tx(*db_);
+  if (auto existing = catalog_.FindLogin(name)) {
+    throw ConfigError("login " + existing->name + " already exists in " + path() +
+                      ": choose another name");
+  }
+  if (auto holder = catalog_.AuthenticateToken(digest)) {
+    throw ConfigError("that access token already belongs to login " + holder->name +
+                      ": give each token login a token of its own");
+  }
+  catalog_.InsertLogin(name, "", is_db_owner);
+  catalog_.InsertLoginToken(name, digest);
+  tx.Commit();
+}
+
+std::optional<LoginInfo> SimDatabase::AuthenticateToken(const std::string& access_token) {
+  return catalog_.AuthenticateToken(AccessTokenDigest(access_token));
 }
 
 std::string SimDatabase::Grant(const std::string& login, const std::string& object) {

@@ -168,12 +168,18 @@ class SimDatabase {
   // change and source tables. Throws ConfigError when the login exists, the name is not a
   // regular identifier, or the password is empty or longer than 128 characters.
   void AddLogin(const std::string& name, const std::string& password, bool is_db_owner);
+  // Adds a login that connects with `access_token` instead of a password, as an Entra ID
+  // login does; the file keeps only the token's digest. Throws ConfigError as AddLogin does,
+  // and when the token is empty, not ASCII, or already another login's.
+  void AddTokenLogin(const std::string& name, const std::string& access_token, bool is_db_owner);
   // GRANT SELECT on `object` to `login`: "cdc.<capture_instance>_CT" or "schema.table".
   // Returns the object's name as the catalog spells it. Throws ConfigError for an unknown
   // login or object.
   std::string Grant(const std::string& login, const std::string& object);
   // The login when `password` is its password, else nullopt.
   std::optional<LoginInfo> Authenticate(const std::string& user, const std::string& password);
+  // The login `access_token` belongs to, else nullopt (expiry is the caller's to check).
+  std::optional<LoginInfo> AuthenticateToken(const std::string& access_token);
   // Whether `login` was granted SELECT on `object` (as Grant returned it).
   bool HasGrant(const std::string& login, const std::string& object);
 

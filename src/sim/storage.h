@@ -73,6 +73,9 @@
 //       "cdc.<capture_instance>_CT" or "<schema>.<table>" as the catalog spells them; both
 //       compare ignoring case. Files made before this table existed lack it until the first
 //       grant creates it (kGrantsSchema); a reader takes a missing table as no grants.
+//   sim_login_tokens(token_sha256, login_name)   the access tokens a token login (an Entra ID
+//       login's stand-in, with an empty password in sim_logins) is known by, as SHA-256
+//       digests; created on the first token login like sim_grants (kLoginTokensSchema).
 //
 // Change table columns carry SQLite affinities matching the encodings below (INTEGER, REAL,
 // TEXT, BLOB), so SQLite never converts a stored value. __$update_mask is big-endian like
@@ -156,6 +159,13 @@ CREATE TABLE sim_logins(
 CREATE TABLE IF NOT EXISTS sim_grants(
   login_name TEXT NOT NULL COLLATE NOCASE, object_name TEXT NOT NULL COLLATE NOCASE,
   PRIMARY KEY(login_name, object_name));
+CREATE TABLE IF NOT EXISTS sim_login_tokens(
+  token_sha256 TEXT PRIMARY KEY, login_name TEXT NOT NULL COLLATE NOCASE);
+)sql";
+
+// The sim_login_tokens statement of kCatalogSchema, for files made before it existed.
+inline constexpr std::string_view kLoginTokensSchema = R"sql(CREATE TABLE IF NOT EXISTS sim_login_tokens(
+  token_sha256 TEXT PRIMARY KEY, login_name TEXT NOT NULL COLLATE NOCASE);
 )sql";
 
 // The sim_grants statement of kCatalogSchema, run on its own before the first grant of a file

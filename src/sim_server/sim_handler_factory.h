@@ -1,5 +1,5 @@
 // The database behind `mssql-cdc sim serve`: checks logins against the sim database's
-// sim_logins and gives each connection its own SimQueryHandler, with its own read-only
+// sim_logins (or an access token against sim_login_tokens) and gives each connection its own SimQueryHandler, with its own read-only
 // connections to the file. The database name is the sim's (sim_meta database_name), the
 // server name "mssql-cdc-sim". Safe to share between connection threads: it keeps nothing
 // but the path, the name and a session counter.
@@ -18,9 +18,10 @@ class SimHandlerFactory final : public tds::QueryHandlerFactory {
   // Throws SourceError, saying how to create one, when `path` is not a sim database.
   explicit SimHandlerFactory(std::string path);
 
-  // nullptr for an unknown user, a wrong password, or a database other than the sim's.
-  std::unique_ptr<tds::QueryHandler> Login(const std::string& user, const std::string& password,
-                                           const std::string& database) override;
+  // Refused for an unknown user, a wrong password, an unknown or expired access token, or a
+  // database other than the sim's.
+  tds::LoginOutcome Login(const tds::LoginCredentials& credentials,
+                          const std::string& database) override;
   std::string DatabaseName() override { return database_name_; }
   // Logins accepted so far.
   int logins() const { return next_spid_.load() - kFirstSpid; }

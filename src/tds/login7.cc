@@ -1,5 +1,7 @@
 #include "tds/login7.h"
 
+#include <optional>
+
 #include "tds/text_encoding.h"
 #include "tds/wire_buffer.h"
 
@@ -9,6 +11,35 @@ namespace {
 // The fixed part of LOGIN7 up to cbSSPILong, as TDS 7.2+ clients send it.
 constexpr std::size_t kFixedLength = 94;
 constexpr std::uint8_t kIntegratedSecurity = 0x80;  // OptionFlags2 fIntSecurity
+constexpr std::uint8_t kExtension = 0x10;           // OptionFlags3 fExtension
+constexpr std::uint8_t kFeatureTerminator = 0xFF;
+
+// The FeatureExt list at `offset`: (FeatureId, DWORD length, data) entries up to 0xFF.
+std::optional<FederatedAuthentication> ReadFeatures(const WireReader& login,
+                                                   std::string_view payload, std::size_t offset) {
+  if (offset > payload.size()) login.Fail("FeatureExt lies beyond the message");
+  WireReader features(payload.substr(offset), "LOGIN7 FeatureExt");
+  std::optional<FederatedAuthentication> fed_auth;
+  while (true) {
+    const std::uint8_t id = features.U8();
+    if (id == kFeatureTerminator) break;
+    const std::uint32_t length = features.U32();
+    const std::string_view data = features.Bytes(length);
+    if (id != FederatedAuthentication::kFeatureId) continue;
+    WireReader reader(data, "LOGIN7 FEDAUTH");
+    FederatedAuthentication auth;
+    // fFedAuthEcho is the lowest bit, bFedAuthLibrary the seven above it.
+    const std::uint8_t options = reader.U8();
+    auth.echo = (options & 0x01) != 0;
+    auth.library = static_cast<std::uint8_t>(options >> 1);
+    if (auth.library == FederatedAuthentication::kSecurityToken) {
+      const std::uint32_t token_bytes = reader.U32();
+      auth.token = Utf16ToUtf8(reader.Bytes(token_bytes));  // a nonce may follow
+    }
+    fed_auth = std::move(auth);
+  }
+  return fed_auth;
+}
 
 }  // namespace
 
@@ -34,7 +65,7 @@ Login7Request ParseLogin7(std::string_view payload) {
   reader.U8();   // OptionFlags1
   login.integrated_security = (reader.U8() & kIntegratedSecurity) != 0;
   reader.U8();  // TypeFlags
-  reader.U8();  // OptionFlags3
+  const bool has_extension = (reader.U8() & kExtension) != 0;
   reader.U32();  // client time zone
   reader.U32();  // client LCID
 
@@ -51,10 +82,17 @@ Login7Request ParseLogin7(std::string_view payload) {
   login.password = field(/*scrambled=*/true);
   login.app_name = field();
   login.server_name = field();
-  reader.U16(), reader.U16();  // extension (FeatureExt): nothing here needs it
+  // With fExtension, ibExtension points to a DWORD holding the offset of the FeatureExt list.
+  const std::size_t extension_offset = reader.U16();
+  const std::size_t extension_length = reader.U16();
   login.library_name = field();
   login.language = field();
   login.database = field();
+  if (has_extension && extension_length >= 4) {
+    if (extension_offset + 4 > payload.size()) reader.Fail("ibExtension points beyond the message");
+    WireReader pointer(payload.substr(extension_offset, 4), "LOGIN7");
+    login.federated_authentication = ReadFeatures(reader, payload, pointer.U32());
+  }
   return login;
 }
 

@@ -3,14 +3,25 @@
 //
 // The password arrives scrambled (each byte's nibbles swapped, then XOR 0xA5) and is
 // decoded here; it is kept only in Login7Request::password and must never be logged or put
-// into a message.
+// into a message. So is the token of federated authentication (Entra ID), which a client
+// sends instead of a user and password in the FEDAUTH feature extension.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace mssql_cdc::tds {
+
+// The FEDAUTH feature extension of a LOGIN7 (MS-TDS 2.2.6.4, FeatureId 0x02).
+struct FederatedAuthentication {
+  static constexpr std::uint8_t kFeatureId = 0x02;
+  static constexpr std::uint8_t kSecurityToken = 0x01;  // the token travels in LOGIN7
+  std::uint8_t library = 0;  // kSecurityToken, or 0x02 (MSAL: the server must send FEDAUTHINFO)
+  bool echo = false;         // fFedAuthEcho: the server's PRELOGIN reply held FEDAUTHREQUIRED=1
+  std::string token;         // kSecurityToken's token, as UTF-8: a secret
+};
 
 struct Login7Request {
   std::uint32_t tds_version = 0;  // e.g. 0x74000004 for TDS 7.4
@@ -25,10 +36,11 @@ struct Login7Request {
   std::string library_name;
   std::string language;
   std::string database;
+  std::optional<FederatedAuthentication> federated_authentication;
 };
 
-// Throws SourceError when the message is shorter than its fixed part or a field points
-// outside it.
+// Throws SourceError when the message is shorter than its fixed part or a field or feature
+// points outside it. Features other than FEDAUTH are skipped.
 Login7Request ParseLogin7(std::string_view payload);
 
 // The UTF-8 text of a scrambled LOGIN7 password (UCS-2 on the wire).

@@ -63,6 +63,7 @@ inline constexpr std::uint8_t kError = 0xAA;
 inline constexpr std::uint8_t kInfo = 0xAB;
 inline constexpr std::uint8_t kReturnValue = 0xAC;
 inline constexpr std::uint8_t kLoginAck = 0xAD;
+inline constexpr std::uint8_t kFeatureExtAck = 0xAE;
 inline constexpr std::uint8_t kRow = 0xD1;
 inline constexpr std::uint8_t kNbcRow = 0xD2;
 inline constexpr std::uint8_t kEnvChange = 0xE3;

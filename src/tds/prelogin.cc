@@ -13,6 +13,7 @@ constexpr std::uint8_t kEncryptionOption = 0x01;
 constexpr std::uint8_t kInstanceOption = 0x02;
 constexpr std::uint8_t kThreadIdOption = 0x03;
 constexpr std::uint8_t kMarsOption = 0x04;
+constexpr std::uint8_t kFedAuthRequiredOption = 0x06;
 constexpr std::uint8_t kTerminator = 0xFF;
 
 struct Option {
@@ -57,22 +58,27 @@ PreloginRequest ParsePrelogin(std::string_view payload) {
       request.encryption = static_cast<Encryption>(static_cast<std::uint8_t>(data[0]));
     } else if (option == kMarsOption && length >= 1) {
       request.mars = data[0] != 0;
+    } else if (option == kFedAuthRequiredOption && length >= 1) {
+      request.fed_auth_required = data[0] == 0x01;
     }
   }
   return request;
 }
 
-std::string BuildPreloginReply(Encryption reply) {
+std::string BuildPreloginReply(Encryption reply, bool fed_auth_required) {
   // SQL Server 2022's version, 16.0.1000.0: major, minor, build (big-endian), sub-build.
   static constexpr char kVersion[] = {0x10, 0x00, 0x03, static_cast<char>(0xE8), 0x00, 0x00};
   const char encryption = static_cast<char>(reply);
-  return OptionTable({
-      {kVersionOption, std::string_view(kVersion, 6)},
-      {kEncryptionOption, std::string_view(&encryption, 1)},
-      {kInstanceOption, std::string_view("\0", 1)},
-      {kThreadIdOption, std::string_view()},
-      {kMarsOption, std::string_view("\0", 1)},
-  });
+  const Option version{kVersionOption, std::string_view(kVersion, 6)};
+  const Option encrypt{kEncryptionOption, std::string_view(&encryption, 1)};
+  const Option instance{kInstanceOption, std::string_view("\0", 1)};
+  const Option thread{kThreadIdOption, std::string_view()};
+  const Option mars{kMarsOption, std::string_view("\0", 1)};
+  if (fed_auth_required) {
+    return OptionTable({version, encrypt, instance, thread, mars,
+                        {kFedAuthRequiredOption, std::string_view("\x01", 1)}});
+  }
+  return OptionTable({version, encrypt, instance, thread, mars});
 }
 
 EncryptionDecision DecideEncryption(Encryption client, EncryptionSetting server) {

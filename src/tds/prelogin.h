@@ -19,6 +19,9 @@ struct PreloginRequest {
   std::uint8_t version[6] = {};  // the client library's version
   Encryption encryption = Encryption::kOff;
   bool mars = false;
+  // FEDAUTHREQUIRED=1: the client will log in with a token of federated authentication (an
+  // Entra ID access token) and wants the server to say that it accepts one.
+  bool fed_auth_required = false;
 };
 
 // A PRELOGIN payload, a client's or a server's reply (they share the option table). Throws
@@ -29,9 +32,10 @@ PreloginRequest ParsePrelogin(std::string_view payload);
 // What a client sends to learn whether a server encrypts.
 std::string BuildPreloginRequest(Encryption encryption);
 
-// The reply's payload: VERSION, ENCRYPTION = `encryption`, INSTOPT, an empty THREADID and
-// MARS off.
-std::string BuildPreloginReply(Encryption encryption);
+// The reply's payload: VERSION, ENCRYPTION = `encryption`, INSTOPT, an empty THREADID, MARS
+// off and, when `fed_auth_required`, FEDAUTHREQUIRED=1 (the answer to a client that asked;
+// its LOGIN7 then echoes it).
+std::string BuildPreloginReply(Encryption encryption, bool fed_auth_required = false);
 
 // How a server is set up, in SQL Server's terms.
 enum class EncryptionSetting {

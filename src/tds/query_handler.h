@@ -117,16 +117,28 @@ class QueryHandler {
   virtual void Execute(const Statement& statement, ReplyWriter& reply) = 0;
 };
 
+// Who logs in: a SQL Server login with its password, or the holder of an access token of
+// federated authentication (Entra ID). Both secrets must never reach a log or a message.
+struct LoginCredentials {
+  std::string user;      // empty with an access token
+  std::string password;
+  std::optional<std::string> access_token;
+};
+
+// A refused login: SQL Server answers error 18456 "Login failed for user '<user>'." and, for
+// some causes, a sentence after it (`reason`, e.g. "Token is expired."), never a secret.
+struct LoginOutcome {
+  std::unique_ptr<QueryHandler> handler;  // nullptr: refused
+  std::string reason;
+};
+
 // Checks logins and makes a handler per connection. Shared by every connection's thread.
 class QueryHandlerFactory {
  public:
   virtual ~QueryHandlerFactory() = default;
-  // The handler for `user` when `password` is right; nullopt-like nullptr for a failed login
-  // (the server answers error 18456 "Login failed for user '<user>'.", never echoing the
-  // password). `database` is the LOGIN7 database name, empty when none was given.
-  virtual std::unique_ptr<QueryHandler> Login(const std::string& user,
-                                              const std::string& password,
-                                              const std::string& database) = 0;
+  // The handler when the credentials are right. `database` is the LOGIN7 database name,
+  // empty when none was given.
+  virtual LoginOutcome Login(const LoginCredentials& credentials, const std::string& database) = 0;
   // The name of the database a login lands in (ENVCHANGE), and the server's name.
   virtual std::string DatabaseName() = 0;
   virtual std::string ServerName() = 0;

@@ -126,7 +126,8 @@ bool Session::Handshake() {
         strict ? EncryptionDecision{Encryption::kNotSupported,
                                     EncryptionDecision::Outcome::kPlaintext}
                : DecideEncryption(prelogin.encryption, setting);
-    writer_.buffer().PutBytes(BuildPreloginReply(decision.reply));
+    fed_auth_offered_ = prelogin.fed_auth_required;
+    writer_.buffer().PutBytes(BuildPreloginReply(decision.reply, fed_auth_offered_));
     writer_.EndMessage();
     switch (decision.outcome) {
       case EncryptionDecision::Outcome::kRefuse:
@@ -174,20 +175,45 @@ bool Session::Login(const Message& message) {
     return false;
   }
   server_name_ = factory_.ServerName();
-  try {
-    handler_ = factory_.Login(login.user_name, login.password, login.database);
-  } catch (const std::exception& e) {
-    spdlog::warn("tds: login of '{}' from {} failed: {}", login.user_name, options_.peer,
-                 e.what());
-    handler_.reset();
+  LoginCredentials credentials;
+  // SQL Server names a token's holder this way in its messages.
+  std::string shown_user = login.user_name;
+  LoginOutcome outcome;
+  const auto& fed_auth = login.federated_authentication;
+  if (fed_auth) {
+    shown_user = "<token-identified principal>";
+    if (fed_auth->echo != fed_auth_offered_) {
+      spdlog::warn("tds: refusing {}: its LOGIN7 {} FEDAUTHREQUIRED, which the PRELOGIN reply {}",
+                   options_.peer, fed_auth->echo ? "echoes" : "does not echo",
+                   fed_auth_offered_ ? "held" : "did not hold");
+    } else if (fed_auth->library != FederatedAuthentication::kSecurityToken) {
+      spdlog::warn("tds: refusing {}: federated authentication through a library (FEDAUTHINFO "
+                   "exchange) is not offered here; log in with an access token",
+                   options_.peer);
+    } else {
+      credentials.access_token = fed_auth->token;
+    }
+  } else {
+    credentials.user = login.user_name;
+    credentials.password = login.password;
   }
-  if (handler_ == nullptr) {
-    spdlog::info("tds: login failed for user '{}' from {}", login.user_name, options_.peer);
+  if (!fed_auth || credentials.access_token) {
+    try {
+      outcome = factory_.Login(credentials, login.database);
+    } catch (const std::exception& e) {
+      spdlog::warn("tds: login of '{}' from {} failed: {}", shown_user, options_.peer, e.what());
+      outcome = {};
+    }
+  }
+  if (outcome.handler == nullptr) {
+    spdlog::info("tds: login failed for user '{}' from {}{}{}", shown_user, options_.peer,
+                 outcome.reason.empty() ? "" : ": ", outcome.reason);
     MessageToken error;
     error.number = kLoginFailed;
     error.state = 1;
     error.severity = 14;
-    error.text = "Login failed for user '" + login.user_name + "'.";
+    error.text = "Login failed for user '" + shown_user + "'." +
+                 (outcome.reason.empty() ? "" : " " + outcome.reason);
     error.server_name = server_name_;
     error.line = 1;
     WriteError(stream_.Next(), error);
@@ -195,6 +221,7 @@ bool Session::Login(const Message& message) {
     stream_.EndMessage();
     return false;
   }
+  handler_ = std::move(outcome.handler);
   const std::uint32_t version = std::min(login.tds_version, kTds74);
   use_nbcrow_ = version >= kTds73B;
   const std::size_t packet_size =
@@ -222,12 +249,13 @@ bool Session::Login(const Message& message) {
   info.text = "Changed language setting to us_english.";
   WriteInfo(out, info);
   WriteLoginAck(out, version, "Microsoft SQL Server", 16, 0, 1000);
+  if (fed_auth) WriteFeatureExtAck(out, FederatedAuthentication::kFeatureId);
   stream_.Done(DoneToken{token::kDone, done::kFinal, 0, 0});
   stream_.EndMessage();
   writer_.set_packet_size(packet_size);
   rpc_ = std::make_unique<RpcRunner>(stream_, use_nbcrow_, server_name_, options_.log_requests);
   channel_.SetLimits(kMaxRequestBytes, std::nullopt);  // logged in: requests of any size
-  spdlog::debug("tds: '{}' logged in from {} (app '{}', packet size {})", login.user_name,
+  spdlog::debug("tds: '{}' logged in from {} (app '{}', packet size {})", shown_user,
                 options_.peer, login.app_name, packet_size);
   return true;
 }

@@ -58,6 +58,7 @@ class Session {
   MessageWriter writer_;
   TokenStream stream_;
   std::string server_name_;
+  bool fed_auth_offered_ = false;  // the PRELOGIN reply held FEDAUTHREQUIRED=1
   std::unique_ptr<QueryHandler> handler_;
   std::unique_ptr<RpcRunner> rpc_;
   bool use_nbcrow_ = true;

@@ -121,6 +121,13 @@ void WriteLoginAck(WireBuffer& out, std::uint32_t tds_version, std::string_view 
   EndLengthToken(out, at);
 }
 
+void WriteFeatureExtAck(WireBuffer& out, std::uint8_t feature_id) {
+  out.PutU8(token::kFeatureExtAck);
+  out.PutU8(feature_id);
+  out.PutU32(0);     // FeatureAckDataLen
+  out.PutU8(0xFF);   // the list's terminator
+}
+
 void WriteReturnStatus(WireBuffer& out, std::int32_t status) {
   out.PutU8(token::kReturnStatus);
   out.PutU32(static_cast<std::uint32_t>(status));

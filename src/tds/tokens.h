@@ -58,6 +58,9 @@ void WriteError(WireBuffer& out, const MessageToken& message);
 void WriteLoginAck(WireBuffer& out, std::uint32_t tds_version, std::string_view program_name,
                    std::uint8_t major, std::uint8_t minor, std::uint16_t build);
 
+// FEATUREEXTACK (TDS 7.4) acknowledging one feature of the LOGIN7 FeatureExt, without data.
+void WriteFeatureExtAck(WireBuffer& out, std::uint8_t feature_id);
+
 void WriteReturnStatus(WireBuffer& out, std::int32_t status);
 // RETURNVALUE of an int OUTPUT parameter (the handle of sp_prepexec and sp_prepare).
 void WriteReturnValueInt(WireBuffer& out, std::uint16_t ordinal, std::string_view name,

@@ -3,14 +3,37 @@ over a simulated database at shop.sim, with paths relative to the pipeline's own
 
 import json
 import os
+import signal
 import sqlite3
+import subprocess
 from pathlib import Path
 
+import mssql_python_odbc
 from deltalake import DeltaTable
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
 TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
+# Microsoft ODBC Driver 18 as PyPI ships it (mssql-python-odbc), named by its library's path.
+DRIVER_18 = next((Path(mssql_python_odbc.__file__).parent / "libs/linux/debian_ubuntu/x86_64/lib")
+                 .glob("libmsodbcsql-18*.so*"))
+
+
+class SimServer:
+    """`sim serve --port 0` on a database, with more arguments; `port` from its first line."""
+
+    def __init__(self, db, *args, env=None):
+        self.process = subprocess.Popen([BINARY, "sim", "serve", "--db", str(db), "--port", "0", *map(str, args)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        line = self.process.stdout.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line + self.process.stderr.read()
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def stop(self):
+        """SIGTERM; returns the exit status, what stdout had after the first line, and stderr."""
+        self.process.send_signal(signal.SIGTERM)
+        rest, err = self.process.communicate(timeout=30)
+        return self.process.returncode, rest, err
 
 
 def pipeline_text(trigger, source, tables=None, stream_extra=None, backend="sim"):

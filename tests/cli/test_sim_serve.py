@@ -4,16 +4,13 @@ scripts/setup.sh), and stopped with SIGTERM."""
 
 import json
 import os
-import shutil
-import signal
 import subprocess
 
 import pytest
 
-from helpers import BINARY
+from helpers import BINARY, SimServer
 
-ISQL = shutil.which("isql")
-pytestmark = pytest.mark.skipif(ISQL is None, reason="isql (unixodbc) is not installed")
+ISQL = "isql"
 
 
 @pytest.fixture
@@ -35,21 +32,8 @@ def shop(cli, tmp_path):
     return db
 
 
-class Server:
-    """`sim serve --port 0` on a database; `port` from its one line of output."""
-
-    def __init__(self, db):
-        self.process = subprocess.Popen([BINARY, "sim", "serve", "--db", str(db), "--port", "0"],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line + self.process.stderr.read()
-        self.port = int(line.rsplit(":", 1)[1])
-
-    def stop(self):
-        """SIGTERM; returns the exit status and what stdout had after the first line."""
-        self.process.send_signal(signal.SIGTERM)
-        rest, _ = self.process.communicate(timeout=30)
-        return self.process.returncode, rest
+class Server(SimServer):
+    """`sim serve` queried through isql and FreeTDS."""
 
     def query(self, user, password, sql):
         """Runs `sql` with isql; returns (exit status, output lines)."""
@@ -100,7 +84,7 @@ def test_refuses_a_wrong_password_and_an_ungranted_read(server):
 
 def test_sigterm_stops_it_cleanly_after_one_line_of_output(server):
     assert server.query("owner", "owner-secret", "SELECT 1")[1] == ["1"]
-    status, rest = server.stop()
+    status, rest, _ = server.stop()
     assert status == 0
     assert rest == ""
 

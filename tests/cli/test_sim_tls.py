@@ -7,15 +7,11 @@ import json
 import os
 import stat
 import subprocess
-from pathlib import Path
 
-import mssql_python_odbc
 import pytest
 
-from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text
+from helpers import BINARY, DRIVER_18, TABLES, SimServer as Server, bronze_keys, change_table_keys, pipeline_text
 
-DRIVER_18 = next((Path(mssql_python_odbc.__file__).parent / "libs/linux/debian_ubuntu/x86_64/lib")
-                 .glob("libmsodbcsql-18*.so*"))
 PASSWORD = "Tls-pw-1!"
 
 
@@ -34,20 +30,6 @@ def shop(cli, tmp_path):
     cli("sim", "workload", "--db", db, "--transactions", 40, "--seed", 5)
     cli("sim", "login", "add", "--db", db, "--name", "reader", "--password", PASSWORD, "--db-owner")
     return db
-
-
-class Server:
-    def __init__(self, db, *args):
-        self.process = subprocess.Popen([BINARY, "sim", "serve", "--db", str(db), "--port", "0", *map(str, args)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line + self.process.stderr.read()
-        self.port = int(line.rsplit(":", 1)[1])
-
-    def stop(self):
-        self.process.terminate()
-        _, err = self.process.communicate(timeout=30)
-        return err
 
 
 def isql(connection, env=None):
@@ -104,7 +86,7 @@ def test_freetds_and_driver_18_connect_encrypted_and_a_forced_server_refuses_pla
         ok, out = isql(freetds + ";Encryption=require")  # still serving
         assert ok, out
     finally:
-        log = server.stop()
+        _, _, log = server.stop()
     assert "the client does not support encryption, which this server requires" in log
     assert "does not trust this server's certificate" in log
     assert PASSWORD not in log

@@ -505,6 +505,33 @@ TEST(SourceOptions, SecretsNeverAppearInMessagesLogsOrDescriptions) {
   EXPECT_EQ(logged.find("Conn-Secret-77"), std::string::npos) << logged;
 }
 
+TEST(SourceOptions, AnAccessTokenComesAloneAndIsNeverShown) {
+  const std::string token = "eyJhbGciOi.eyJleHAiOjF9.tok-Secret-9";
+  SourceOptions ok = ParseOdbc({{"accessToken", token}});
+  EXPECT_EQ(ok.access_token, token);
+  EXPECT_NE(ok.Redacted().find("accessToken=***"), std::string::npos) << ok.Redacted();
+  EXPECT_EQ(ok.Redacted().find("tok-Secret"), std::string::npos);
+  EXPECT_TRUE(IsSecretOptionName("accessToken"));
+  const std::vector<std::pair<std::vector<Options::Entry>, std::string>> refused = {
+      {{{"accessToken", token}, {"user", "u"}}, "together with user or password"},
+      {{{"accessToken", "Bearer " + token}}, "give the token alone"},
+      {{{"accessToken", token + "\n"}}, "no line break"},
+      {{{"accessToken", ""}}, "is empty"},
+  };
+  for (const auto& [extra, says] : refused) {
+    Options options = Odbc();
+    for (const auto& [name, value] : extra) options = options.MergedWith(Options{{name, value}});
+    const std::string message = ConfigErrorOf([&] { SourceOptions::Parse(options); });
+    EXPECT_NE(message.find(says), std::string::npos) << message;
+    EXPECT_EQ(message.find("tok-Secret"), std::string::npos) << message;
+  }
+  const std::string sim = ConfigErrorOf([&] {
+    SourceOptions::Parse(Options{{"captureInstance", "dbo_orders"}, {"backend", "sim"},
+                                 {"simPath", "/tmp/db"}, {"accessToken", token}});
+  });
+  EXPECT_NE(sim.find("only read by backend odbc"), std::string::npos) << sim;
+}
+
 TEST(SourceOptions, RedactedShowsUnsetSecretsAsUnset) {
   SourceOptions sim = SourceOptions::Parse(
       Options{{"captureInstance", "dbo_orders"}, {"backend", "sim"}, {"simPath", "/tmp/db"}});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
+#include "sim/access_token.h"
 #include "sim/database.h"
 #include "sim/sqlite.h"
 #include "sim/storage.h"
@@ -73,6 +74,40 @@ TEST_F(SimLoginsTest, RefusesDuplicateAndMalformedLogins) {
   // The refused ones left nothing.
   EXPECT_FALSE(db_->Authenticate("empty", ""));
   EXPECT_TRUE(db_->Authenticate("reader", "pw"));
+}
+
+TEST_F(SimLoginsTest, ATokenLoginIsKnownByItsTokenAloneAndKeepsOnlyItsDigest) {
+  const std::string token = "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDB9.c2lnbmF0dXJl";
+  db_->AddTokenLogin("app", token, true);
+  const auto app = db_->AuthenticateToken(token);
+  ASSERT_TRUE(app);
+  EXPECT_EQ(app->name, "app");
+  EXPECT_TRUE(app->is_db_owner);
+  EXPECT_FALSE(db_->AuthenticateToken(token + "x"));
+  // It has no password: neither an empty one nor any other logs in by name.
+  EXPECT_FALSE(db_->Authenticate("app", ""));
+  EXPECT_EQ(AccessTokenDigest(token).size(), 64u);
+  EXPECT_NE(ConfigErrorOf([&] { db_->AddTokenLogin("twin", token, false); })
+                .find("already belongs to login app"),
+            std::string::npos);
+  EXPECT_NE(ConfigErrorOf([&] { db_->AddTokenLogin("app", "other-token", false); })
+                .find("already exists"),
+            std::string::npos);
+  EXPECT_NE(ConfigErrorOf([&] { db_->AddTokenLogin("spaced", "Bearer abc", false); })
+                .find("printable ASCII"),
+            std::string::npos);
+  EXPECT_NE(ConfigErrorOf([&] { db_->AddTokenLogin("none", "", false); }).find("empty"),
+            std::string::npos);
+}
+
+TEST(AccessTokenTest, AJsonWebTokenExpiresAtItsExpClaimAndOtherTokensNever) {
+  // {"alg":"none"} . {"exp":1700000000,"aud":"x"} . sig, base64url without padding.
+  EXPECT_EQ(AccessTokenExpiry("eyJhbGciOiJub25lIn0.eyJleHAiOjE3MDAwMDAwMDAsImF1ZCI6IngifQ.c2ln"),
+            1700000000);
+  EXPECT_EQ(AccessTokenExpiry("eyJhbGciOiJub25lIn0.eyJhdWQiOiJ4In0.c2ln"), std::nullopt);  // no exp
+  EXPECT_EQ(AccessTokenExpiry("opaque-token"), std::nullopt);
+  EXPECT_EQ(AccessTokenExpiry("a.b.c.d"), std::nullopt);
+  EXPECT_EQ(AccessTokenExpiry("a.!!!.c"), std::nullopt);
 }
 
 TEST_F(SimLoginsTest, GrantsNameChangeTablesAndSourceTablesAsTheCatalogSpellsThem) {

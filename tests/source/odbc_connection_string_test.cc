@@ -201,5 +201,30 @@ TEST(DriverConnectionTest, LoginGivenTwiceOrPasswordAloneIsRefusedWithoutValues)
   EXPECT_EQ(inside.secrets, std::vector<std::string>{"topsecret4"});
 }
 
+TEST(DriverConnectionTest, AnAccessTokenStaysOutOfTheStringAndIsASecret) {
+  const std::string token = "eyJhbGciOi.eyJleHAiOjF9.c2lnbmF0dXJl";
+  const auto c = BuildDriverConnection("Server=h,1433;Database=sales;Encrypt=yes", std::nullopt,
+                                       std::nullopt, kBoth, token);
+  EXPECT_EQ(c.access_token, token);
+  EXPECT_THAT(c.text, Not(HasSubstr("eyJ")));
+  EXPECT_EQ(c.secrets, std::vector<std::string>{token});
+  EXPECT_EQ(c.login, "");
+}
+
+TEST(DriverConnectionTest, AnAccessTokenBesideAnotherLoginOrThroughFreeTdsIsRefused) {
+  const std::string token = "tok-secret-123";
+  for (const char* cs : {"Server=h;UID=a", "Server=h;PWD=b", "Server=h;Authentication=ActiveDirectoryMsi",
+                         "Server=h;Trusted_Connection=yes"}) {
+    const std::string message =
+        ConfigMessage([&] { BuildDriverConnection(cs, std::nullopt, std::nullopt, kBoth, token); });
+    EXPECT_THAT(message, AllOf(HasSubstr("accessToken option is set"), Not(HasSubstr("tok-secret"))))
+        << cs;
+  }
+  EXPECT_THAT(ConfigMessage([&] {
+                BuildDriverConnection("Server=h", std::nullopt, std::nullopt, kOnlyFreeTds, token);
+              }),
+              AllOf(HasSubstr("needs ODBC Driver 18"), Not(HasSubstr("tok-secret"))));
+}
+
 }  // namespace
 }  // namespace mssql_cdc::odbc

@@ -352,14 +352,18 @@ class CannedHandler final : public QueryHandler {
 
 class CannedFactory final : public QueryHandlerFactory {
  public:
-  std::unique_ptr<QueryHandler> Login(const std::string& user, const std::string& password,
-                                      const std::string& database) override {
+  LoginOutcome Login(const LoginCredentials& credentials, const std::string& database) override {
     {
       std::lock_guard lock(state.mutex);
       last_database = database;
     }
-    if (user != "u" || password != "p") return nullptr;
-    return std::make_unique<CannedHandler>(state);
+    if (credentials.access_token) {
+      if (*credentials.access_token == "expired-token") return {nullptr, "Token is expired."};
+      if (*credentials.access_token != "good-token") return {};
+    } else if (credentials.user != "u" || credentials.password != "p") {
+      return {};
+    }
+    return {std::make_unique<CannedHandler>(state), ""};
   }
   std::string DatabaseName() override { return "sim"; }
   std::string ServerName() override { return "simsrv"; }

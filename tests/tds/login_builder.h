@@ -20,9 +20,12 @@ inline std::string Scramble(const std::string& utf16) {
 }
 
 // A TDS 7.4 LOGIN7 payload; `password_utf16` is the password in UCS-2 before scrambling.
+// `feature_ext`, when given, is the FeatureExt list (terminator included) ibExtension
+// points to.
 inline std::string BuildLogin(const std::string& user, const std::string& password_utf16,
                               const std::string& database, std::uint32_t packet_size,
-                              std::uint32_t tds_version = 0x74000004) {
+                              std::uint32_t tds_version = 0x74000004,
+                              const std::string& feature_ext = "") {
   const std::string host = Ucs2("buildhost"), app = Ucs2("test"), server = Ucs2("127.0.0.1"),
                     library = Ucs2("DB-Library"), language = Ucs2("us_english"),
                     user16 = Ucs2(user), db16 = Ucs2(database),
@@ -47,7 +50,15 @@ inline std::string BuildLogin(const std::string& user, const std::string& passwo
   field(scrambled);
   field(app);
   field(server);
-  field("");  // extension
+  // ibExtension points to a DWORD holding the FeatureExt list's offset, patched below.
+  const std::size_t extension_at = offset;
+  if (feature_ext.empty()) {
+    field("");
+  } else {
+    fixed += Le16(static_cast<std::uint16_t>(offset)) + Le16(4);  // a byte count
+    data += Le32(0);
+    offset += 4;
+  }
   field(library);
   field(language);
   field(db16);
@@ -57,8 +68,23 @@ inline std::string BuildLogin(const std::string& user, const std::string& passwo
   fixed += Le16(static_cast<std::uint16_t>(offset)) + Le16(0);  // change password
   fixed += Le32(0);
   std::string login = fixed + data;
+  if (!feature_ext.empty()) {
+    login.replace(extension_at, 4, Le32(static_cast<std::uint32_t>(login.size())));
+    login += feature_ext;
+  }
   login.replace(0, 4, Le32(static_cast<std::uint32_t>(login.size())));
   return login;
+}
+
+// A FeatureExt list with one FEDAUTH feature carrying `token` as a SECURITYTOKEN (library
+// 0x01), as Driver 18 sends an access token; `echo` is fFedAuthEcho.
+inline std::string FedAuthFeature(const std::string& token, bool echo, std::uint8_t library = 0x01) {
+  const std::string token16 = Ucs2(token);
+  std::string data;
+  data.push_back(static_cast<char>((library << 1) | (echo ? 1 : 0)));
+  data += Le32(static_cast<std::uint32_t>(token16.size())) + token16;
+  return Hex("0A 01 00 00 00 01") + "\x02" + Le32(static_cast<std::uint32_t>(data.size())) + data +
+         Hex("FF");
 }
 
 // PRELOGIN with VERSION, ENCRYPTION = `encryption`, INSTOPT, THREADID and MARS off.

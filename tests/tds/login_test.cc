@@ -15,6 +15,8 @@ using testing::Le16;
 using testing::Le32;
 using testing::Ucs2;
 using testing::BuildLogin;
+using testing::BuildPrelogin;
+using testing::FedAuthFeature;
 
 TEST(Prelogin, TheSpecRequestAsksForEncryptionAndMars) {
   // MS-TDS 4.1 "Pre-Login Request", payload after the packet header.
@@ -128,6 +130,40 @@ TEST(Login7, AHandBuiltLoginWithANonAsciiPassword) {
   EXPECT_EQ("us_english", login.language);
   EXPECT_EQ("DB-Library", login.library_name);
   EXPECT_EQ("127.0.0.1", login.server_name);
+}
+
+TEST(Prelogin, FedAuthRequiredIsReadAndAnsweredWhenAsked) {
+  // A client's PRELOGIN with FEDAUTHREQUIRED=1 after ENCRYPTION.
+  const std::string asks = Hex("00 00 10 00 06 01 00 16 00 01 06 00 17 00 01 FF 00 00 00 00 00 00 01 01");
+  EXPECT_TRUE(ParsePrelogin(asks).fed_auth_required);
+  EXPECT_FALSE(ParsePrelogin(BuildPrelogin(0x00)).fed_auth_required);
+  EXPECT_TRUE(ParsePrelogin(BuildPreloginReply(Encryption::kOn, true)).fed_auth_required);
+  EXPECT_FALSE(ParsePrelogin(BuildPreloginReply(Encryption::kOn)).fed_auth_required);
+}
+
+TEST(Login7, AnAccessTokenArrivesInTheFedAuthFeature) {
+  const std::string token = "eyJ0eXAiOiJKV1QifQ.eyJleHAiOjF9.c2ln";
+  Login7Request login =
+      ParseLogin7(BuildLogin("", "", "sim", 4096, 0x74000004, FedAuthFeature(token, true)));
+  ASSERT_TRUE(login.federated_authentication.has_value());
+  EXPECT_EQ(FederatedAuthentication::kSecurityToken, login.federated_authentication->library);
+  EXPECT_TRUE(login.federated_authentication->echo);
+  EXPECT_EQ(token, login.federated_authentication->token);
+  EXPECT_EQ("", login.user_name);
+  EXPECT_EQ("sim", login.database);
+
+  const Login7Request msal =
+      ParseLogin7(BuildLogin("", "", "", 4096, 0x74000004, FedAuthFeature("", false, 0x02)));
+  ASSERT_TRUE(msal.federated_authentication.has_value());
+  EXPECT_EQ(0x02, msal.federated_authentication->library);
+  EXPECT_FALSE(msal.federated_authentication->echo);
+  // FreeTDS's OptionFlags3 says fExtension with an empty extension field: no features.
+  EXPECT_FALSE(ParseLogin7(BuildLogin("u", Ucs2("p"), "", 4096)).federated_authentication);
+}
+
+TEST(Login7, AFeatureListRunningPastTheMessageIsRejected) {
+  std::string login = BuildLogin("", "", "", 4096, 0x74000004, FedAuthFeature("tok", true));
+  EXPECT_THROW(ParseLogin7(login.substr(0, login.size() - 3)), SourceError);
 }
 
 TEST(Login7, TruncatedOrLyingMessagesAreRejected) {

@@ -102,6 +102,53 @@ TEST_F(ServerTest, AFailedLoginIs18456ThenClose) {
   EXPECT_TRUE(client.ClosedByServer(5000));
 }
 
+// PRELOGIN with FEDAUTHREQUIRED=1, as Driver 18 sends it with an access token.
+std::string PreloginAskingForFedAuth() {
+  return Hex("00 00 10 00 06 01 00 16 00 01 06 00 17 00 01 FF 00 00 00 00 00 00 02 01");
+}
+
+TEST_F(ServerTest, AnAccessTokenLogsInAndTheFedAuthFeatureIsAcknowledged) {
+  RawClient client(server_->port());
+  client.Send(MessageType::kPrelogin, PreloginAskingForFedAuth());
+  auto prelogin = client.Read();
+  ASSERT_TRUE(prelogin.has_value());
+  EXPECT_TRUE(ParsePrelogin(*prelogin).fed_auth_required);
+  client.Send(MessageType::kLogin7,
+              BuildLogin("", "", "", 4096, 0x74000004, FedAuthFeature("good-token", true)));
+  auto reply = client.Read();
+  ASSERT_TRUE(reply.has_value());
+  // FEATUREEXTACK: FEDAUTH with no data, then the terminator, right after LOGINACK.
+  EXPECT_TRUE(Contains(*reply, Hex("AE 02 00 00 00 00 FF FD")));
+  client.SendBatch("SELECT rows 1");
+  EXPECT_TRUE(client.Read().has_value());
+}
+
+TEST_F(ServerTest, AnExpiredUnknownOrUnechoedTokenIsRefusedWithoutShowingIt) {
+  struct Case {
+    std::string token;
+    bool echo;
+    std::string says;
+  };
+  for (const Case& c : {Case{"expired-token", true, "Login failed for user '<token-identified "
+                                                    "principal>'. Token is expired."},
+                        Case{"unknown-token", true, "Login failed for user '<token-identified "
+                                                    "principal>'."},
+                        Case{"good-token", false, "Login failed for user"}}) {
+    RawClient client(server_->port());
+    client.Send(MessageType::kPrelogin, PreloginAskingForFedAuth());
+    ASSERT_TRUE(client.Read().has_value());
+    client.Send(MessageType::kLogin7,
+                BuildLogin("", "", "", 4096, 0x74000004, FedAuthFeature(c.token, c.echo)));
+    auto reply = client.Read();
+    ASSERT_TRUE(reply.has_value()) << c.token;
+    EXPECT_TRUE(Contains(*reply, Hex("18 48 00 00 01 0E"))) << c.token;
+    EXPECT_TRUE(Contains(*reply, Ucs2(c.says))) << c.token;
+    EXPECT_FALSE(Contains(*reply, Ucs2(c.token))) << c.token;
+    EXPECT_FALSE(Contains(*reply, Hex("AE 02 00 00 00 00 FF"))) << c.token;
+    EXPECT_TRUE(client.ClosedByServer(5000)) << c.token;
+  }
+}
+
 TEST_F(ServerTest, LoginWithoutPreloginAndTheNegotiatedPacketSize) {
   RawClient client(server_->port());
   client.Send(MessageType::kLogin7, BuildLogin("u", Ucs2("p"), "", 512));

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "source/odbc/diagnostics.h"
 #include "source/odbc/odbc_environment.h"
@@ -12,6 +14,18 @@ namespace mssql_cdc::odbc {
 namespace {
 
 constexpr SQLULEN kPacketSize = 32767;  // the largest TDS packet SQL Server accepts
+// Driver 18's pre-connect attribute SQL_COPT_SS_ACCESS_TOKEN (msodbcsql.h).
+constexpr SQLINTEGER kAccessTokenAttribute = 1256;
+
+// The ACCESSTOKEN structure the attribute points to: a little-endian DWORD byte count, then
+// the token's bytes each widened to two (UTF-16LE of an ASCII token).
+std::vector<unsigned char> AccessTokenStructure(const std::string& token) {
+  const std::uint32_t size = static_cast<std::uint32_t>(token.size() * 2);
+  std::vector<unsigned char> out(4 + size, 0);
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<unsigned char>(size >> (8 * i));
+  for (std::size_t i = 0; i < token.size(); ++i) out[4 + 2 * i] = static_cast<unsigned char>(token[i]);
+  return out;
+}
 
 }  // namespace
 
@@ -31,12 +45,20 @@ OdbcConnection::OdbcConnection(std::shared_ptr<const ConnectionSettings> setting
       SQLSetConnectAttrW(dbc_, SQL_ATTR_PACKET_SIZE,
                          reinterpret_cast<SQLPOINTER>(static_cast<SQLULEN>(kPacketSize)), 0);
     }
+    std::vector<unsigned char> token;
+    if (settings_->driver.access_token) {
+      token = AccessTokenStructure(*settings_->driver.access_token);
+      CheckOdbc(SQLSetConnectAttrW(dbc_, kAccessTokenAttribute, token.data(), SQL_IS_POINTER),
+                SQL_HANDLE_DBC, dbc_, "giving the driver the access token", secrets());
+    }
     Utf16String text = Utf8ToUtf16(settings_->driver.text);
     const SQLRETURN rc = SQLDriverConnectW(
         dbc_, nullptr, reinterpret_cast<SQLWCHAR*>(text.data()),
         static_cast<SQLSMALLINT>(text.size()), nullptr, 0, nullptr, SQL_DRIVER_NOPROMPT);
-    // The string holds the password: overwrite the copy before anything else can see it.
+    // The string holds the password, the structure the token: overwrite the copies before
+    // anything else can see them.
     std::fill(text.begin(), text.end(), Utf16Unit{0});
+    std::fill(token.begin(), token.end(), static_cast<unsigned char>(0));
     CheckOdbc(rc, SQL_HANDLE_DBC, dbc_, "connecting to " + settings_->driver.server, secrets());
     connected_ = true;
     CheckOdbc(SQLSetConnectAttrW(dbc_, SQL_ATTR_AUTOCOMMIT,

@@ -133,6 +133,27 @@ void NoteAddress(const ConnectionString& cs, const std::string& server, DriverCo
   out.port = port;
 }
 
+// Driver 18 refuses a token beside any other way to log in, with a message that does not say
+// which; here it is named before connecting.
+void UseAccessToken(const ConnectionString& cs, const std::string& token, DriverConnection& out) {
+  for (std::string_view keyword : {"UID", "PWD", "Authentication", "Trusted_Connection"}) {
+    if (cs.Has(keyword)) {
+      throw ConfigError("connectionString has " + std::string(keyword) +
+                        " and the accessToken option is set: an access token logs in on its "
+                        "own; remove " + std::string(keyword) + " from connectionString, or "
+                        "the accessToken option");
+    }
+  }
+  if (out.freetds) {
+    throw ConfigError(
+        "the accessToken option needs ODBC Driver 18; the FreeTDS driver chosen here cannot log "
+        "in with an access token. Name Driver 18 (Driver={ODBC Driver 18 for SQL Server}, or "
+        "pip install mssql-python-odbc and give its library's path)");
+  }
+  out.access_token = token;
+  out.secrets.push_back(token);
+}
+
 }  // namespace
 
 bool IsFreeTdsDriver(std::string_view driver) {
@@ -141,10 +162,10 @@ bool IsFreeTdsDriver(std::string_view driver) {
          lowered.find("libtdsodbc") != std::string::npos;
 }
 
-DriverConnection BuildDriverConnection(std::string_view connection_string,
-                                       const std::optional<std::string>& user,
-                                       const std::optional<std::string>& password,
-                                       const std::vector<std::string>& installed_drivers) {
+DriverConnection BuildDriverConnection(
+    std::string_view connection_string, const std::optional<std::string>& user,
+    const std::optional<std::string>& password, const std::vector<std::string>& installed_drivers,
+    const std::optional<std::string>& access_token) {
   ConnectionString cs = ConnectionString::Parse(connection_string);
   DriverConnection out;
 
@@ -188,6 +209,7 @@ DriverConnection BuildDriverConnection(std::string_view connection_string,
     TranslateForFreeTds(cs);
   }
 
+  if (access_token) UseAccessToken(cs, *access_token, out);
   if (user) {
     out.login = *user;
     cs.Set("UID", *user);

@@ -5,8 +5,9 @@
 // one, "ODBC Driver 18 for SQL Server" when unixODBC lists it, else FreeTDS. For FreeTDS
 // the string is translated into its dialect (Server and Port apart, TDS_Version=7.4,
 // Encryption instead of Encrypt, UTF-8 client charset). The `user` and `password` options
-// are appended as braced UID and PWD. The result is a secret; what may be shown (driver,
-// server, login name) is kept beside it.
+// are appended as braced UID and PWD; an `accessToken` stays out of the string, for the
+// connection to pass to Driver 18 before it connects. The result is a secret; what may be
+// shown (driver, server, login name) is kept beside it.
 #pragma once
 
 #include <optional>
@@ -25,7 +26,8 @@ struct DriverConnection {
   bool freetds = false;      // the string was translated for FreeTDS
   std::string server;        // the Server (or DSN) value, for messages
   std::string login;         // the login name (user option or UID), empty when none
-  std::vector<std::string> secrets;  // values no message may show (the password)
+  std::optional<std::string> access_token;  // Entra ID token for Driver 18 (secret)
+  std::vector<std::string> secrets;  // values no message may show (password, token)
   bool sets_packet_size = false;     // the string sets the TDS packet size (always for FreeTDS)
   bool utf8_char_data = false;       // SQL_C_CHAR data is UTF-8 (FreeTDS, ClientCharset=UTF-8)
   // The connection refuses a server that does not encrypt: Encrypt=yes/mandatory/strict (or
@@ -37,13 +39,13 @@ struct DriverConnection {
 };
 
 // Throws ConfigError when there is no Server, Address, Addr or DSN keyword, when the login
-// is given both in the string and as options, when no SQL Server driver is installed, or
-// when FreeTDS cannot read a value (one holding "};").
-// Messages name keywords, never values.
-DriverConnection BuildDriverConnection(std::string_view connection_string,
-                                       const std::optional<std::string>& user,
-                                       const std::optional<std::string>& password,
-                                       const std::vector<std::string>& installed_drivers);
+// is given both in the string and as options, when no SQL Server driver is installed, when
+// FreeTDS cannot read a value (one holding "};"), or when an access token comes with another
+// way to log in or goes to FreeTDS. Messages name keywords, never values.
+DriverConnection BuildDriverConnection(
+    std::string_view connection_string, const std::optional<std::string>& user,
+    const std::optional<std::string>& password, const std::vector<std::string>& installed_drivers,
+    const std::optional<std::string>& access_token = std::nullopt);
 
 // Whether a driver name or library path is FreeTDS's ("FreeTDS", "/usr/lib/.../libtdsodbc.so").
 bool IsFreeTdsDriver(std::string_view driver);

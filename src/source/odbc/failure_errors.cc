@@ -41,6 +41,13 @@ std::string Bracketed(std::string_view name) {
 void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context) {
   switch (Classify(failure, context.connection_dead)) {
     case FailureKind::kLoginFailed:
+      if (context.access_token) {
+        throw PermissionError(
+            "login with the access token (the accessToken option) failed (" + failure.Details() +
+            "): the server refused the token. Entra ID tokens last about an hour, so get a "
+            "fresh one for each run (for the resource https://database.windows.net/), and check "
+            "that the identity it names is a user of the database");
+      }
       throw PermissionError(
           (context.login.empty() ? std::string("login failed")
                                  : "login failed for user '" + context.login + "'") +

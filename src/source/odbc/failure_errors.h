@@ -31,6 +31,8 @@ struct FailureContext {
   std::optional<std::string> source_table;
   // The driver reported the connection lost (OdbcConnection::IsDead).
   bool connection_dead = false;
+  // The login is an access token (the accessToken option) rather than a name and password.
+  bool access_token = false;
 };
 
 // Throws the engine error of `failure`: PermissionError, NotFoundError, DataLossError or

@@ -255,6 +255,7 @@ class OdbcSource final : public Source {
   auto RunIn(FailureContext context, Attempt&& attempt)
       -> decltype(attempt(std::declval<OdbcConnection&>())) {
     context.login = settings_->connection->driver.login;
+    context.access_token = settings_->connection->driver.access_token.has_value();
     context.database_user = [this] { return DatabaseUser(); };
     for (int retries = 0;;) {
       if (connection_ == nullptr) connection_ = settings_->slot->Take();
@@ -375,7 +376,8 @@ class OdbcSource final : public Source {
 SourceSettings SettingsFor(const SourceOptions& options, const RetryPolicy& retry) {
   auto connection = std::make_shared<ConnectionSettings>();
   connection->driver = BuildDriverConnection(options.connection_string, options.user,
-                                             options.password, InstalledDrivers());
+                                             options.password, InstalledDrivers(),
+                                             options.access_token);
   connection->login_timeout_seconds = options.connect_timeout_seconds;
   SourceSettings settings;
   settings.reader = std::make_shared<ReaderSettings>();

@@ -35,6 +35,7 @@ RowBatchReader::RowBatchReader(std::shared_ptr<const ReaderSettings> settings,
       resume_key_(std::move(resume_key)),
       context_(std::move(context)) {
   context_.login = settings_->connection->driver.login;
+  context_.access_token = settings_->connection->driver.access_token.has_value();
   for (const auto& output : captured_) {
     if (output.column->variable_length()) variable_columns_.push_back(output.column.get());
   }

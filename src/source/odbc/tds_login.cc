@@ -36,6 +36,7 @@ TdsLoginChoice TdsLoginFor(const SourceOptions& options, const DriverConnection&
     return No("the connection is encrypted (" + driver.encryption_setting + ")");
   }
   if (driver.host.empty()) return No("the server is not named by a TCP host and port");
+  if (options.access_token) return No("it logs in with an access token");
   tds::ClientLogin login;
   login.user = options.user ? *options.user : cs.Get("UID").value_or("");
   login.password = options.password ? *options.password : cs.Get("PWD").value_or("");
