@@ -22,6 +22,7 @@ void BindFeed(nb::module_& m);    // feed_bindings.cc
 void BindTables(nb::module_& m);  // table_bindings.cc
 void BindFinalization(nb::module_& m);  // finalization_bindings.cc
 void BindCatalog(nb::module_& m);  // catalog_bindings.cc
+void BindCommandLine(nb::module_& m);  // cli_bindings.cc
 }
 
 NB_MODULE(_core, m) {
@@ -58,6 +59,7 @@ NB_MODULE(_core, m) {
     return SparkTypeFor(SqlType::Parse(declaration), "column");
   }, "The Spark SQL type of a SQL Server type declaration under the engine's mapping.");
   python::BindSource(m);
+  python::BindCommandLine(m);
   python::BindDelta(m);
   python::BindFeed(m);
   python::BindTables(m);
