@@ -190,13 +190,10 @@ def run_peer(kind: str, table: dict, ranges: list, served: Served) -> dict:
 
 
 def msodbc18_library() -> str | None:
-    """The Microsoft ODBC Driver 18 library mssql-python bundles (mssql-python-odbc)."""
-    try:
-        import mssql_python_odbc
-    except ImportError:
-        return None
-    found = sorted(Path(mssql_python_odbc.__file__).parent.glob("libs/linux/*/x86_64/lib/libmsodbcsql-18*.so*"))
-    return str(found[0]) if found else None
+    """The Microsoft ODBC Driver 18 library of mssql-python-odbc, as the package finds it."""
+    import mssql_cdc
+
+    return mssql_cdc._core.bundled_odbc_driver()
 
 
 def run_ours(bench: Path, reader: str, table: dict, n: int, served: Served, certs: Path | None) -> dict:

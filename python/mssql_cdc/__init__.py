@@ -9,6 +9,7 @@ without it.
 """
 
 import importlib
+import importlib.util
 from typing import Any
 
 import pyarrow  # noqa: F401  (loads the Arrow C++ libraries the extension links against)
@@ -39,6 +40,13 @@ from mssql_cdc.types import (
 )
 
 __version__ = _core.__version__
+
+# Microsoft ODBC Driver 18 from the pinned dependency mssql-python-odbc: used by path when a
+# connection string names no driver, so that no odbcinst.ini entry is needed.
+if importlib.util.find_spec("mssql_python_odbc") is not None:
+    import mssql_python_odbc
+
+    _core.use_bundled_odbc_driver(mssql_python_odbc.get_libs_dir())
 
 # The __$operation codes of SQL Server's change tables, and 0 for a snapshot row.
 OPERATIONS = {0: "snapshot", 1: "delete", 2: "insert", 3: "update_before", 4: "update_after"}

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/timezone.h"
 #include "python/arrow_stream.h"
+#include "source/odbc/bundled_driver.h"
 #include "source/sim_source.h"
 #include "source/source.h"
 #include "source/source_clock.h"
@@ -85,6 +86,13 @@ class PySource {
 
 void BindSource(nb::module_& m) {
   BindArrowStream(m);
+  m.def("use_bundled_odbc_driver",
+        [](const std::string& libs_dir) { odbc::UseBundledDriverLibs(libs_dir); },
+        nb::arg("libs_dir"),
+        "Where mssql-python-odbc keeps Microsoft ODBC Driver 18 (its get_libs_dir()).");
+  m.def("bundled_odbc_driver", [] { return odbc::BundledDriver18(); },
+        "The Driver 18 library the engine uses when a connection string names no driver and "
+        "unixODBC lists none; None when there is none for this machine.");
 
   nb::class_<PySource>(m, "Source", "A SQL Server CDC database read through the engine.")
       .def("capture_instances", &PySource::CaptureInstances)

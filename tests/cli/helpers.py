@@ -8,15 +8,16 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-import mssql_python_odbc
 from deltalake import DeltaTable
+
+import mssql_cdc
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
 TABLES = ["dbo_customers", "dbo_orders", "dbo_order_items"]
-# Microsoft ODBC Driver 18 as PyPI ships it (mssql-python-odbc), named by its library's path.
-DRIVER_18 = next((Path(mssql_python_odbc.__file__).parent / "libs/linux/debian_ubuntu/x86_64/lib")
-                 .glob("libmsodbcsql-18*.so*"))
+# Microsoft ODBC Driver 18 as PyPI ships it (mssql-python-odbc), as the package finds it; the
+# executable under test is given its path.
+DRIVER_18 = mssql_cdc._core.bundled_odbc_driver()
 
 
 class SimServer:

@@ -3,9 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "core/errors.h"
+#include "source/odbc/bundled_driver.h"
 #include "source/odbc/connection_string.h"
 #include "source/odbc/driver_connection.h"
+#include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc::odbc {
 namespace {
@@ -224,6 +229,42 @@ TEST(DriverConnectionTest, AnAccessTokenBesideAnotherLoginOrThroughFreeTdsIsRefu
                 BuildDriverConnection("Server=h", std::nullopt, std::nullopt, kOnlyFreeTds, token);
               }),
               AllOf(HasSubstr("needs ODBC Driver 18"), Not(HasSubstr("tok-secret"))));
+}
+
+TEST(DriverConnectionTest, ADriver18LibraryAmongTheDriversIsChosenBeforeFreeTds) {
+  const std::string library = "/venv/mssql_python_odbc/libs/linux/rhel/x86_64/lib/libmsodbcsql-18.6.so.2.1";
+  const auto c = BuildDriverConnection("Server=h,1433", std::nullopt, std::nullopt,
+                                       {"FreeTDS", library});
+  EXPECT_EQ(c.driver, library);
+  EXPECT_FALSE(c.freetds);
+  EXPECT_TRUE(c.requires_encryption);  // Driver 18's default, by path as by name
+  EXPECT_EQ(BuildDriverConnection("Server=h", std::nullopt, std::nullopt,
+                                  {library, "ODBC Driver 18 for SQL Server"})
+                .driver,
+            "ODBC Driver 18 for SQL Server");
+  EXPECT_THAT(ConfigMessage([] { BuildDriverConnection("Server=h", std::nullopt, std::nullopt, {}); }),
+              HasSubstr("pip install mssql-python-odbc"));
+}
+
+TEST(BundledDriverTest, TheLinuxFamilyComesFromIdOrIdLike) {
+  EXPECT_EQ(DriverFamily("PRETTY_NAME=\"Debian GNU/Linux 12\"\nID=debian\n"), "debian_ubuntu");
+  EXPECT_EQ(DriverFamily("ID=ubuntu\nID_LIKE=debian\n"), "debian_ubuntu");
+  EXPECT_EQ(DriverFamily("ID=\"almalinux\"\nID_LIKE=\"rhel centos fedora\"\n"), "rhel");
+  EXPECT_EQ(DriverFamily("ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n"), "rhel");
+  EXPECT_EQ(DriverFamily("ID=\"sles\"\nID_LIKE=\"suse\"\n"), "suse");
+  EXPECT_EQ(DriverFamily("ID=alpine\n"), std::nullopt);
+  EXPECT_EQ(DriverFamily(""), std::nullopt);
+}
+
+TEST(BundledDriverTest, FindsTheLibraryOfTheFamilyAndMachine) {
+  mssql_cdc::testing::TempDir dir;
+  const auto lib = std::filesystem::path(dir.path()) / "linux/rhel/x86_64/lib";
+  std::filesystem::create_directories(lib);
+  std::ofstream(lib / "libodbcinst.so.2") << "x";
+  std::ofstream(lib / "libmsodbcsql-18.6.so.2.1") << "x";
+  EXPECT_EQ(FindDriver18(dir.path(), "rhel", "x86_64"), (lib / "libmsodbcsql-18.6.so.2.1").string());
+  EXPECT_EQ(FindDriver18(dir.path(), "suse", "x86_64"), std::nullopt);
+  EXPECT_EQ(FindDriver18(dir.path(), "rhel", "aarch64"), std::nullopt);
 }
 
 }  // namespace

@@ -127,12 +127,10 @@ def served_sim(cli, db, user="spark_reader", password="Spark-pw-1", tls=False):
         assert line.startswith("listening on "), line
         port = line.rsplit(":", 1)[1]
         database = info(cli, db)["database"]
-        connection = f"Server=127.0.0.1,{port};Database={database};Encrypt=no"
+        connection = f"Driver=FreeTDS;Server=127.0.0.1,{port};Database={database};Encrypt=no"
         if tls:
-            import mssql_python_odbc
-            driver = next((Path(mssql_python_odbc.__file__).parent / "libs/linux/debian_ubuntu/x86_64/lib")
-                          .glob("libmsodbcsql-18*.so*"))
-            connection = (f"Driver={{{driver}}};Server=localhost,{port};Database={database};Encrypt=strict;"
+            # No Driver keyword: the Driver 18 of mssql-python-odbc, which the package finds itself.
+            connection = (f"Server=localhost,{port};Database={database};Encrypt=strict;"
                           f"ServerCertificate={certs / 'server.pem'}")
         yield {"backend": "odbc", "user": user, "password": password, "connectionString": connection}
     finally:

@@ -17,15 +17,28 @@ bool Installed(const std::vector<std::string>& drivers, std::string_view name) {
                      [&](const std::string& d) { return SameKeyword(d, name); });
 }
 
-// The driver to use when the string names none.
-std::string ChooseDriver(const std::vector<std::string>& installed) {
-  if (Installed(installed, kMicrosoftDriver18)) return std::string(kMicrosoftDriver18);
-  if (Installed(installed, kFreeTdsDriver)) return std::string(kFreeTdsDriver);
+// ODBC Driver 18 by name or by its library's path (.../libmsodbcsql-18.x.so).
+bool IsMicrosoftDriver18(std::string_view driver) {
+  const std::string lowered = AsciiLower(driver);
+  return lowered.find("odbc driver 18") != std::string::npos ||
+         lowered.find("msodbcsql-18") != std::string::npos ||
+         lowered.find("msodbcsql18") != std::string::npos;
+}
+
+// The driver to use when the string names none: Driver 18 registered with unixODBC, or as a
+// library path (mssql-python-odbc's, bundled_driver.h), else FreeTDS.
+std::string ChooseDriver(const std::vector<std::string>& available) {
+  if (Installed(available, kMicrosoftDriver18)) return std::string(kMicrosoftDriver18);
+  for (const auto& driver : available) {
+    if (IsMicrosoftDriver18(driver)) return driver;
+  }
+  if (Installed(available, kFreeTdsDriver)) return std::string(kFreeTdsDriver);
   std::string listed;
-  for (const auto& d : installed) listed += (listed.empty() ? "" : ", ") + d;
+  for (const auto& d : available) listed += (listed.empty() ? "" : ", ") + d;
   throw ConfigError(
       "no SQL Server ODBC driver is installed (unixODBC lists " +
-      (listed.empty() ? std::string("none") : listed) + "): install '" +
+      (listed.empty() ? std::string("none") : listed) + "): pip install mssql-python-odbc "
+      "(Microsoft ODBC Driver 18, which the mssql-cdc wheel depends on), install '" +
       std::string(kMicrosoftDriver18) + "' (msodbcsql18) or FreeTDS (tdsodbc), or name an "
       "installed driver with Driver={...} in connectionString");
 }
@@ -75,14 +88,6 @@ void TranslateForFreeTds(ConnectionString& cs) {
   if (!cs.Has("ClientCharset")) cs.Set("ClientCharset", "UTF-8");
   // FreeTDS takes the packet size from its keyword only (not SQL_ATTR_PACKET_SIZE).
   if (!cs.Has("PacketSize")) cs.Set("PacketSize", std::to_string(kLargePacketSize));
-}
-
-// ODBC Driver 18 by name or by its library's path (.../libmsodbcsql-18.x.so).
-bool IsMicrosoftDriver18(std::string_view driver) {
-  const std::string lowered = AsciiLower(driver);
-  return lowered.find("odbc driver 18") != std::string::npos ||
-         lowered.find("msodbcsql-18") != std::string::npos ||
-         lowered.find("msodbcsql18") != std::string::npos;
 }
 
 bool IsRequired(std::string_view encrypt) {
@@ -164,7 +169,7 @@ bool IsFreeTdsDriver(std::string_view driver) {
 
 DriverConnection BuildDriverConnection(
     std::string_view connection_string, const std::optional<std::string>& user,
-    const std::optional<std::string>& password, const std::vector<std::string>& installed_drivers,
+    const std::optional<std::string>& password, const std::vector<std::string>& available_drivers,
     const std::optional<std::string>& access_token) {
   ConnectionString cs = ConnectionString::Parse(connection_string);
   DriverConnection out;
@@ -195,7 +200,7 @@ DriverConnection BuildDriverConnection(
   if (const auto driver = cs.Get("Driver")) {
     out.driver = *driver;
   } else if (!cs.Has("DSN")) {
-    out.driver = ChooseDriver(installed_drivers);
+    out.driver = ChooseDriver(available_drivers);
     // First, as drivers and unixODBC expect it.
     ConnectionString with_driver;
     with_driver.Set("Driver", out.driver);

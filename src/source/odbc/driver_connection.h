@@ -2,7 +2,8 @@
 //
 // Users write SQL Server style strings (`Server=host,port;Database=db;Encrypt=no`), the
 // form Microsoft's drivers take. The driver is the one a `Driver=` keyword names; without
-// one, "ODBC Driver 18 for SQL Server" when unixODBC lists it, else FreeTDS. For FreeTDS
+// one, "ODBC Driver 18 for SQL Server" when unixODBC lists it, else a Driver 18 library
+// among the available drivers (mssql-python-odbc's, by path), else FreeTDS. For FreeTDS
 // the string is translated into its dialect (Server and Port apart, TDS_Version=7.4,
 // Encryption instead of Encrypt, UTF-8 client charset). The `user` and `password` options
 // are appended as braced UID and PWD; an `accessToken` stays out of the string, for the
@@ -44,7 +45,7 @@ struct DriverConnection {
 // way to log in or goes to FreeTDS. Messages name keywords, never values.
 DriverConnection BuildDriverConnection(
     std::string_view connection_string, const std::optional<std::string>& user,
-    const std::optional<std::string>& password, const std::vector<std::string>& installed_drivers,
+    const std::optional<std::string>& password, const std::vector<std::string>& available_drivers,
     const std::optional<std::string>& access_token = std::nullopt);
 
 // Whether a driver name or library path is FreeTDS's ("FreeTDS", "/usr/lib/.../libtdsodbc.so").

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "source/name_match.h"
+#include "source/odbc/bundled_driver.h"
 #include "source/odbc/catalog_queries.h"
 #include "source/odbc/change_reader.h"
 #include "source/column_selection.h"
@@ -375,9 +376,10 @@ class OdbcSource final : public Source {
 
 SourceSettings SettingsFor(const SourceOptions& options, const RetryPolicy& retry) {
   auto connection = std::make_shared<ConnectionSettings>();
+  std::vector<std::string> drivers = InstalledDrivers();
+  if (auto bundled = BundledDriver18()) drivers.push_back(*bundled);
   connection->driver = BuildDriverConnection(options.connection_string, options.user,
-                                             options.password, InstalledDrivers(),
-                                             options.access_token);
+                                             options.password, drivers, options.access_token);
   connection->login_timeout_seconds = options.connect_timeout_seconds;
   SourceSettings settings;
   settings.reader = std::make_shared<ReaderSettings>();
