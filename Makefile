@@ -1,5 +1,5 @@
 # Every target does its own set-up; see README.md.
-.PHONY: setup build test demo bench clean
+.PHONY: setup build test demo bench wheel clean
 
 VENV := .venv
 BUILD := build
@@ -20,5 +20,8 @@ demo: build
 bench: build
 	@scripts/bench.sh
 
+wheel:
+	@scripts/build_wheel.sh
+
 clean:
-	rm -rf $(BUILD) demo-output
+	rm -rf $(BUILD) build-wheel dist demo-output
