@@ -341,6 +341,13 @@ bool IsSecretOptionName(std::string_view name) {
   return false;
 }
 
+bool IsAccessTokenText(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x21 && byte <= 0x7E;
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Options
 
@@ -495,16 +502,11 @@ SourceOptions SourceOptions::Parse(const Options& options) {
       throw ConfigError("option accessToken is empty: give the Entra ID access token, or omit "
                         "the option");
     }
-    // Driver 18 takes the token's bytes widened to UTF-16, which only ASCII survives; an
-    // Entra ID token (a JSON Web Token) is printable ASCII without spaces.
-    for (char c : *token) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (byte < 0x21 || byte > 0x7E) {
-        throw ConfigError(
-            "option accessToken holds a space, a control character or a non-ASCII character, "
-            "which no Entra ID access token has: give the token alone (not 'Bearer <token>', "
-            "no line break at its end)");
-      }
+    if (!IsAccessTokenText(*token)) {
+      throw ConfigError(
+          "option accessToken holds a space, a control character or a non-ASCII character, "
+          "which no Entra ID access token has: give the token alone (not 'Bearer <token>', "
+          "no line break at its end)");
     }
     if (o.user || o.password) {
       throw ConfigError(

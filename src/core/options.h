@@ -48,6 +48,10 @@ std::optional<std::string_view> KnownSourceOptionSpelling(std::string_view name)
 // Whether an option's value must never be shown: `password`, `connectionString`, and, since
 // a misspelt secret is still a secret, any name that mentions a password, pwd, secret or token.
 bool IsSecretOptionName(std::string_view name);
+// Whether text can be an access token (the accessToken option, the simulator's token logins):
+// printable ASCII without spaces, as an Entra ID token (a JSON Web Token) is, and all that
+// Driver 18 can pass, since it widens each byte to UTF-16.
+bool IsAccessTokenText(std::string_view text);
 
 // String options with case-insensitive names. Keeps each name as given and the given order.
 class Options {

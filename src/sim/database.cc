@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/options.h"
 #include "sim/access_token.h"
 #include "sim/lsn_sequence.h"
 #include "sim/storage.h"
@@ -653,12 +654,10 @@ void SimDatabase::AddTokenLogin(const std::string& name, const std::string& acce
                                 bool is_db_owner) {
   CheckIdentifier(name, "login name");
   if (access_token.empty()) throw ConfigError("the access token of login " + name + " is empty");
-  for (char c : access_token) {
-    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7E) {
-      throw ConfigError("the access token of login " + name +
-                        " holds a character other than printable ASCII, which no access "
-                        "token has: check the variable it was read from");
-    }
+  if (!IsAccessTokenText(access_token)) {
+    throw ConfigError("the access token of login " + name +
+                      " holds a character other than printable ASCII, which no access "
+                      "token has: check the variable it was read from");
   }
   const std::string digest = AccessTokenDigest(access_token);
   WriteTransaction tx(*db_);

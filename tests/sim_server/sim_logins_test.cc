@@ -146,6 +146,7 @@ TEST_F(SimLoginsTest, AFileWithoutTheGrantsTableHasNoGrantsUntilTheFirst) {
 
 TEST(SimGrantsSchemaTest, TheCatalogSchemaCreatesTheGrantsTableAsTheOnDemandStatementDoes) {
   EXPECT_NE(kCatalogSchema.find(kGrantsSchema), std::string_view::npos);
+  EXPECT_NE(kCatalogSchema.find(kLoginTokensSchema), std::string_view::npos);
 }
 
 }  // namespace
