@@ -22,7 +22,7 @@ function(mssql_cdc_wheel_odbc)
     INTERFACE_LINK_LIBRARIES "${_odbcinst};${CMAKE_DL_LIBS};Threads::Threads")
 endfunction()
 
-# After find_package: point the imported targets at static archives and header-only forms.
+# After find_package: point the imported targets at static archives, and link with link.sh.
 macro(mssql_cdc_wheel_libraries)
   _mssql_cdc_static_archive(_sqlite sqlite3)
   set_target_properties(SQLite::SQLite3 PROPERTIES IMPORTED_LOCATION ${_sqlite})
@@ -36,8 +36,8 @@ macro(mssql_cdc_wheel_libraries)
       "${PROJECT_SOURCE_DIR}/cmake/manylinux/link.sh ${Python_EXECUTABLE} ${_libstdcxx} ${_libgcc_s} -- <LINK_FLAGS> -shared -o <TARGET> <OBJECTS> <LINK_LIBRARIES>")
 endmacro()
 
-# The extension: the shims for what glibc 2.28 lacks and for libltdl, and the export map, which keeps every
-# symbol of the static libraries inside.
+# The extension: the shims for what glibc 2.28 lacks and for libltdl, and the export map,
+# which keeps every symbol of the static libraries inside.
 function(mssql_cdc_wheel_module target)
   target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/cmake/manylinux/glibc_compat.c
                                    ${PROJECT_SOURCE_DIR}/cmake/manylinux/ltdl_compat.c)

@@ -17,13 +17,20 @@ echo "The command-line suite again, through the package's mssql-cdc console scri
 MSSQL_CDC_BIN="$PWD/.venv/bin/mssql-cdc" .venv/bin/python -m pytest -q tests/cli || status=1
 echo "Spark mode again, through Spark Connect:"
 MSSQL_CDC_TEST_SPARK=connect .venv/bin/python -m pytest -q --durations=12 tests/spark || status=1
+# Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path
+# in the variable named; the build's log is shown only when the build fails.
+wheel_suite() {
+  local python=$1 test=$2 variable=$3 wheel
+  shift 3
+  if wheel=$(PYTHON=$python scripts/build_wheel.sh 2> build-wheel.log | tail -1) && [[ -f "$wheel" ]]; then
+    env "$variable=$PWD/$wheel" "$@" .venv/bin/python -m pytest -q "$test" || status=1
+  else
+    cat build-wheel.log >&2
+    status=1
+  fi
+}
 echo "The wheel (make wheel), installed and used in a minimal Debian root:"
-if wheel=$(scripts/build_wheel.sh 2> build-wheel.log | tail -1) && [[ -f "$wheel" ]]; then
-  MSSQL_CDC_WHEEL="$PWD/$wheel" .venv/bin/python -m pytest -q tests/wheel/test_wheel_in_debian.py || status=1
-else
-  cat build-wheel.log >&2
-  status=1
-fi
+wheel_suite "" tests/wheel/test_wheel_in_debian.py MSSQL_CDC_WHEEL
 # The abi3 wheel needs a Python 3.12 or later to build; Debian 12 has none, so it is built and
 # tested where one is installed (pyenv's, on the machines CI runs on), and said so otherwise.
 abi3_pythons=()
@@ -33,13 +40,8 @@ for version in 3.12 3.13; do
 done
 if ((${#abi3_pythons[@]})); then
   echo "The abi3 wheel, on ${abi3_pythons[*]}:"
-  if wheel=$(PYTHON=${abi3_pythons[0]} scripts/build_wheel.sh 2> build-wheel.log | tail -1) && [[ -f "$wheel" ]]; then
-    MSSQL_CDC_ABI3_WHEEL="$PWD/$wheel" MSSQL_CDC_ABI3_PYTHONS=$(IFS=:; echo "${abi3_pythons[*]}") \
-      .venv/bin/python -m pytest -q tests/wheel/test_abi3_wheel.py || status=1
-  else
-    cat build-wheel.log >&2
-    status=1
-  fi
+  wheel_suite "${abi3_pythons[0]}" tests/wheel/test_abi3_wheel.py MSSQL_CDC_ABI3_WHEEL \
+    MSSQL_CDC_ABI3_PYTHONS="$(IFS=:; echo "${abi3_pythons[*]}")"
 else
   echo "The abi3 wheel was not built: no Python 3.12 or later is installed here (pyenv)."
 fi

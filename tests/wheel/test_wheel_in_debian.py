@@ -10,6 +10,7 @@ scripts/test.sh builds the wheel and names it in MSSQL_CDC_WHEEL."""
 
 import hashlib
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -66,12 +67,8 @@ def in_root(root, script, binds, timeout=900):
         env["PIP_CERT"] = "/etc/pip-ca.crt"
     setup = " && ".join(m.format(r=root) for m in mounts)
     return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-                           f"{setup} && exec chroot {root} /bin/bash -euo pipefail -c {shq(script)}"],
+                           f"{setup} && exec chroot {root} /bin/bash -euo pipefail -c {shlex.quote(script)}"],
                           capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def shq(text):
-    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def test_the_wheel_installs_and_runs_where_nothing_was_built(wheel, root, tmp_path):
