@@ -191,4 +191,16 @@ std::string SparkTypeFor(const SqlType& t, std::string_view column) {
   }
 }
 
+bool CanBoundRange(const SqlType& type) {
+  static constexpr std::string_view kRangeTypes[] = {
+      "bit", "tinyint", "smallint", "int", "bigint", "decimal", "numeric", "money",
+      "smallmoney", "date", "time", "datetime", "datetime2", "smalldatetime", "datetimeoffset",
+      "char", "varchar", "nchar", "nvarchar", "binary", "varbinary", "uniqueidentifier"};
+  if (type.IsMax()) return false;
+  for (std::string_view name : kRangeTypes) {
+    if (type.name == name) return true;
+  }
+  return false;
+}
+
 }  // namespace mssql_cdc

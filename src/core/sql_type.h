@@ -35,6 +35,11 @@ struct SqlType {
 // hierarchyid, unknown names).
 std::shared_ptr<arrow::DataType> ArrowTypeFor(const SqlType& type, std::string_view column);
 
+// Whether a key column of `type` can bound a snapshot range: its values come back from the
+// server as text that CAST reads back to the same value, and compare as the key orders. Not
+// float and real (rounding), nor the (max), large-object, xml and CLR types.
+bool CanBoundRange(const SqlType& type);
+
 // The Spark SQL type name of the same mapping ("INT", "DECIMAL(18,2)", "TIMESTAMP_NTZ").
 std::string SparkTypeFor(const SqlType& type, std::string_view column);
 

@@ -1,9 +1,11 @@
 #include "sim/value_codec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -511,6 +513,25 @@ Value EncodeValue(const SqlType& t, const Value& v, std::string_view column) {
   }
   CheckSimulatedType(t, column);
   throw InternalError("no encoding for type " + t.ToString());
+}
+
+Value EncodeCastText(const SqlType& t, const std::string& text, std::string_view column) {
+  if (Is(t, {"bit", "tinyint", "smallint", "int", "bigint"})) {
+    std::int64_t x = 0;
+    const char* end = text.data() + text.size();
+    const auto [at, error] = std::from_chars(text.data(), end, x);
+    if (error != std::errc() || at != end) Reject(column, t, Value(text), "is not an integer");
+    return EncodeInteger(t, Value(x), column);
+  }
+  if (Is(t, {"real", "float"})) {
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) {
+      Reject(column, t, Value(text), "is not a number");
+    }
+    return EncodeFloat(t, Value(x), column);
+  }
+  return EncodeValue(t, Value(text), column);
 }
 
 }  // namespace mssql_cdc::sim

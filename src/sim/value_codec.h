@@ -24,6 +24,12 @@ void CheckSimulatedType(const SqlType& type, std::string_view column);
 // uniqueidentifier types; bytes or a "0x..." hex string for binary types.
 Value EncodeValue(const SqlType& type, const Value& value, std::string_view column);
 
+// The stored form of CAST(`text` AS type) (CONVERT(type, `text`, 1) for binary types), as
+// SQL Server converts the key bounds the engine sends as text: an integer's digits, a decimal,
+// ISO 8601 date and time with ' ' or 'T', "0x..." hex. Throws ConfigError naming the column
+// when SQL Server's conversion would fail.
+Value EncodeCastText(const SqlType& type, const std::string& text, std::string_view column);
+
 // The SQLite affinity of the stored form: "INTEGER", "REAL", "TEXT" or "BLOB".
 std::string_view StorageAffinity(const SqlType& type);
 

@@ -1,6 +1,11 @@
-// Current rows of a source table in key order, streamed from its data table (sim/storage.h).
-// A column the query casts from NULL is sent as NULL of the type it names.
+// Current rows of a source table, whole or in key ranges, streamed from its data table
+// (sim/storage.h); the keyset seeks and row count that plan those ranges. A column the query
+// casts from NULL is sent as NULL of the type it names. Bounds arrive as text CAST to the
+// key's type, converted as SQL Server converts them (sim::EncodeCastText), so the comparison
+// is between stored forms.
+#include "core/errors.h"
 #include "sim/storage.h"
+#include "sim/value_codec.h"
 #include "sim_server/answers.h"
 #include "sim_server/object_lookup.h"
 #include "sim_server/result_types.h"
@@ -18,11 +23,121 @@ const sim::ColumnInfo& RequireColumn(const sim::TableInfo& table, const std::str
   throw SqlError(errors::InvalidColumnName(name));
 }
 
+sim::TableInfo ReadableTable(Session& session, const std::string& schema, const std::string& name) {
+  const auto table = FindSourceTable(session.catalog(), schema, name);
+  if (!table) throw SqlError(errors::InvalidObjectName(schema + "." + name));
+  if (!session.access().CanReadTable(table->name)) {
+    throw SqlError(errors::SelectPermissionDenied(table->name.name, session.database_name(),
+                                                  table->name.schema));
+  }
+  return *table;
+}
+
+std::string StorageName(const sim::TableInfo& table) {
+  return sim::QuoteIdent(sim::SourceTableStorageName(table.name.schema, table.name.name));
+}
+
+// A piece's conditions as SQLite text, their values (stored forms) appended to `values`.
+std::string WhereOf(const sim::TableInfo& table, const KeyPiece& piece,
+                    std::vector<sim::Value>* values) {
+  std::string sql;
+  for (const KeyCondition& condition : piece) {
+    const sim::ColumnInfo& column = RequireColumn(table, condition.column);
+    const auto text = AsText(condition.value);
+    if (!text) {
+      // A NULL bound compares unknown: no row is in the range.
+      sql += (sql.empty() ? " WHERE " : " AND ") + std::string("0");
+      continue;
+    }
+    try {
+      values->push_back(sim::EncodeCastText(condition.cast_type, *text, column.name));
+    } catch (const ConfigError&) {
+      throw SqlError(errors::ConversionFailed(*text, "nvarchar", condition.cast_type.ToString()));
+    }
+    sql += (sql.empty() ? " WHERE " : " AND ") + sim::QuoteIdent(column.name) + " " +
+           condition.op + " ?" + std::to_string(values->size());
+  }
+  return sql;
+}
+
+// "SELECT <select> FROM t WHERE ... UNION ALL SELECT ..." over the pieces.
+std::string UnionOf(const sim::TableInfo& table, const std::string& select,
+                    const std::vector<KeyPiece>& pieces, std::vector<sim::Value>* values) {
+  std::string sql;
+  for (const KeyPiece& piece : pieces) {
+    if (!sql.empty()) sql += " UNION ALL ";
+    sql += "SELECT " + select + " FROM " + StorageName(table) + WhereOf(table, piece, values);
+  }
+  return sql;
+}
+
+std::string OrderBy(const sim::TableInfo& table, const std::vector<std::string>& keys,
+                    bool descending) {
+  std::string order;
+  for (const std::string& key : keys) {
+    order += (order.empty() ? " ORDER BY " : ", ") + sim::QuoteIdent(RequireColumn(table, key).name);
+    if (descending) order += " DESC";
+  }
+  return order;
+}
+
+void BindAll(sim::Statement& statement, const std::vector<sim::Value>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    statement.Bind(static_cast<int>(i) + 1, values[i]);
+  }
+}
+
+// The key columns a seek selects, in the data table's spelling, and their result columns.
+std::string KeySelect(const sim::TableInfo& table, const std::vector<KeyText>& select,
+                      std::vector<tds::ResultColumn>* result) {
+  std::string sql;
+  for (const KeyText& text : select) {
+    const sim::ColumnInfo& column = RequireColumn(table, text.column);
+    sql += (sql.empty() ? "" : ", ") + sim::QuoteIdent(column.name);
+    result->push_back(Column("", text.type));
+  }
+  return sql;
+}
+
+// The stored key as the text CAST reads back: digits, the text itself, or 0x hex.
+void SendKeyText(sqlite3_stmt* row, int column, tds::ResultSet& out) {
+  sqlite3_value* value = sqlite3_column_value(row, column);
+  switch (sqlite3_value_type(value)) {
+    case SQLITE_NULL:
+      out.Null();
+      return;
+    case SQLITE_BLOB: {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      const auto* bytes = static_cast<const unsigned char*>(sqlite3_value_blob(value));
+      const int size = sqlite3_value_bytes(value);
+      std::string text = "0x";
+      for (int i = 0; i < size; ++i) {
+        text += kHex[bytes[i] >> 4];
+        text += kHex[bytes[i] & 15];
+      }
+      out.Text(text);
+      return;
+    }
+    default: {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(value));
+      out.Text(std::string_view(text, static_cast<std::size_t>(sqlite3_value_bytes(value))));
+      return;
+    }
+  }
+}
+
+void SendKeyRow(sim::Statement& seek, std::size_t columns, tds::ResultSet& rows) {
+  if (!seek.Step()) return;
+  for (std::size_t i = 0; i < columns; ++i) SendKeyText(seek.raw(), static_cast<int>(i), rows);
+  rows.EndRow();
+}
+
 }  // namespace
 
 void Answer(Session& session, const SnapshotRowsQuery& query, tds::ReplyWriter& reply) {
-  const auto table = FindSourceTable(session.catalog(), query.schema, query.table);
-  if (!table) throw SqlError(errors::InvalidObjectName(query.schema + "." + query.table));
+  const auto found = FindSourceTable(session.catalog(), query.schema, query.table);
+  if (!found) throw SqlError(errors::InvalidObjectName(query.schema + "." + query.table));
+  const sim::TableInfo& table = *found;
 
   std::vector<tds::ResultColumn> result;
   // Per result column its position in the SQLite select list; -1 for a NULL cast.
@@ -35,24 +150,20 @@ void Answer(Session& session, const SnapshotRowsQuery& query, tds::ReplyWriter& 
       positions.push_back(-1);
       continue;
     }
-    const sim::ColumnInfo& column = RequireColumn(*table, ref.name);
+    const sim::ColumnInfo& column = RequireColumn(table, ref.name);
     result.push_back(Column(ref.name, column.type, column.nullable));
     positions.push_back(selected++);
     select += (select.empty() ? "" : ", ") + sim::QuoteIdent(column.name);
   }
-  std::string order;
-  for (const std::string& key : query.key_columns) {
-    order += (order.empty() ? " ORDER BY " : ", ") + sim::QuoteIdent(RequireColumn(*table, key).name);
-  }
-  if (!session.access().CanReadTable(table->name)) {
-    throw SqlError(errors::SelectPermissionDenied(table->name.name, session.database_name(),
-                                                  table->name.schema));
-  }
+  std::vector<sim::Value> values;
+  const std::string sql = UnionOf(table, select.empty() ? std::string("1") : select, query.pieces,
+                                  &values) +
+                          OrderBy(table, query.key_columns, false);
+  ReadableTable(session, query.schema, query.table);
 
   tds::ResultSet& rows = reply.BeginResult(result);
-  StatementLease scan = session.statements().Prepare(
-      "SELECT " + (select.empty() ? std::string("1") : select) + " FROM " +
-      sim::QuoteIdent(sim::SourceTableStorageName(table->name.schema, table->name.name)) + order);
+  StatementLease scan = session.statements().Prepare(sql);
+  BindAll(*scan, values);
   sqlite3_stmt* row = scan->raw();
   while (scan->Step()) {
     for (int position : positions) {
@@ -64,6 +175,60 @@ void Answer(Session& session, const SnapshotRowsQuery& query, tds::ReplyWriter& 
     }
     rows.EndRow();
   }
+}
+
+void Answer(Session& session, const KeyAtQuery& query, tds::ReplyWriter& reply) {
+  const sim::TableInfo table = ReadableTable(session, query.schema, query.table);
+  std::vector<tds::ResultColumn> result;
+  const std::string select = KeySelect(table, query.select, &result);
+  const auto offset = AsInteger(query.offset);
+  if (!offset || *offset < 0) {
+    throw SqlError(errors::ConversionFailed(offset ? std::to_string(*offset) : "NULL", "bigint",
+                                            "OFFSET"));
+  }
+  std::vector<sim::Value> values;
+  std::string sql = UnionOf(table, select, query.pieces, &values);
+  // ORDER BY in a compound SELECT names result columns: the key columns are all of them.
+  sql += OrderBy(table, query.key_columns, false) + " LIMIT 1 OFFSET " + std::to_string(*offset);
+  tds::ResultSet& rows = reply.BeginResult(result);
+  StatementLease seek = session.statements().Prepare(sql);
+  BindAll(*seek, values);
+  SendKeyRow(*seek, result.size(), rows);
+}
+
+void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply) {
+  const sim::TableInfo table = ReadableTable(session, query.schema, query.table);
+  std::vector<tds::ResultColumn> result;
+  const std::string select = KeySelect(table, query.select, &result);
+  tds::ResultSet& rows = reply.BeginResult(result);
+  StatementLease last = session.statements().Prepare(
+      "SELECT " + select + " FROM " + StorageName(table) +
+      OrderBy(table, query.key_columns, true) + " LIMIT 1");
+  SendKeyRow(*last, result.size(), rows);
+}
+
+void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply) {
+  const auto text = AsText(query.object_name);
+  const auto name = text ? ParseObjectName(*text) : std::nullopt;
+  const auto table = name ? FindSourceTable(session.catalog(), name->schema, name->name)
+                          : std::nullopt;
+  if (!table || !session.access().CanReadTable(table->name)) {
+    // What sp_spaceused raises for an object the database does not hold or the login cannot
+    // see.
+    throw SqlError(errors::ObjectNotInDatabase(text.value_or("NULL"), session.database_name()));
+  }
+  StatementLease count = session.statements().Prepare("SELECT COUNT(*) FROM " + StorageName(*table));
+  const std::int64_t rows = count->Step() ? count->Int(0) : 0;
+  tds::ResultSet& result = reply.BeginResult(
+      {Column("name", types::Nvarchar(128)), Column("rows", SqlType::Parse("char(20)")),
+       Column("reserved", SqlType::Parse("varchar(18)")), Column("data", SqlType::Parse("varchar(18)")),
+       Column("index_size", SqlType::Parse("varchar(18)")), Column("unused", SqlType::Parse("varchar(18)"))});
+  result.Text(table->name.name);
+  std::string count_text = std::to_string(rows);
+  count_text.resize(20, ' ');
+  result.Text(count_text);
+  for (int i = 0; i < 4; ++i) result.Text("0 KB");
+  result.EndRow();
 }
 
 }  // namespace mssql_cdc::sim_server

@@ -3,7 +3,7 @@
 //   answer_lsn.cc       LSN bounds, lsn_time_mapping lookups, split points
 //   answer_catalog.cc   the CDC catalog procedures and sys.columns
 //   answer_changes.cc   change rows (the odbc backend's join, cdc.fn_cdc_get_all_changes_*)
-//   answer_snapshot.cc  current rows of a source table
+//   answer_snapshot.cc  current rows of a source table, in key ranges; keyset seeks, row counts
 //   answer_unknown.cc   statements of no known shape
 // Each runs inside the read snapshot its caller opened on the session's connection and
 // answers through `reply`: result sets, an INFO message, or a SqlError thrown with SQL
@@ -41,6 +41,9 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
 void Answer(Session& session, const AllChangesQuery& query, tds::ReplyWriter& reply);
 
 void Answer(Session& session, const SnapshotRowsQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const KeyAtQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply);
 
 void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);
 

@@ -1,6 +1,6 @@
 // The shapes of the statements of source/odbc/statements.h. The fixed ones are matched
 // against the constants themselves, so a change there changes what is recognised here; the
-// built ones (split points, change rows, snapshot rows) by their pieces, capturing names,
+// built ones (split points, change rows, snapshot rows in key ranges, key seeks) by their pieces, capturing names,
 // counts and column lists.
 #include <optional>
 #include <utility>
@@ -216,40 +216,199 @@ bool SnapshotColumn(TokenCursor& cursor, SnapshotColumnRef* column) {
   return true;
 }
 
+// [schema].[table], or [table] of dbo.
+bool TableName(TokenCursor& cursor, std::string* schema, std::string* table) {
+  std::string first;
+  if (!cursor.Name(&first)) return false;
+  if (cursor.Punct(".")) {
+    *schema = std::move(first);
+    return cursor.Name(table);
+  }
+  *schema = "dbo";
+  *table = std::move(first);
+  return true;
+}
+
+bool ParsedType(const std::string& text, SqlType* type) {
+  try {
+    *type = SqlType::Parse(text);
+  } catch (const std::exception&) {
+    throw SqlError(errors::UndefinedType(text));
+  }
+  return true;
+}
+
+// CAST(operand AS type) or CONVERT(type, operand, style): the type, and the style (0 for CAST).
+template <typename Operand>
+bool Conversion(TokenCursor& cursor, Operand operand, SqlType* type, std::int64_t* style) {
+  static const Phrase cast("CAST(");
+  static const Phrase convert("CONVERT(");
+  std::string text;
+  *style = 0;
+  if (cursor.Match(cast)) {
+    if (!operand() || !cursor.Keyword("as") || !TypeName(cursor, &text) || !cursor.Punct(")")) {
+      return false;
+    }
+  } else if (cursor.Match(convert)) {
+    if (!TypeName(cursor, &text) || !cursor.Punct(",") || !operand() || !cursor.Punct(",") ||
+        !cursor.Integer(style) || !cursor.Punct(")")) {
+      return false;
+    }
+  } else {
+    return cursor.Reject();
+  }
+  return ParsedType(text, type);
+}
+
+// [column] op CAST(? AS type) | [column] op CONVERT(type, ?, 1)
+bool Condition(TokenCursor& cursor, KeyCondition* condition) {
+  if (!cursor.Name(&condition->column)) return false;
+  for (std::string_view op : {"=", ">=", ">", "<"}) {
+    if (cursor.Punct(op)) {
+      condition->op = op;
+      break;
+    }
+  }
+  if (condition->op.empty()) return cursor.Reject();
+  std::int64_t style = 0;
+  return Conversion(cursor, [&] { return cursor.Value(&condition->value); },
+                    &condition->cast_type, &style) &&
+         (style <= 1 || cursor.Reject());
+}
+
+// [WHERE condition [AND condition ...]]
+bool Piece(TokenCursor& cursor, KeyPiece* piece) {
+  if (!cursor.Keyword("where")) return true;
+  do {
+    KeyCondition condition;
+    if (!Condition(cursor, &condition)) return false;
+    piece->push_back(std::move(condition));
+  } while (cursor.Keyword("and"));
+  return true;
+}
+
+bool NameList(TokenCursor& cursor, std::vector<std::string>* names, bool descending = false) {
+  do {
+    std::string name;
+    if (!cursor.Name(&name)) return false;
+    if (descending && !cursor.Keyword("desc")) return false;
+    names->push_back(std::move(name));
+  } while (cursor.Punct(","));
+  return true;
+}
+
+// CAST([c] AS type) | CONVERT(type, [c], style)
+bool KeyTextColumn(TokenCursor& cursor, KeyText* text) {
+  std::int64_t style = 0;
+  return Conversion(cursor, [&] { return cursor.Name(&text->column); }, &text->type, &style);
+}
+
+bool KeyTextList(TokenCursor& cursor, std::vector<KeyText>* select) {
+  do {
+    KeyText text;
+    if (!KeyTextColumn(cursor, &text)) return false;
+    select->push_back(std::move(text));
+  } while (cursor.Punct(","));
+  return true;
+}
+
+// SELECT columns FROM table [WHERE ...] [UNION ALL SELECT columns FROM table WHERE ...]...
+// [ORDER BY keys]
 bool SnapshotRows(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase order_by("ORDER BY");
+  static const Phrase union_all("UNION ALL");
   SnapshotRowsQuery query;
-  if (!cursor.Keyword("select")) return false;
   do {
-    SnapshotColumnRef column;
-    if (!SnapshotColumn(cursor, &column)) return false;
-    query.columns.push_back(std::move(column));
-  } while (cursor.Punct(","));
-  std::string first;
-  if (!cursor.Keyword("from") || !cursor.Name(&first)) return false;
-  if (cursor.Punct(".")) {
-    query.schema = std::move(first);
-    if (!cursor.Name(&query.table)) return false;
-  } else {
-    query.schema = "dbo";
-    query.table = std::move(first);
-  }
-  if (cursor.Match(order_by)) {
+    if (!cursor.Keyword("select")) return false;
+    std::vector<SnapshotColumnRef> columns;
     do {
-      std::string key;
-      if (!cursor.Name(&key)) return false;
-      query.key_columns.push_back(std::move(key));
+      SnapshotColumnRef column;
+      if (!SnapshotColumn(cursor, &column)) return false;
+      columns.push_back(std::move(column));
     } while (cursor.Punct(","));
-  }
+    std::string schema, table;
+    KeyPiece piece;
+    if (!cursor.Keyword("from") || !TableName(cursor, &schema, &table) || !Piece(cursor, &piece)) {
+      return false;
+    }
+    if (query.pieces.empty()) {
+      query.columns = std::move(columns);
+      query.schema = std::move(schema);
+      query.table = std::move(table);
+    } else if (columns.size() != query.columns.size() || schema != query.schema ||
+               table != query.table) {
+      return cursor.Reject();  // the branches of a range read one table the same way
+    }
+    query.pieces.push_back(std::move(piece));
+  } while (cursor.Match(union_all));
+  if (cursor.Match(order_by) && !NameList(cursor, &query.key_columns)) return false;
   if (!cursor.End()) return false;
   *out = std::move(query);
+  return true;
+}
+
+// SELECT key texts FROM (SELECT keys FROM table [WHERE ...] [UNION ALL ...]) AS k
+// ORDER BY keys OFFSET ? ROWS FETCH NEXT 1 ROWS ONLY
+bool KeyAt(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase union_all("UNION ALL");
+  static const Phrase derived(") AS k ORDER BY");
+  static const Phrase offset("OFFSET ? ROWS FETCH NEXT 1 ROWS ONLY");
+  KeyAtQuery query;
+  if (!cursor.Keyword("select") || !KeyTextList(cursor, &query.select) ||
+      !cursor.Keyword("from") || !cursor.Punct("(")) {
+    return false;
+  }
+  do {
+    std::vector<std::string> keys;
+    std::string schema, table;
+    KeyPiece piece;
+    if (!cursor.Keyword("select") || !NameList(cursor, &keys) || !cursor.Keyword("from") ||
+        !TableName(cursor, &schema, &table) || !Piece(cursor, &piece)) {
+      return false;
+    }
+    query.schema = std::move(schema);
+    query.table = std::move(table);
+    query.pieces.push_back(std::move(piece));
+  } while (cursor.Match(union_all));
+  std::vector<SqlValue> values;
+  if (!cursor.Match(derived) || !NameList(cursor, &query.key_columns) ||
+      !cursor.Match(offset, &values) || !cursor.End()) {
+    return false;
+  }
+  query.offset = std::move(values[0]);
+  *out = std::move(query);
+  return true;
+}
+
+// SELECT TOP (1) key texts FROM table ORDER BY keys DESC
+bool LastKey(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase top("SELECT TOP (1)");
+  static const Phrase order_by("ORDER BY");
+  LastKeyQuery query;
+  if (!cursor.Match(top) || !KeyTextList(cursor, &query.select) || !cursor.Keyword("from") ||
+      !TableName(cursor, &query.schema, &query.table) || !cursor.Match(order_by) ||
+      !NameList(cursor, &query.key_columns, /*descending=*/true) || !cursor.End()) {
+    return false;
+  }
+  *out = std::move(query);
+  return true;
+}
+
+// sys.sp_spaceused @objname = ?
+bool SpaceUsed(TokenCursor& cursor, RecognizedStatement* out) {
+  std::vector<ProcedureArgument> arguments;
+  if (!ProcedureCall(cursor, "sp_spaceused", &arguments) || arguments.size() != 1) return false;
+  if (!arguments[0].name.empty() && !EqualsIgnoringCase(arguments[0].name, "@objname")) {
+    return false;
+  }
+  *out = SpaceUsedQuery{std::move(arguments[0].value)};
   return true;
 }
 
 constexpr Shape kShapes[] = {
     TimeZoneSupport, TimeZoneId, MaxLsn, MinLsn, NthCommitAfter, CommitTime, SourceColumns,
     UserName, ListCaptureInstances, CapturedColumns, DdlHistory, SplitPoints, ChangeRows,
-    SnapshotRows,
+    SpaceUsed, KeyAt, LastKey, SnapshotRows,
 };
 
 }  // namespace

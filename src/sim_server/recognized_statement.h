@@ -75,11 +75,44 @@ struct SnapshotColumnRef {
   bool present = true;
   SqlType cast_type;  // the CAST(NULL AS type) of an absent column
 };
+// One condition of a piece of a key range: [column] op CAST(? AS type), or
+// CONVERT(type, ?, 1) for a binary type.
+struct KeyCondition {
+  std::string column;
+  std::string op;  // "=", ">=", ">", "<"
+  SqlType cast_type;
+  SqlValue value;
+};
+// The conditions of one UNION ALL branch, all to hold; none: every row.
+using KeyPiece = std::vector<KeyCondition>;
 struct SnapshotRowsQuery {
   std::string schema;
   std::string table;
   std::vector<SnapshotColumnRef> columns;
-  std::vector<std::string> key_columns;
+  std::vector<std::string> key_columns;  // ORDER BY; empty: none
+  std::vector<KeyPiece> pieces;          // at least one
+};
+// A key column as the text that CASTs back to it: CAST([c] AS type) or CONVERT(type, [c], n).
+struct KeyText {
+  std::string column;
+  SqlType type;
+};
+struct KeyAtQuery {
+  std::string schema;
+  std::string table;
+  std::vector<KeyText> select;
+  std::vector<KeyPiece> pieces;
+  std::vector<std::string> key_columns;  // ORDER BY
+  SqlValue offset;
+};
+struct LastKeyQuery {
+  std::string schema;
+  std::string table;
+  std::vector<KeyText> select;
+  std::vector<std::string> key_columns;  // ORDER BY ... DESC
+};
+struct SpaceUsedQuery {
+  SqlValue object_name;  // "[schema].[table]"
 };
 
 // ---- beyond statements.h ----
@@ -106,7 +139,8 @@ using RecognizedStatement =
                  TimeZoneSupportQuery, TimeZoneIdQuery, MaxLsnQuery, MinLsnQuery,
                  NthCommitAfterQuery, CommitTimeQuery, ListCaptureInstancesQuery,
                  CapturedColumnsQuery, DdlHistoryQuery, SourceColumnsQuery, UserNameQuery,
-                 SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, LsnStepQuery,
+                 SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
+                 LastKeyQuery, SpaceUsedQuery, LsnStepQuery,
                  AllChangesQuery, UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

@@ -81,6 +81,13 @@ tds::ServerError NtileArgumentNotPositive() {
               "The argument 1 of the windowing function ntile has to be a positive integer.");
 }
 
+tds::ServerError ObjectNotInDatabase(std::string_view object, std::string_view database) {
+  return Make(15009, 1, 16,
+              fmt::format("The object '{}' does not exist in database '{}' or is invalid for "
+                          "this operation.",
+                          object, database));
+}
+
 tds::ServerError ObjectDoesNotExistOrAccessDenied() {
   return Make(22981, 1, 16, "Object does not exist or access is denied.");
 }

@@ -42,6 +42,8 @@ tds::ServerError InvalidTopValue();                                       // 101
 tds::ServerError NtileArgumentNotPositive();                              // 4115
 // sys.sp_cdc_get_captured_columns and sp_cdc_get_ddl_history for an unknown instance.
 tds::ServerError ObjectDoesNotExistOrAccessDenied();                      // 22981
+// sp_spaceused of an object the database lacks, or the login cannot see.
+tds::ServerError ObjectNotInDatabase(std::string_view object, std::string_view database);  // 15009
 
 }  // namespace errors
 }  // namespace mssql_cdc::sim_server

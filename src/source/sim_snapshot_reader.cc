@@ -7,91 +7,30 @@
 #include "core/errors.h"
 #include "sim/sqlite.h"
 #include "sim/storage.h"
+#include "sim/value.h"
+#include "sim/value_codec.h"
 #include "source/error_status.h"
+#include "source/key_bounds.h"
 #include "source/output_batch_builder.h"
 #include "source/output_schema.h"
 
 namespace mssql_cdc {
 namespace {
 
-bool IsBinaryType(const SqlType& type) {
-  return type.name == "binary" || type.name == "varbinary" || type.name == "image" ||
-         type.name == "timestamp" || type.name == "rowversion";
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The parts of one bound, one per key column. A one-column key takes a scalar; a composite
-// key a list of as many scalars.
-std::vector<nlohmann::json> BoundParts(const nlohmann::json& bound, std::size_t key_size,
-                                       const char* which) {
-  if (key_size == 1) {
-    if (bound.is_array()) {
-      // A one-element list is what a caller holding keys as lists would give.
-      if (bound.size() == 1) return {bound[0]};
-      throw ConfigError(std::string("snapshot bound ") + which + " " + bound.dump() +
-                        " is a list, but the key has one column: give a scalar");
-    }
-    return {bound};
-  }
-  if (!bound.is_array() || bound.size() != key_size) {
-    throw ConfigError(std::string("snapshot bound ") + which + " " + bound.dump() +
-                      " does not fit a key of " + std::to_string(key_size) +
-                      " columns: give a list of " + std::to_string(key_size) + " values");
-  }
-  return std::vector<nlohmann::json>(bound.begin(), bound.end());
-}
-
+// A bound's part in the key column's stored form: text as SQL Server's CAST reads it,
+// numbers as a literal of the column's type.
 void BindKeyPart(sim::Statement& statement, int index, const nlohmann::json& part,
                  const SimKeyColumn& key, const char* which) {
-  auto bad = [&](const std::string& why) {
+  const std::string column = "key column '" + key.name + "'";
+  try {
+    if (part.is_string()) {
+      statement.Bind(index, sim::EncodeCastText(key.type, part.get_ref<const std::string&>(), column));
+    } else {
+      statement.Bind(index, sim::EncodeValue(key.type, sim::Value::FromJson(part), column));
+    }
+  } catch (const ConfigError& e) {
     throw ConfigError(std::string("snapshot bound ") + which + " for key column '" + key.name +
-                      "' (" + key.type.ToString() + "): " + part.dump() + " " + why);
-  };
-  if (IsBinaryType(key.type)) {
-    if (!part.is_string()) bad("is not a \"0x...\" hex string");
-    const std::string& text = part.get_ref<const std::string&>();
-    if (text.size() < 2 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X') ||
-        text.size() % 2 != 0) {
-      bad("is not a \"0x...\" hex string");
-    }
-    std::string bytes;
-    for (std::size_t i = 2; i < text.size(); i += 2) {
-      const int high = HexDigit(text[i]);
-      const int low = HexDigit(text[i + 1]);
-      if (high < 0 || low < 0) bad("is not a \"0x...\" hex string");
-      bytes.push_back(static_cast<char>(high * 16 + low));
-    }
-    statement.BindBlob(index, bytes.data(), bytes.size());
-    return;
-  }
-  switch (part.type()) {
-    case nlohmann::json::value_t::boolean:
-      statement.BindInt(index, part.get<bool>() ? 1 : 0);
-      break;
-    case nlohmann::json::value_t::number_integer:
-      statement.BindInt(index, part.get<std::int64_t>());
-      break;
-    case nlohmann::json::value_t::number_unsigned:
-      if (part.get<std::uint64_t>() >
-          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        bad("is out of range");
-      }
-      statement.BindInt(index, part.get<std::int64_t>());
-      break;
-    case nlohmann::json::value_t::number_float:
-      statement.BindDouble(index, part.get<double>());
-      break;
-    case nlohmann::json::value_t::string:
-      statement.BindText(index, part.get_ref<const std::string&>());
-      break;
-    default:
-      bad("is not a scalar value (null parts are not allowed; use null for the whole bound)");
+                      "' (" + key.type.ToString() + "): " + part.dump() + ": " + e.what());
   }
 }
 
@@ -114,6 +53,40 @@ std::string Placeholders(std::size_t count, int first) {
   return count == 1 ? out : "(" + out + ")";
 }
 
+// " ORDER BY k1, k2", " ORDER BY k1 DESC, k2 DESC", or "" for a keyless table.
+std::string OrderBy(const std::vector<SimKeyColumn>& key, bool descending = false) {
+  std::string out;
+  for (const auto& column : key) {
+    out += (out.empty() ? " ORDER BY " : ", ") + sim::QuoteIdent(column.name);
+    if (descending) out += " DESC";
+  }
+  return out;
+}
+
+// The key of the current row of `row`'s columns [0, key size) as a bound: a scalar for one
+// column, a list for several.
+nlohmann::json KeyOfRow(const sim::Statement& row, std::size_t key_size) {
+  if (key_size == 1) return row.Get(0).ToJson();
+  nlohmann::json key = nlohmann::json::array();
+  for (std::size_t i = 0; i < key_size; ++i) key.push_back(row.Get(static_cast<int>(i)).ToJson());
+  return key;
+}
+
+// The key of a ranged read or a seek: present, and of types that can bound a range (the
+// odbc backend's statements refuse the same).
+void RequireRangeKey(const std::string& table, const std::vector<SimKeyColumn>& key) {
+  if (key.empty()) {
+    throw ConfigError("table " + table + " has no key: it is read whole, in one range");
+  }
+  for (const auto& column : key) {
+    if (!CanBoundRange(column.type)) {
+      throw ConfigError("key column '" + column.name + "' is " + column.type.ToString() +
+                        ", which cannot bound a range: read the table whole, or give "
+                        "snapshotKeys of other types");
+    }
+  }
+}
+
 std::vector<std::unique_ptr<ColumnDecoder>> DecodersFor(const SimSnapshotQuery& query) {
   std::vector<std::unique_ptr<ColumnDecoder>> decoders;
   for (const auto& column : query.columns) {
@@ -131,13 +104,11 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
                query.batch_bytes),
         snapshot_lsn_(query.snapshot_lsn),
         commit_ts_(query.snapshot_commit_ts.value) {
-    if (query.key.empty()) {
-      throw InternalError("snapshot of " + query.table + " without key columns");
-    }
+    if (!query.lo.is_null() || !query.hi.is_null()) RequireRangeKey(query.table, query.key);
     const std::vector<nlohmann::json> lo =
-        query.lo.is_null() ? std::vector<nlohmann::json>{} : BoundParts(query.lo, query.key.size(), "lo");
+        query.lo.is_null() ? std::vector<nlohmann::json>{} : KeyBoundParts(query.lo, query.key.size(), "lo");
     const std::vector<nlohmann::json> hi =
-        query.hi.is_null() ? std::vector<nlohmann::json>{} : BoundParts(query.hi, query.key.size(), "hi");
+        query.hi.is_null() ? std::vector<nlohmann::json>{} : KeyBoundParts(query.hi, query.key.size(), "hi");
 
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < query.table_columns.size(); ++i) {
@@ -154,11 +125,7 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
       where += tuple + " < " + Placeholders(hi.size(), static_cast<int>(lo.size()) + 1);
     }
     if (!where.empty()) sql += " WHERE " + where;
-    sql += " ORDER BY ";
-    for (std::size_t i = 0; i < query.key.size(); ++i) {
-      if (i > 0) sql += ", ";
-      sql += sim::QuoteIdent(query.key[i].name);
-    }
+    sql += OrderBy(query.key);
 
     rows_ = std::make_unique<sim::Statement>(sim::SqliteDb::OpenReadOnly(query.path), sql);
     for (std::size_t i = 0; i < lo.size(); ++i) {
@@ -204,6 +171,45 @@ class SimSnapshotReader final : public arrow::RecordBatchReader {
 
 std::unique_ptr<arrow::RecordBatchReader> MakeSimSnapshotReader(const SimSnapshotQuery& query) {
   return std::make_unique<SimSnapshotReader>(query);
+}
+
+std::optional<nlohmann::json> SimKeyAt(sim::SqliteDb& db, const SimKeyTable& table,
+                                       const nlohmann::json& from, std::int64_t offset) {
+  RequireRangeKey(table.table, table.key);
+  if (offset < 0) throw ConfigError("a key seek's offset must be >= 0, got " + std::to_string(offset));
+  std::string columns;
+  for (const auto& column : table.key) {
+    columns += (columns.empty() ? "" : ", ") + sim::QuoteIdent(column.name);
+  }
+  const std::vector<nlohmann::json> parts =
+      from.is_null() ? std::vector<nlohmann::json>{} : KeyBoundParts(from, table.key.size(), "from");
+  std::string sql = "SELECT " + columns + " FROM " + sim::QuoteIdent(table.table);
+  if (!parts.empty()) sql += " WHERE " + KeyTuple(table.key) + " >= " + Placeholders(parts.size(), 1);
+  sql += OrderBy(table.key) + " LIMIT 1 OFFSET ?" + std::to_string(parts.size() + 1);
+  sim::Statement seek(db, sql);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    BindKeyPart(seek, static_cast<int>(i) + 1, parts[i], table.key[i], "from");
+  }
+  seek.BindInt(static_cast<int>(parts.size()) + 1, offset);
+  if (!seek.Step()) return std::nullopt;
+  return KeyOfRow(seek, table.key.size());
+}
+
+std::optional<nlohmann::json> SimLastKey(sim::SqliteDb& db, const SimKeyTable& table) {
+  RequireRangeKey(table.table, table.key);
+  std::string columns;
+  for (const auto& column : table.key) {
+    columns += (columns.empty() ? "" : ", ") + sim::QuoteIdent(column.name);
+  }
+  sim::Statement last(db, "SELECT " + columns + " FROM " + sim::QuoteIdent(table.table) +
+                              OrderBy(table.key, /*descending=*/true) + " LIMIT 1");
+  if (!last.Step()) return std::nullopt;
+  return KeyOfRow(last, table.key.size());
+}
+
+std::int64_t SimRowCount(sim::SqliteDb& db, const std::string& table) {
+  sim::Statement count(db, "SELECT COUNT(*) FROM " + sim::QuoteIdent(table));
+  return count.Step() ? count.Int(0) : 0;
 }
 
 }  // namespace mssql_cdc

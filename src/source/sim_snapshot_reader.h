@@ -16,11 +16,21 @@
 #include "core/time.h"
 #include "source/source.h"
 
+namespace mssql_cdc::sim {
+class SqliteDb;
+}
+
 namespace mssql_cdc {
 
 struct SimKeyColumn {
   std::string name;  // as the source table spells it
   SqlType type;
+};
+
+// A source table and the key it is ordered and sought by; an empty key for a keyless table.
+struct SimKeyTable {
+  std::string table;  // storage name of the source table
+  std::vector<SimKeyColumn> key;
 };
 
 struct SimSnapshotQuery {
@@ -30,7 +40,7 @@ struct SimSnapshotQuery {
   std::vector<CapturedColumn> columns;  // output columns, in order
   // Per output column, its current name in the table; nullopt for a dropped column.
   std::vector<std::optional<std::string>> table_columns;
-  std::vector<SimKeyColumn> key;  // order and range key, at least one column
+  std::vector<SimKeyColumn> key;  // order and range key; empty: keyless, read whole
   nlohmann::json lo;  // inclusive; null: open
   nlohmann::json hi;  // exclusive; null: open
   Lsn snapshot_lsn;
@@ -42,5 +52,13 @@ struct SimSnapshotQuery {
 // Throws ConfigError when a bound does not fit the key (a list for a one-column key, a scalar
 // or a list of the wrong length for a composite one, a null or nested part), or batch_rows < 1.
 std::unique_ptr<arrow::RecordBatchReader> MakeSimSnapshotReader(const SimSnapshotQuery& query);
+
+// Source::KeyAt, KeyLast and RowEstimate over `db` (the sim file, read by the caller's
+// connection). A keyless table throws ConfigError; bounds are checked as MakeSimSnapshotReader
+// checks them. The row estimate of the simulator is the exact count.
+std::optional<nlohmann::json> SimKeyAt(sim::SqliteDb& db, const SimKeyTable& table,
+                                       const nlohmann::json& from, std::int64_t offset);
+std::optional<nlohmann::json> SimLastKey(sim::SqliteDb& db, const SimKeyTable& table);
+std::int64_t SimRowCount(sim::SqliteDb& db, const std::string& table);
 
 }  // namespace mssql_cdc

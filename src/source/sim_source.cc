@@ -196,23 +196,22 @@ class SimSource final : public Source {
                                         ? std::nullopt
                                         : std::optional<std::string>(live->name));
     }
-    std::vector<std::string> names;
-    for (const auto& column : table.columns) names.push_back(column.name);
-    const std::vector<std::string>& key =
-        request.key_columns.empty() ? instance.info.index_columns : request.key_columns;
-    if (key.empty()) {
-      throw ConfigError("capture instance '" + instance.info.name +
-                        "' has no index columns: give the key columns of the snapshot");
-    }
-    for (const auto& wanted : key) {
-      const int i = FindName(names, wanted);
-      if (i < 0) {
-        throw ConfigError("key column '" + wanted + "' is not a column of table " + table.schema +
-                          "." + table.name + "; it has: " + JoinNames(names));
-      }
-      query.key.push_back(SimKeyColumn{table.columns[i].name, table.columns[i].type});
-    }
+    query.key = KeyOf(instance, table, request.key_columns);
     return MakeSimSnapshotReader(query);
+  }
+
+  std::optional<nlohmann::json> KeyAt(const KeyQuery& request, const nlohmann::json& from,
+                                      std::int64_t offset) override {
+    return SimKeyAt(*db_, KeyTableOf(request), from, offset);
+  }
+
+  std::optional<nlohmann::json> LastKey(const KeyQuery& request) override {
+    return SimLastKey(*db_, KeyTableOf(request));
+  }
+
+  std::int64_t RowEstimate(const std::string& capture_instance) override {
+    const Table table = TableOf(Resolve(capture_instance));
+    return SimRowCount(*db_, sim::SourceTableStorageName(table.schema, table.name));
   }
 
  protected:
@@ -301,6 +300,31 @@ class SimSource final : public Source {
           return column;
         });
     return table;
+  }
+
+  // The snapshot key: `wanted` (empty: the instance's index columns) matched to the table's
+  // columns; empty for a keyless table.
+  std::vector<SimKeyColumn> KeyOf(const Instance& instance, const Table& table,
+                                  const std::vector<std::string>& wanted) const {
+    std::vector<std::string> names;
+    for (const auto& column : table.columns) names.push_back(column.name);
+    std::vector<SimKeyColumn> key;
+    for (const auto& name : wanted.empty() ? instance.info.index_columns : wanted) {
+      const int i = FindName(names, name);
+      if (i < 0) {
+        throw ConfigError("key column '" + name + "' is not a column of table " + table.schema +
+                          "." + table.name + "; it has: " + JoinNames(names));
+      }
+      key.push_back(SimKeyColumn{table.columns[i].name, table.columns[i].type});
+    }
+    return key;
+  }
+
+  SimKeyTable KeyTableOf(const KeyQuery& request) {
+    const Instance instance = Resolve(request.capture_instance);
+    const Table table = TableOf(instance);
+    return SimKeyTable{sim::SourceTableStorageName(table.schema, table.name),
+                       KeyOf(instance, table, request.key_columns)};
   }
 
   LocalMicros LocalTime(std::string_view text, const char* what) const {

@@ -97,6 +97,15 @@ struct SnapshotReadRequest {
   std::int64_t batch_bytes = kDefaultBatchDataBytes;  // as ChangeReadRequest::batch_bytes
 };
 
+// A question about the key of a capture instance's source table, asked to plan the ranges a
+// snapshot reads. Keys come back as snapshotChunks bounds: a JSON scalar for a one-column
+// key, a list for a composite one; an integer for the integer types, else the text the
+// server's CAST turns back into the same value ("0x..." for binary types).
+struct KeyQuery {
+  std::string capture_instance;
+  std::vector<std::string> key_columns;  // empty: the instance's index columns
+};
+
 // How long a Source trusts the capture instances it listed.
 inline constexpr std::chrono::seconds kInstanceListKept{5};
 
@@ -151,6 +160,19 @@ class Source {
   // as for ReadChanges; bounds that do not fit the key throw ConfigError.
   virtual std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(
       const SnapshotReadRequest& request) = 0;
+
+  // Keyset seeks over the source table's key, read as the snapshot reads (its isolation level
+  // and lock timeout). KeyAt: the key `offset` rows into key order from `from` (inclusive;
+  // null: the first key), so offset 0 is the first key at or after it; nullopt when fewer
+  // rows follow. The server reads `offset` keys of the narrowest index that holds them.
+  // LastKey: the largest key; nullopt for an empty table. A key column the table lacks, or a
+  // bound that does not fit the key, throws ConfigError.
+  virtual std::optional<nlohmann::json> KeyAt(const KeyQuery& query, const nlohmann::json& from,
+                                              std::int64_t offset) = 0;
+  virtual std::optional<nlohmann::json> LastKey(const KeyQuery& query) = 0;
+  // sys.sp_spaceused's row count of the instance's source table: what the metadata holds,
+  // no scan, so it may lag the table.
+  virtual std::int64_t RowEstimate(const std::string& capture_instance) = 0;
 
  protected:
   // How a user lists the capture instances there are, for the NotFoundError of

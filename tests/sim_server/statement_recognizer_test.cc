@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/errors.h"
+
 #include <cctype>
 
 #include "params.h"
@@ -212,6 +214,56 @@ TEST(StatementRecognizerTest, SnapshotRowsWithPrefixesAndCasts) {
   const auto timeout_only = RecognizeBatch(sql::SnapshotRows("dbo", "t", columns, {}, false, 0), {});
   ASSERT_EQ(timeout_only.size(), 2u);
   EXPECT_TRUE(std::get<SnapshotRowsQuery>(timeout_only[1]).key_columns.empty());
+}
+
+// `n` text parameters, for statements whose `?` markers take bounds.
+std::vector<tds::ParamValue> TextParams(std::size_t n) {
+  std::vector<tds::ParamValue> params;
+  for (std::size_t i = 0; i < n; ++i) params.push_back(TextParam("", "b" + std::to_string(i)));
+  return params;
+}
+
+TEST(StatementRecognizerTest, KeyRangesSeeksAndRowCounts) {
+  const std::vector<sql::SnapshotColumn> columns = {{"id", SqlType::Parse("int"), true},
+                                                    {"v", SqlType::Parse("nvarchar(10)"), true}};
+  const std::vector<sql::KeyColumn> key = {{"re]gion", SqlType::Parse("nvarchar(10)")},
+                                           {"k", SqlType::Parse("varbinary(8)")}};
+  // lo and hi over two columns: 2 x 2 pieces, each an equality prefix and a range.
+  const auto ranged = sql::SnapshotRangeRows("dbo", "t", columns, key, true, true, false, -1);
+  EXPECT_EQ(ranged.parameters.size(), 12u);
+  const auto& rows = Recognize<SnapshotRowsQuery>(Respaced(ranged.sql, true), TextParams(12));
+  ASSERT_EQ(rows.pieces.size(), 4u);
+  EXPECT_TRUE(rows.key_columns.empty());  // pieces come in no promised order
+  EXPECT_EQ(rows.pieces[0][0].column, "re]gion");
+  EXPECT_EQ(rows.pieces[0][0].value.bytes, "b0");
+  EXPECT_EQ(rows.pieces[0][0].op, "=");
+  EXPECT_EQ(rows.pieces[0][1].op, ">=");
+  EXPECT_EQ(rows.pieces[0][1].cast_type, SqlType::Parse("varbinary(8)"));
+  EXPECT_EQ(rows.pieces[2].size(), 2u);  // region > lo AND region < hi
+  const auto one = sql::SnapshotRangeRows("dbo", "t", columns, {key[0]}, false, true, false, -1);
+  const auto& single = Recognize<SnapshotRowsQuery>(one.sql, TextParams(1));
+  ASSERT_EQ(single.pieces.size(), 1u);
+  EXPECT_EQ(single.pieces[0][0].op, "<");
+  EXPECT_EQ(single.key_columns, (std::vector<std::string>{"re]gion"}));
+
+  const auto seek = sql::KeyAt("s", "t", key, true, false, -1);
+  EXPECT_EQ(seek.parameters.size(), 3u);  // region = lo AND k >= lo, region > lo
+  const auto& at = Recognize<KeyAtQuery>(Respaced(seek.sql, false), TextParams(4));
+  EXPECT_EQ(at.schema, "s");
+  ASSERT_EQ(at.select.size(), 2u);
+  EXPECT_EQ(at.select[0].column, "re]gion");
+  EXPECT_EQ(at.pieces.size(), 2u);
+  EXPECT_EQ(at.key_columns, (std::vector<std::string>{"re]gion", "k"}));
+  const auto& first = Recognize<KeyAtQuery>(sql::KeyAt("s", "t", key, false, false, -1).sql,
+                                             TextParams(1));
+  ASSERT_EQ(first.pieces.size(), 1u);
+  EXPECT_TRUE(first.pieces[0].empty());
+  const auto& last = Recognize<LastKeyQuery>(sql::LastKey("s", "t", key, false, -1));
+  EXPECT_EQ(last.key_columns, (std::vector<std::string>{"re]gion", "k"}));
+  EXPECT_EQ(Recognize<SpaceUsedQuery>(sql::kSpaceUsed, {TextParam("", "[s].[t]")}).object_name.bytes,
+            "[s].[t]");
+  // A float key cannot bound a range; the statement refuses it.
+  EXPECT_THROW(sql::KeyAt("s", "t", {{"f", SqlType::Parse("float")}}, false, false, -1), ConfigError);
 }
 
 TEST(StatementRecognizerTest, AllChangesAndLsnArithmetic) {

@@ -39,6 +39,12 @@ class ListingSource : public Source {
   std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(const SnapshotReadRequest&) override {
     return nullptr;
   }
+  std::optional<nlohmann::json> KeyAt(const KeyQuery&, const nlohmann::json&,
+                                      std::int64_t) override {
+    return std::nullopt;
+  }
+  std::optional<nlohmann::json> LastKey(const KeyQuery&) override { return std::nullopt; }
+  std::int64_t RowEstimate(const std::string&) override { return 0; }
 
  private:
   std::vector<CaptureInstanceInfo> instances_;

@@ -46,6 +46,14 @@ class ForwardingSource : public Source {
       const SnapshotReadRequest& request) override {
     return inner_->ReadSnapshot(request);
   }
+  std::optional<nlohmann::json> KeyAt(const KeyQuery& query, const nlohmann::json& from,
+                                      std::int64_t offset) override {
+    return inner_->KeyAt(query, from, offset);
+  }
+  std::optional<nlohmann::json> LastKey(const KeyQuery& query) override {
+    return inner_->LastKey(query);
+  }
+  std::int64_t RowEstimate(const std::string& ci) override { return inner_->RowEstimate(ci); }
 
  private:
   std::unique_ptr<Source> inner_;

@@ -2,12 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "core/errors.h"
+#include "source/key_bounds.h"
 #include "source/name_match.h"
 #include "source/odbc/bundled_driver.h"
 #include "source/odbc/catalog_queries.h"
@@ -190,25 +192,14 @@ class OdbcSource final : public Source {
 
   std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(const SnapshotReadRequest& request) override {
     const CaptureInstanceInfo instance = ResolveCaptureInstance(request.capture_instance);
-    if (!request.lo.is_null() || !request.hi.is_null()) {
-      throw ConfigError(
-          "snapshot bounds are not supported by the odbc backend: read the snapshot whole "
-          "(snapshot=\"full\", no snapshotChunks)");
-    }
     SnapshotReadPlan plan;
     plan.capture_instance_stamp = request.capture_instance;  // as configured, like the sim backend
     plan.schema = instance.source_schema;
     plan.table = instance.source_table;
     plan.columns = SelectColumns(ColumnsOf(instance), request.columns, instance.name);
-    const std::vector<std::string>& key =
-        request.key_columns.empty() ? instance.index_columns : request.key_columns;
-    if (key.empty()) {
-      throw ConfigError("capture instance '" + instance.name +
-                        "' has no index columns: give the key columns of the snapshot");
-    }
     std::vector<std::string> live = TableColumns(instance);
+    plan.key = KeyOf(instance, request.key_columns, live);
     if (live.empty()) {
-      ThrowIfTableIsUnreadable(instance, key);
       // Readable but not described: take the captured names as they are.
       for (const auto& column : plan.columns) live.push_back(column.name);
     }
@@ -218,15 +209,15 @@ class OdbcSource final : public Source {
       plan.table_columns.push_back(
           odbc_sql::SnapshotColumn{i >= 0 ? live[i] : column.name, column.type, i >= 0});
     }
-    for (const auto& wanted : key) {
-      const int i = FindName(live, wanted);
-      if (i < 0) {
-        throw ConfigError("key column '" + wanted + "' is not a column of table " +
-                          instance.source_schema + "." + instance.source_table + "; it has: " +
-                          JoinNames(live));
+    auto texts = [&](const nlohmann::json& bound, const char* which) {
+      std::vector<std::string> parts;
+      for (const auto& part : KeyBoundParts(bound, plan.key.size(), which)) {
+        parts.push_back(KeyPartText(part));
       }
-      plan.key_columns.push_back(live[i]);
-    }
+      return parts;
+    };
+    if (!request.lo.is_null()) plan.lo = texts(request.lo, "lo");
+    if (!request.hi.is_null()) plan.hi = texts(request.hi, "hi");
     plan.snapshot_isolation = snapshot_isolation_;
     plan.lock_timeout_ms = lock_timeout_ms_;
     plan.snapshot_lsn = request.snapshot_lsn;
@@ -236,6 +227,56 @@ class OdbcSource final : public Source {
     plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
     plan.fetch.numeric_struct_binary = settings_->connection->driver.freetds;
     return MakeSnapshotReader(settings_, plan);
+  }
+
+  std::optional<nlohmann::json> KeyAt(const KeyQuery& query, const nlohmann::json& from,
+                                      std::int64_t offset) override {
+    if (offset < 0) {
+      throw ConfigError("a key seek's offset must be >= 0, got " + std::to_string(offset));
+    }
+    const CaptureInstanceInfo instance = ResolveCaptureInstance(query.capture_instance);
+    const auto key = KeyOf(instance, query.key_columns, TableColumns(instance));
+    std::vector<std::string> parts;
+    if (!from.is_null()) {
+      for (const auto& part : KeyBoundParts(from, key.size(), "from")) {
+        parts.push_back(KeyPartText(part));
+      }
+    }
+    const auto statement = odbc_sql::KeyAt(instance.source_schema, instance.source_table, key,
+                                           !from.is_null(), snapshot_isolation_, lock_timeout_ms_);
+    return RunOnTable(instance, "seeking the key of", [&](OdbcConnection& connection) {
+      OdbcStatement seek(connection);
+      SQLUSMALLINT index = 1;
+      for (const auto& parameter : statement.parameters) seek.BindText(index++, parts[parameter.part]);
+      seek.BindInt64(index, offset);
+      return KeyRow(seek, statement.sql, key);
+    });
+  }
+
+  std::optional<nlohmann::json> LastKey(const KeyQuery& query) override {
+    const CaptureInstanceInfo instance = ResolveCaptureInstance(query.capture_instance);
+    const auto key = KeyOf(instance, query.key_columns, TableColumns(instance));
+    const std::string sql = odbc_sql::LastKey(instance.source_schema, instance.source_table, key,
+                                              snapshot_isolation_, lock_timeout_ms_);
+    return RunOnTable(instance, "reading the last key of", [&](OdbcConnection& connection) {
+      OdbcStatement last(connection);
+      return KeyRow(last, sql, key);
+    });
+  }
+
+  std::int64_t RowEstimate(const std::string& capture_instance) override {
+    const CaptureInstanceInfo instance = ResolveCaptureInstance(capture_instance);
+    const std::string object =
+        odbc_sql::QuoteName(instance.source_schema) + "." + odbc_sql::QuoteName(instance.source_table);
+    return RunOnTable(instance, "counting the rows of", [&](OdbcConnection& connection) {
+      OdbcStatement space(connection);
+      space.BindText(1, object);
+      if (!space.Execute(odbc_sql::kSpaceUsed) || !space.Fetch()) {
+        throw SourceError("sys.sp_spaceused answered nothing for table " + object);
+      }
+      const auto rows = space.GetText(space.RequireColumn("rows", "sys.sp_spaceused"));
+      return ParseRowCount(rows.value_or(""), object);
+    });
   }
 
  private:
@@ -340,6 +381,77 @@ class OdbcSource final : public Source {
                           instance.source_table + " of capture instance '" + instance.name +
                           "' no longer exists");
     }
+  }
+
+  // The snapshot key: `wanted` (empty: the instance's index columns) matched to the table's
+  // `live` columns, typed by the captured columns (a key column no instance captures is
+  // typed as the server reports it: not known here, so it cannot bound a range).
+  std::vector<odbc_sql::KeyColumn> KeyOf(const CaptureInstanceInfo& instance,
+                                         const std::vector<std::string>& wanted,
+                                         const std::vector<std::string>& live) {
+    const std::vector<std::string>& names = wanted.empty() ? instance.index_columns : wanted;
+    if (live.empty() && !names.empty()) ThrowIfTableIsUnreadable(instance, names);
+    std::vector<std::string> captured_names;
+    const std::vector<CapturedColumn> captured = ColumnsOf(instance);
+    for (const auto& c : captured) captured_names.push_back(c.name);
+    std::vector<odbc_sql::KeyColumn> key;
+    for (const auto& name : names) {
+      const int i = FindName(live, name);
+      if (i < 0 && !live.empty()) {
+        throw ConfigError("key column '" + name + "' is not a column of table " +
+                          instance.source_schema + "." + instance.source_table + "; it has: " +
+                          JoinNames(live));
+      }
+      odbc_sql::KeyColumn column{i >= 0 ? live[i] : name, SqlType{}};
+      if (const int c = FindName(captured_names, column.name); c >= 0) column.type = captured[c].type;
+      key.push_back(std::move(column));
+    }
+    return key;
+  }
+
+  // Runs a key question about the instance's source table; a missing table or grant says so.
+  template <typename Attempt>
+  auto RunOnTable(const CaptureInstanceInfo& instance, const std::string& action,
+                  Attempt&& attempt) -> decltype(attempt(std::declval<OdbcConnection&>())) {
+    const std::string object =
+        odbc_sql::QuoteName(instance.source_schema) + "." + odbc_sql::QuoteName(instance.source_table);
+    FailureContext context;
+    context.action = action + " table " + object;
+    context.source_table = object;
+    return RunIn(std::move(context), std::forward<Attempt>(attempt));
+  }
+
+  // The one row of a key statement as a bound (nullopt for none): integer key columns as
+  // numbers, the rest as the text the server gave.
+  static std::optional<nlohmann::json> KeyRow(OdbcStatement& statement, const std::string& sql,
+                                              const std::vector<odbc_sql::KeyColumn>& key) {
+    if (!statement.Execute(sql) || !statement.Fetch()) return std::nullopt;
+    nlohmann::json parts = nlohmann::json::array();
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      const auto text = statement.GetText(static_cast<SQLUSMALLINT>(i + 1));
+      if (!text) throw SourceError("key column " + key[i].name + " read back NULL");
+      const std::string& type = key[i].type.name;
+      if (type == "tinyint" || type == "smallint" || type == "int" || type == "bigint") {
+        parts.push_back(ParseRowCount(*text, key[i].name));
+      } else {
+        parts.push_back(*text);
+      }
+    }
+    if (key.size() == 1) return parts[0];
+    return parts;
+  }
+
+  // sp_spaceused's text ("12345" padded) or an integer key's text as a number.
+  static std::int64_t ParseRowCount(std::string_view text, const std::string& what) {
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+      throw SourceError("the server answered '" + std::string(text) + "' for " + what +
+                        ", which is not an integer");
+    }
+    return value;
   }
 
   // A capture instance's columns never change while it exists: they are asked once per

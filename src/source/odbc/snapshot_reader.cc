@@ -44,15 +44,24 @@ class SnapshotReader final : public RowBatchReader {
     for (std::size_t i = 0; i < plan.table_columns.size(); ++i) {
       select[positions[i]] = plan.table_columns[i];
     }
-    sql_ = odbc_sql::SnapshotRows(plan.schema, plan.table, select, plan.key_columns,
-                                  plan.snapshot_isolation, plan.lock_timeout_ms);
+    statement_ = odbc_sql::SnapshotRangeRows(plan.schema, plan.table, select, plan.key,
+                                             plan.lo.has_value(), plan.hi.has_value(),
+                                             plan.snapshot_isolation, plan.lock_timeout_ms);
+    if (plan.lo) lo_ = *plan.lo;
+    if (plan.hi) hi_ = *plan.hi;
   }
 
  protected:
-  std::string Sql() const override { return sql_; }
+  std::string Sql() const override { return statement_.sql; }
   // The statement sets the session's isolation level and lock timeout.
   bool LeavesSessionUnchanged() const override { return false; }
-  void BindParameters(OdbcStatement&) const override {}
+  void BindParameters(OdbcStatement& statement) const override {
+    SQLUSMALLINT index = 1;
+    for (const auto& parameter : statement_.parameters) {
+      const auto& parts = parameter.bound == odbc_sql::BoundParameter::Bound::kLo ? lo_ : hi_;
+      statement.BindText(index++, parts[parameter.part]);
+    }
+  }
   std::vector<ResultSlots*> MetadataSlots() override { return {}; }
   void AppendMetadata(OutputBatchBuilder& metadata, std::size_t, std::size_t count) override {
     for (std::size_t i = 0; i < count; ++i) {
@@ -64,7 +73,8 @@ class SnapshotReader final : public RowBatchReader {
  private:
   Lsn snapshot_lsn_;
   std::int64_t commit_ts_;
-  std::string sql_;
+  odbc_sql::RangeStatement statement_;
+  std::vector<std::string> lo_, hi_;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Reads the current rows of a capture instance's source table through ODBC: the
-// SnapshotRows statement of statements.h (key order, the isolation level and lock timeout
-// of the options), as operation-0 record batches stamped with the snapshot LSN and commit
+// SnapshotRangeRows statement of statements.h (a key range, the isolation level and lock
+// timeout of the options), as operation-0 record batches stamped with the snapshot LSN and commit
 // time, identical to the sim backend's. Captured columns gone from the table read as typed
 // NULLs.
 #pragma once
@@ -8,6 +8,7 @@
 #include <arrow/record_batch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ struct SnapshotReadPlan {
   std::string table;
   std::vector<CapturedColumn> columns;    // output order
   std::vector<odbc_sql::SnapshotColumn> table_columns;  // per output column: its name now, or absent
-  std::vector<std::string> key_columns;   // as the table spells them
+  std::vector<odbc_sql::KeyColumn> key;   // as the table spells them; empty: keyless
+  // The parts of the range's bounds as text for CAST; nullopt: an open end.
+  std::optional<std::vector<std::string>> lo, hi;
   bool snapshot_isolation = false;
   long long lock_timeout_ms = -1;         // < 0: none
   Lsn snapshot_lsn;

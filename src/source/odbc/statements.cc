@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+
 #include "core/errors.h"
 
 namespace mssql_cdc::odbc_sql {
@@ -118,30 +120,187 @@ std::string ChangeRows(std::string_view capture_instance,
   return sql;
 }
 
+namespace {
+
+std::string SessionSettings(bool snapshot_isolation, long long lock_timeout_ms) {
+  std::string sql;
+  if (lock_timeout_ms >= 0) sql += fmt::format("SET LOCK_TIMEOUT {}; ", lock_timeout_ms);
+  if (snapshot_isolation) sql += "SET TRANSACTION ISOLATION LEVEL SNAPSHOT; ";
+  return sql;
+}
+
+bool IsOneOf(const SqlType& type, std::initializer_list<std::string_view> names) {
+  for (auto name : names) {
+    if (type.name == name) return true;
+  }
+  return false;
+}
+
+bool IsBinaryKey(const SqlType& type) { return IsOneOf(type, {"binary", "varbinary"}); }
+
+// A bound part, given as text, in the key column's type.
+std::string CastParameter(const SqlType& type) {
+  if (IsBinaryKey(type)) return fmt::format("CONVERT({}, ?, 1)", type.ToString());
+  return fmt::format("CAST(? AS {})", type.ToString());
+}
+
+// A key column as the text CastParameter reads back to the same value.
+std::string KeyText(const KeyColumn& column) {
+  const std::string name = QuoteName(column.name);
+  const SqlType& type = column.type;
+  if (IsBinaryKey(type)) return fmt::format("CONVERT(varchar(max), {}, 1)", name);
+  if (IsOneOf(type, {"date", "time", "datetime", "datetime2", "smalldatetime", "datetimeoffset"})) {
+    return fmt::format("CONVERT(varchar(40), {}, 126)", name);
+  }
+  if (IsOneOf(type, {"money", "smallmoney"})) return fmt::format("CONVERT(varchar(40), {}, 2)", name);
+  return fmt::format("CAST({} AS nvarchar(4000))", name);
+}
+
+std::string KeyList(const std::vector<KeyColumn>& key, std::string_view suffix = "") {
+  std::string out;
+  for (const auto& column : key) {
+    if (!out.empty()) out += ", ";
+    out += QuoteName(column.name);
+    out += suffix;
+  }
+  return out;
+}
+
+struct Condition {
+  std::size_t column;
+  std::string_view op;
+  BoundParameter::Bound bound;
+};
+using Piece = std::vector<Condition>;
+
+// The pieces of lo <= key < hi: the lo side's (key shares lo's first i parts and is above its
+// next, or at or above it for the last part) crossed with the hi side's (key shares hi's first
+// j parts and is below its next). The pieces of each side are disjoint, so their crossing
+// covers the range once.
+std::vector<Piece> RangePieces(std::size_t n, bool has_lo, bool has_hi) {
+  using Bound = BoundParameter::Bound;
+  auto side = [n](Bound bound) {
+    std::vector<Piece> pieces;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = bound == Bound::kLo ? n - 1 - k : k;  // in key order
+      Piece piece;
+      for (std::size_t p = 0; p < i; ++p) piece.push_back({p, "=", bound});
+      std::string_view op = bound == Bound::kHi ? "<" : (i == n - 1 ? ">=" : ">");
+      piece.push_back({i, op, bound});
+      pieces.push_back(std::move(piece));
+    }
+    return pieces;
+  };
+  const std::vector<Piece> lo = has_lo ? side(Bound::kLo) : std::vector<Piece>{Piece{}};
+  const std::vector<Piece> hi = has_hi ? side(Bound::kHi) : std::vector<Piece>{Piece{}};
+  std::vector<Piece> pieces;
+  for (const auto& a : lo) {
+    for (const auto& b : hi) {
+      Piece piece = a;
+      piece.insert(piece.end(), b.begin(), b.end());
+      pieces.push_back(std::move(piece));
+    }
+  }
+  return pieces;
+}
+
+// " WHERE [k1] = CAST(? AS int) AND ...", its parameters appended to `parameters`.
+std::string WhereOf(const Piece& piece, const std::vector<KeyColumn>& key,
+                    std::vector<BoundParameter>* parameters) {
+  std::string sql;
+  for (const auto& condition : piece) {
+    sql += sql.empty() ? " WHERE " : " AND ";
+    const KeyColumn& column = key[condition.column];
+    sql += fmt::format("{} {} {}", QuoteName(column.name), condition.op, CastParameter(column.type));
+    parameters->push_back(BoundParameter{condition.bound, condition.column});
+  }
+  return sql;
+}
+
+void RequireKey(const std::vector<KeyColumn>& key, bool bounded) {
+  if (key.empty() && bounded) {
+    throw ConfigError("a table without a key cannot be read in ranges: read it whole");
+  }
+  for (const auto& column : key) {
+    if (bounded && !CanBoundRange(column.type)) {
+      throw ConfigError(fmt::format("key column '{}' is {}, which cannot bound a range: read the "
+                                    "table whole, or give snapshotKeys of other types",
+                                    column.name, column.type.ToString()));
+    }
+  }
+}
+
+}  // namespace
+
+RangeStatement SnapshotRangeRows(std::string_view schema, std::string_view table,
+                                 const std::vector<SnapshotColumn>& columns,
+                                 const std::vector<KeyColumn>& key, bool has_lo, bool has_hi,
+                                 bool snapshot_isolation, long long lock_timeout_ms) {
+  RequireKey(key, has_lo || has_hi);
+  std::string select = "SELECT ";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (i > 0) select += ", ";
+    const auto& column = columns[i];
+    if (column.present) {
+      select += QuoteName(column.name);
+    } else {
+      select += fmt::format("CAST(NULL AS {}) AS {}", column.type.ToString(),
+                            QuoteName(column.name));
+    }
+  }
+  select += fmt::format(" FROM {}.{}", QuoteName(schema), QuoteName(table));
+  RangeStatement statement;
+  statement.sql = SessionSettings(snapshot_isolation, lock_timeout_ms);
+  const std::vector<Piece> pieces = RangePieces(key.size(), has_lo, has_hi);
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (i > 0) statement.sql += " UNION ALL ";
+    statement.sql += select + WhereOf(pieces[i], key, &statement.parameters);
+  }
+  if (pieces.size() == 1 && !key.empty()) statement.sql += " ORDER BY " + KeyList(key);
+  return statement;
+}
+
 std::string SnapshotRows(std::string_view schema, std::string_view table,
                          const std::vector<SnapshotColumn>& columns,
                          const std::vector<std::string>& key_columns, bool snapshot_isolation,
                          long long lock_timeout_ms) {
-  std::string sql;
-  if (lock_timeout_ms >= 0) sql += fmt::format("SET LOCK_TIMEOUT {}; ", lock_timeout_ms);
-  if (snapshot_isolation) sql += "SET TRANSACTION ISOLATION LEVEL SNAPSHOT; ";
-  sql += "SELECT ";
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    if (i > 0) sql += ", ";
-    const auto& column = columns[i];
-    if (column.present) {
-      sql += QuoteName(column.name);
-    } else {
-      sql += fmt::format("CAST(NULL AS {}) AS {}", column.type.ToString(),
-                         QuoteName(column.name));
-    }
+  std::vector<KeyColumn> key;
+  for (const auto& name : key_columns) key.push_back(KeyColumn{name, SqlType{}});
+  return SnapshotRangeRows(schema, table, columns, key, false, false, snapshot_isolation,
+                           lock_timeout_ms)
+      .sql;
+}
+
+RangeStatement KeyAt(std::string_view schema, std::string_view table,
+                     const std::vector<KeyColumn>& key, bool has_from, bool snapshot_isolation,
+                     long long lock_timeout_ms) {
+  RequireKey(key, true);
+  const std::string from = fmt::format("SELECT {} FROM {}.{}", KeyList(key), QuoteName(schema),
+                                       QuoteName(table));
+  RangeStatement statement;
+  std::string pieces;
+  for (const Piece& piece : RangePieces(key.size(), has_from, false)) {
+    if (!pieces.empty()) pieces += " UNION ALL ";
+    pieces += from + WhereOf(piece, key, &statement.parameters);
   }
-  sql += fmt::format(" FROM {}.{}", QuoteName(schema), QuoteName(table));
-  for (std::size_t i = 0; i < key_columns.size(); ++i) {
-    sql += i == 0 ? " ORDER BY " : ", ";
-    sql += QuoteName(key_columns[i]);
-  }
-  return sql;
+  std::string text;
+  for (const auto& column : key) text += (text.empty() ? "" : ", ") + KeyText(column);
+  statement.sql = SessionSettings(snapshot_isolation, lock_timeout_ms) +
+                  fmt::format("SELECT {} FROM ({}) AS k ORDER BY {} OFFSET ? ROWS FETCH NEXT 1 "
+                              "ROWS ONLY",
+                              text, pieces, KeyList(key));
+  return statement;
+}
+
+std::string LastKey(std::string_view schema, std::string_view table,
+                    const std::vector<KeyColumn>& key, bool snapshot_isolation,
+                    long long lock_timeout_ms) {
+  RequireKey(key, true);
+  std::string text;
+  for (const auto& column : key) text += (text.empty() ? "" : ", ") + KeyText(column);
+  return SessionSettings(snapshot_isolation, lock_timeout_ms) +
+         fmt::format("SELECT TOP (1) {} FROM {}.{} ORDER BY {}", text, QuoteName(schema),
+                     QuoteName(table), KeyList(key, " DESC"));
 }
 
 }  // namespace mssql_cdc::odbc_sql

@@ -83,4 +83,44 @@ std::string SnapshotRows(std::string_view schema, std::string_view table,
                          const std::vector<std::string>& key_columns, bool snapshot_isolation,
                          long long lock_timeout_ms);
 
+// 8. Key ranges of a source table, for reading a snapshot in ranges (reference-features 4.3).
+// A range lo <= key < hi over a key of n columns is cut into pieces, each an equality on a
+// prefix of the key and a range on the next column, so that each is one index seek; the
+// pieces are joined with UNION ALL. Bound parts travel as nvarchar parameters CAST to the key
+// column's type on the server (CONVERT style 1 for binary types): the comparison keeps the
+// column's type and collation, and the seek its index.
+struct KeyColumn {
+  std::string name;
+  SqlType type;
+};
+// Which part of which bound each `?` of a range statement takes, in order.
+struct BoundParameter {
+  enum class Bound { kLo, kHi };
+  Bound bound = Bound::kLo;
+  std::size_t part = 0;
+};
+struct RangeStatement {
+  std::string sql;
+  std::vector<BoundParameter> parameters;
+};
+// The snapshot rows of lo <= key < hi (has_lo/has_hi false: an open end), as SnapshotRows
+// reads them; in key order when the statement is one piece (no bounds, or a one-column key),
+// else in no promised order.
+RangeStatement SnapshotRangeRows(std::string_view schema, std::string_view table,
+                                 const std::vector<SnapshotColumn>& columns,
+                                 const std::vector<KeyColumn>& key, bool has_lo, bool has_hi,
+                                 bool snapshot_isolation, long long lock_timeout_ms);
+// The key `offset` rows past `from` (inclusive; has_from false: the first key): the bound
+// parameters of `from` (as kLo), then the offset (bigint). One row of the key's text, or none.
+RangeStatement KeyAt(std::string_view schema, std::string_view table,
+                     const std::vector<KeyColumn>& key, bool has_from, bool snapshot_isolation,
+                     long long lock_timeout_ms);
+// The largest key, as text: one row, or none for an empty table.
+std::string LastKey(std::string_view schema, std::string_view table,
+                    const std::vector<KeyColumn>& key, bool snapshot_isolation,
+                    long long lock_timeout_ms);
+// The table's row count from its metadata: ? = "[schema].[table]"; the count is the `rows`
+// column (text).
+inline constexpr std::string_view kSpaceUsed = "EXEC sys.sp_spaceused @objname = ?";
+
 }  // namespace mssql_cdc::odbc_sql
