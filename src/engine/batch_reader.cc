@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
-#include <thread>
 
 #include "core/errors.h"
 #include "core/timezone.h"
 #include "source/error_status.h"
 #include "source/output_schema.h"
+#include "source/parallel_reads.h"
 
 namespace mssql_cdc {
 namespace {
@@ -180,41 +179,17 @@ BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
                           const RangeFileStreams& file_streams) {
   const std::size_t n = request.ranges.size();
   std::vector<RangeResult> results(n);
-  std::vector<std::exception_ptr> errors(n);
   // Every range's stream lives until all threads ended: a failure anywhere deletes the files
   // of every range, finished or not.
   std::vector<std::unique_ptr<delta::DataFileStream>> streams(n);
   for (std::size_t i = 0; i < n; ++i) streams[i] = file_streams(i);
-  std::vector<std::thread> threads;
-  std::vector<std::size_t> here;  // ranges this thread reads, in order
-  if (n > 0) here.push_back(0);
-  for (std::size_t i = 1; i < n; ++i) {
-    auto lease = sources.TryAcquire();
-    if (!lease) {
-      here.push_back(i);
-      continue;
-    }
-    threads.emplace_back([&, i, lease = std::move(*lease)]() mutable {
-      try {
-        results[i] = ReadRange(request, request.ranges[i], *lease, clock, *streams[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
+  try {
+    RunOnSources(n, first_source, sources, [&](std::size_t i, Source& source) {
+      results[i] = ReadRange(request, request.ranges[i], source, clock, *streams[i]);
     });
-  }
-  for (std::size_t i : here) {
-    try {
-      results[i] = ReadRange(request, request.ranges[i], first_source, clock, *streams[i]);
-    } catch (...) {
-      errors[i] = std::current_exception();
-      break;
-    }
-  }
-  for (auto& thread : threads) thread.join();
-  for (const auto& error : errors) {
-    if (!error) continue;
+  } catch (...) {
     for (auto& stream : streams) stream->Discard();  // no commit will name them
-    std::rethrow_exception(error);
+    throw;
   }
   BatchRead read;
   for (auto& result : results) {

@@ -1,6 +1,7 @@
 #include "engine/bootstrap.h"
 
 #include <arrow/api.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -33,34 +34,6 @@ Offset SnapshotOffset(Source& source, const SourceClock& clock, const CaptureIns
   return offset;
 }
 
-// The snapshot's rows aligned to bronze and stamped with its LSN, counted as they pass.
-class SnapshotRowReader final : public arrow::RecordBatchReader {
- public:
-  SnapshotRowReader(std::unique_ptr<arrow::RecordBatchReader> source,
-                    std::shared_ptr<arrow::Schema> bronze_schema, std::string snapshot)
-      : source_(std::move(source)), bronze_schema_(std::move(bronze_schema)),
-        snapshot_(std::move(snapshot)) {}
-
-  std::shared_ptr<arrow::Schema> schema() const override { return bronze_schema_; }
-  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
-    for (;;) {
-      ARROW_RETURN_NOT_OK(source_->ReadNext(batch));
-      if (!*batch) return arrow::Status::OK();
-      if ((*batch)->num_rows() == 0) continue;
-      *batch = AlignToBronze(*batch, bronze_schema_, std::nullopt, snapshot_);
-      rows_ += (*batch)->num_rows();
-      return arrow::Status::OK();
-    }
-  }
-  std::int64_t rows() const { return rows_; }
-
- private:
-  std::unique_ptr<arrow::RecordBatchReader> source_;
-  std::shared_ptr<arrow::Schema> bronze_schema_;
-  std::string snapshot_;
-  std::int64_t rows_ = 0;
-};
-
 }  // namespace
 
 bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
@@ -73,7 +46,7 @@ bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
 }
 
 bool DeltaBootstrapTables::AppendSnapshot(
-    arrow::RecordBatchReader& rows, const delta::Txn& txn, const std::string& user_metadata,
+    ParallelSnapshot& rows, const delta::Txn& txn, const std::string& user_metadata,
     const std::function<void(const std::string&)>& on_file) {
   delta::AppendOptions options;
   options.txn = txn;
@@ -83,14 +56,7 @@ bool DeltaBootstrapTables::AppendSnapshot(
   const auto staged = bronze_.StageAppend(rows.schema(), options);
   std::vector<delta::AddFile> files;
   if (!staged.held_version()) {
-    auto stream = staged.NewFileStream(0);
-    for (;;) {
-      std::shared_ptr<arrow::RecordBatch> batch;
-      ThrowIfError(rows.ReadNext(&batch));
-      if (!batch) break;
-      stream->Write(batch);
-    }
-    files = stream->Finish();
+    files = rows.WriteInto([&](std::size_t range) { return staged.NewFileStream(range); });
   }
   auto commit = bronze_.CommitStaged(staged, files);
   version_ = commit.version;
@@ -127,7 +93,7 @@ void DeltaBootstrapTables::AppendFacts(const std::shared_ptr<arrow::RecordBatch>
 std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snapshot"; }
 std::string EventsTxnAppId(const std::string& app_id) { return app_id + "#events"; }
 
-BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
+BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, SourcePool& sources,
                              const SourceClock& clock, StreamCheckpoint& checkpoint,
                              BootstrapTables& tables) {
   BootstrapResult result;
@@ -155,14 +121,33 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
     // The snapshot landed before a crash: count it, read nothing.
     rows = tables.SnapshotRows(offset.lsn);
   } else {
-    SnapshotReadRequest read;
+    RangePlanRequest ranges;
+    ranges.instance = request.instance;
+    ranges.columns = request.columns;
+    ranges.key_columns = request.key_columns;
+    ranges.ranges = request.partitions;
+    ranges.min_range_rows = request.min_range_rows;
+    ParallelSnapshotRequest read;
     read.capture_instance = ci;
+    read.plan = PlanSnapshotRanges(ranges, source);
     read.snapshot_lsn = offset.lsn;
     read.snapshot_commit_ts = offset.commit_ts.value_or(UtcMicros{});
     read.batch_rows = request.arrow_batch_size;
     read.batch_bytes = request.arrow_batch_bytes;
-    SnapshotRowReader reader(source.ReadSnapshot(read), request.bronze_schema,
-                             offset.lsn.ToString());
+    if (read.plan.kind == RangeKind::kWhole) {
+      spdlog::info("bootstrap of capture instance '{}': one range ({})", ci, read.plan.why_whole);
+    } else {
+      spdlog::info("bootstrap of capture instance '{}': {} {} ranges over key ({})", ci,
+                   read.plan.ranges.size(),
+                   read.plan.kind == RangeKind::kUniform ? "uniform" : "keyset",
+                   fmt::join(read.plan.key_columns, ", "));
+    }
+    const std::string stamp = offset.lsn.ToString();
+    const auto bronze_schema = request.bronze_schema;
+    ParallelSnapshot reader(std::move(read), source, sources,
+                            {bronze_schema, [bronze_schema, stamp](const auto& batch) {
+                               return AlignToBronze(batch, bronze_schema, std::nullopt, stamp);
+                             }});
     const std::string user_metadata =
         nlohmann::json{{"snapshot", ci},
                        {"lsn", offset.lsn.ToString()},

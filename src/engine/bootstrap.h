@@ -2,9 +2,11 @@
 // operation-0 rows in one bronze commit, stamped with the max LSN L recorded before the read
 // (invariant 5), a `bootstrap` facts row, and L as where the stream starts.
 //
-// The rows stream into bronze's data files as they are read (memory bounded as a batch's), and
-// are named in one commit at the end; the files are listed in the checkpoint's staged list
-// "snapshot" (staged_files.h) until then.
+// The table is read in key ranges, in parallel (snapshot/range_plan.h, parallel_snapshot.h),
+// READ COMMITTED or SNAPSHOT as the options say, never NOLOCK. The rows stream into bronze's
+// data files as they are read (memory bounded by the ranges' batches), and are named in one
+// commit at the end; the files are listed in the checkpoint's staged list "snapshot"
+// (staged_files.h) until then.
 //
 // Crash safety: L is written to <checkpoint>/snapshot.json ("open") before the read, so a run
 // that dies mid-bootstrap retakes the snapshot at the same L. The bronze append carries
@@ -25,7 +27,10 @@
 #include "delta/actions.h"
 #include "delta/grouped_appender.h"
 #include "delta/table.h"
+#include "snapshot/parallel_snapshot.h"
+#include "snapshot/range_plan.h"
 #include "source/source.h"
+#include "source/source_pool.h"
 
 namespace mssql_cdc {
 
@@ -44,7 +49,7 @@ class BootstrapTables {
   // bronze commit tagged `txn`, telling `on_file` each data file before it is created. True
   // when this call wrote them; false when that is not certain (another writer may have held
   // the txn).
-  virtual bool AppendSnapshot(arrow::RecordBatchReader& rows, const delta::Txn& txn,
+  virtual bool AppendSnapshot(ParallelSnapshot& rows, const delta::Txn& txn,
                               const std::string& user_metadata,
                               const std::function<void(const std::string&)>& on_file) = 0;
   // The rows of bronze stamped _snapshot = lsn.
@@ -64,7 +69,7 @@ class DeltaBootstrapTables final : public BootstrapTables {
                        delta::WriteOptions write = {})
       : bronze_(bronze), facts_(facts), write_(std::move(write)) {}
   bool HoldsSnapshot(const delta::Txn& txn, const Lsn& lsn) override;
-  bool AppendSnapshot(arrow::RecordBatchReader& rows, const delta::Txn& txn,
+  bool AppendSnapshot(ParallelSnapshot& rows, const delta::Txn& txn,
                       const std::string& user_metadata,
                       const std::function<void(const std::string&)>& on_file) override;
   std::int64_t SnapshotRows(const Lsn& lsn) override;
@@ -83,11 +88,15 @@ class DeltaBootstrapTables final : public BootstrapTables {
 
 struct BootstrapRequest {
   CaptureInstanceInfo instance;
+  std::vector<CapturedColumn> columns;  // the instance's, for the key's types
   std::shared_ptr<arrow::Schema> bronze_schema;
   std::string app_id;
   std::string target;  // as the facts row names it
   std::int64_t arrow_batch_size = 10'000;
   std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
+  int partitions = 1;                    // ranges read at once, at most
+  std::vector<std::string> key_columns;  // snapshotKeys; empty: the instance's index
+  std::int64_t min_range_rows = kMinRangeRows;
 };
 
 struct BootstrapResult {
@@ -100,7 +109,8 @@ struct BootstrapResult {
 std::string SnapshotTxnAppId(const std::string& app_id);
 std::string EventsTxnAppId(const std::string& app_id);
 
-BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source,
+// `source` plans the ranges and reads the first; the others borrow from `sources`.
+BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, SourcePool& sources,
                              const SourceClock& clock, StreamCheckpoint& checkpoint,
                              BootstrapTables& tables);
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/errors.h"
@@ -129,9 +130,18 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
 
   StreamCheckpoint state(request.state_dir);
   state.ClaimFor({request.app_id, instance_.name, request.target});
-  const BootstrapRequest snapshot{instance_, BronzeSchema(output_schema_), request.app_id,
-                                  request.target, options_.arrow_batch_size};
-  const Offset start = RunBootstrap(snapshot, *source_, clock_, state, tables).offset;
+  BootstrapRequest snapshot;
+  snapshot.instance = instance_;
+  snapshot.columns = source_->CapturedColumns(instance_.name);
+  snapshot.bronze_schema = BronzeSchema(output_schema_);
+  snapshot.app_id = request.app_id;
+  snapshot.target = request.target;
+  snapshot.arrow_batch_size = options_.arrow_batch_size;
+  snapshot.partitions = ReadPartitions(options_);
+  snapshot.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  // The feed's own Source reads the first range; the others open their own for the snapshot.
+  SourcePool sources(factory_, std::max(1, snapshot.partitions - 1));
+  const Offset start = RunBootstrap(snapshot, *source_, sources, clock_, state, tables).offset;
   if (!state.ReadStart()) state.WriteStart(start);
   return start;
 }

@@ -318,10 +318,18 @@ class Stream::Impl {
     auto snapshot = c.checkpoint->ReadSnapshot();
     if (!start && (params.bootstrap || snapshot)) {
       // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
-      BootstrapRequest request{c.instance, c.bronze_schema, params.app_id, params.target,
-                               c.config.source.arrow_batch_size, c.arrow_batch_bytes};
+      BootstrapRequest request;
+      request.instance = c.instance;
+      request.columns = c.source->CapturedColumns(c.instance.name);
+      request.bronze_schema = c.bronze_schema;
+      request.app_id = params.app_id;
+      request.target = params.target;
+      request.arrow_batch_size = c.config.source.arrow_batch_size;
+      request.arrow_batch_bytes = c.arrow_batch_bytes;
+      request.partitions = c.partitions;
+      request.key_columns = c.config.source.snapshot_keys.value_or(std::vector<std::string>{});
       DeltaBootstrapTables tables(*c.bronze, c.facts.get(), c.write_options);
-      start = RunBootstrap(request, *c.source, *c.clock, *c.checkpoint, tables).offset;
+      start = RunBootstrap(request, *c.source, *c.sources, *c.clock, *c.checkpoint, tables).offset;
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
       start = initial_ ? *initial_

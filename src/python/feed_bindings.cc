@@ -164,14 +164,16 @@ class PythonBootstrapTables final : public BootstrapTables {
     nb::gil_scoped_acquire gil;
     return nb::cast<bool>(tables_.attr("holds_snapshot")(lsn.ToString()));
   }
-  bool AppendSnapshot(arrow::RecordBatchReader& rows, const delta::Txn& txn,
+  bool AppendSnapshot(ParallelSnapshot& snapshot, const delta::Txn& txn,
                       const std::string& user_metadata,
                       const std::function<void(const std::string&)>&) override {
-    // Spark builds one DataFrame of the snapshot on the driver, so the rows are gathered here.
+    // Spark builds one DataFrame of the snapshot on the driver, so the rows of every range
+    // are gathered here.
+    auto rows = snapshot.Merged();
     std::vector<std::shared_ptr<arrow::RecordBatch>> read;
     for (;;) {
       std::shared_ptr<arrow::RecordBatch> batch;
-      ThrowIfError(rows.ReadNext(&batch));
+      ThrowIfError(rows->ReadNext(&batch));
       if (!batch) break;
       read.push_back(std::move(batch));
     }

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
+#include "snapshot/range_plan.h"
 #include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
@@ -92,6 +93,25 @@ TEST_F(StreamBootstrapTest, SnapshotAtTheMaxLsnThenTheChangesAfterIt) {
     EXPECT_EQ(batch_ids[i], -1);
     EXPECT_EQ(min_lsn[i], snapshot_lsn.ToString());
   }
+}
+
+TEST_F(StreamBootstrapTest, ABigTableIsReadInParallelRangesIntoOneCommit) {
+  // Enough rows for three ranges of kMinRangeRows; the key is one integer: uniform ranges.
+  Insert(1, 3 * static_cast<int>(kMinRangeRows) + 10);
+  Delete(777);
+  StreamConfig config = BootstrapConfig();
+  config.source.num_partitions = 4;
+  const StreamProgress first = RunOnce(std::move(config));
+  EXPECT_EQ(first.batches, 0);
+  EXPECT_EQ(SnapshotIds(), SourceIds());
+  EXPECT_EQ(BootstrapFactsRows(), 1);
+  // One commit holding the files of three ranges, written at once.
+  const auto bronze = delta::DeltaTable::Open(dir_.File("bronze"));
+  const auto files = bronze.FilesAddedBy(bronze.snapshot().version);
+  ASSERT_TRUE(files);
+  std::set<std::string> parts;
+  for (const auto& file : *files) parts.insert(file.path.substr(0, file.path.find('-', 5)));
+  EXPECT_EQ(parts, (std::set<std::string>{"part-00000", "part-00001", "part-00002"}));
 }
 
 TEST_F(StreamBootstrapTest, AnInterruptedBootstrapIsFinishedWithoutASecondCopy) {

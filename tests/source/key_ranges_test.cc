@@ -15,6 +15,7 @@
 #include "source/open_source.h"
 #include "source/sim_source.h"
 #include "tests/testing/served_sim.h"
+#include "tests/testing/cdc_table.h"
 #include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {
@@ -35,14 +36,9 @@ class KeyRangesTest : public ::testing::TestWithParam<std::string> {
     sim::CreateOptions options;
     options.database_name = "cdcdb";
     auto db = sim::SimDatabase::Create(path_, options);
-    auto table = [&](const std::string& name, std::vector<const char*> columns,
+    auto table = [&](const char* name, std::vector<const char*> columns,
                      std::vector<std::string> key) {
-      sim::TableDef def;
-      def.name = sim::ParseTableName(name);
-      for (const char* c : columns) def.columns.push_back(sim::ParseColumnDeclaration(c));
-      def.primary_key = std::move(key);
-      db->CreateTable(def);
-      db->EnableCdc(def.name);
+      testing::CreateCdcTable(*db, name, columns, std::move(key));
     };
     table("dbo.numbers", {"id int not null", "v int"}, {"id"});
     table("dbo.events", {"region nvarchar(10) not null", "at datetime2(7) not null", "v int"},
