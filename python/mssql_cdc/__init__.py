@@ -3,7 +3,8 @@
 The error classes, the types (``mssql_cdc.types``, ``mssql_cdc.payloads``), LSNs
 (``mssql_cdc.lsn``) and ``OPERATIONS`` load with the package; the Spark API (``stream``,
 ``register``, ``start_many``, ``await_all``, ``stop_all``, ``is_data_loss``,
-``is_schema_changed``, ``MssqlCdcDataSource``, ``HAS_ADMISSION_CONTROL`` and the submodules
+``is_schema_changed``, ``MssqlCdcDataSource``, ``MssqlCdcSnapshotDataSource``,
+``HAS_ADMISSION_CONTROL`` and the submodules
 ``finalization``, ``sink`` and ``spark``) loads PySpark on first use, so the package imports
 without it.
 """
@@ -54,6 +55,7 @@ OPERATIONS = {0: "snapshot", 1: "delete", 2: "insert", 3: "update_before", 4: "u
 # name -> module that defines it; imported on first access (PEP 562).
 _SPARK_API = {
     "MssqlCdcDataSource": "mssql_cdc.datasource",
+    "MssqlCdcSnapshotDataSource": "mssql_cdc.snapshot_source",
     "HAS_ADMISSION_CONTROL": "mssql_cdc.datasource",
     "register": "mssql_cdc.datasource",
     "stream": "mssql_cdc.pipeline",
@@ -64,7 +66,8 @@ _SPARK_API = {
     "is_data_loss": "mssql_cdc.fanout",
     "is_schema_changed": "mssql_cdc.fanout",
 }
-_SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "pipeline", "fanout")
+_SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "snapshot_source", "pipeline",
+                  "fanout")
 
 
 def _import(module: str) -> Any:
@@ -97,6 +100,7 @@ __all__ = [
     "Lsn",
     "MssqlCdcDataSource",
     "MssqlCdcError",
+    "MssqlCdcSnapshotDataSource",
     "NotFoundError",
     "OPERATIONS",
     "Offset",

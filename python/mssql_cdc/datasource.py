@@ -34,7 +34,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, handoff
+from mssql_cdc import _core, handoff, snapshot_source
 from mssql_cdc._glue import get_option, set_option
 from mssql_cdc.metrics_dir import MetricsDir
 from mssql_cdc.spark import available_cores
@@ -168,8 +168,10 @@ class MssqlCdcDataSource(DataSource):
 
 
 def register(spark: Any) -> None:
-    """Registers ``format("mssql_cdc")`` on `spark`, with the session's cores for numPartitions=auto."""
+    """Registers ``format("mssql_cdc")`` and ``format("mssql_cdc_snapshot")`` on `spark`, with
+    the session's cores for numPartitions=auto."""
     cores = available_cores(spark)
     # A class of its own, not importable by name, so Spark pickles it by value, cores included.
     source = type("MssqlCdcDataSourceOfSession", (MssqlCdcDataSource,), {"default_num_partitions": cores})
     spark.dataSource.register(source)
+    snapshot_source.register(spark, cores)

@@ -15,27 +15,10 @@
 #include "engine/facts.h"
 #include "engine/staged_files.h"
 #include "engine/stream_checkpoint.h"
+#include "snapshot/snapshot_stamp.h"
 #include "source/error_status.h"
 
 namespace mssql_cdc {
-namespace {
-
-// L: the max LSN now, or, while capture has not yet reached a new instance (max LSN below its
-// start), the instance's first LSN minus one, so the stream still reads its first commit.
-Offset SnapshotOffset(Source& source, const SourceClock& clock, const CaptureInstanceInfo& ci) {
-  auto max_lsn = source.MaxLsn();
-  Offset offset;
-  offset.lsn = (max_lsn && *max_lsn >= ci.start_lsn) ? *max_lsn : ci.start_lsn.Decrement();
-  if (auto local = source.CommitTimeAtOrBefore(offset.lsn)) {
-    offset.commit_ts = clock.ToUtc(*local);
-  } else {
-    offset.commit_ts = clock.ToUtc(ci.create_date);
-  }
-  return offset;
-}
-
-}  // namespace
-
 bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
   auto held = bronze_.Refresh().app_versions.find(txn.app_id);
   if (held == bronze_.snapshot().app_versions.end() || held->second < txn.version) return false;
@@ -108,7 +91,7 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
   const auto started = std::chrono::steady_clock::now();
   if (!state) {
     // Recorded before the read, so no change after L can be missing from bronze.
-    state = SnapshotState{false, SnapshotOffset(source, clock, request.instance), 0, -1};
+    state = SnapshotState{false, SnapshotStamp(source, clock, request.instance), 0, -1};
     checkpoint.WriteSnapshot(*state);
   }
   const Offset offset = state->offset;

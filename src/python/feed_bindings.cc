@@ -27,29 +27,12 @@
 #include "engine/stream_batch.h"
 #include "fleet/stream_group.h"
 #include "python/arrow_stream.h"
+#include "python/source_options.h"
 
 namespace nb = nanobind;
 
 namespace mssql_cdc::python {
 namespace {
-
-// Source options from a dict: names as given (matched ignoring case by the parser), values
-// as text; a bool becomes "true" or "false".
-SourceOptions ParseSourceOptions(nb::handle mapping) {
-  if (!nb::isinstance<nb::dict>(mapping)) throw ConfigError("options must be a dict of str to str");
-  std::vector<Options::Entry> entries;
-  for (auto [key, value] : nb::borrow<nb::dict>(mapping)) {
-    if (!nb::isinstance<nb::str>(key)) throw ConfigError("option names must be str");
-    std::string text;
-    if (nb::isinstance<nb::bool_>(value)) {
-      text = nb::cast<bool>(value) ? "true" : "false";
-    } else {
-      text = nb::cast<std::string>(nb::str(value));
-    }
-    entries.emplace_back(nb::cast<std::string>(key), std::move(text));
-  }
-  return SourceOptions::Parse(Options(std::move(entries)));
-}
 
 std::optional<std::string> JsonOf(const std::optional<Offset>& offset) {
   return offset ? std::optional<std::string>(offset->ToJson()) : std::nullopt;

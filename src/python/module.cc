@@ -19,6 +19,7 @@ namespace mssql_cdc::python {
 void BindSource(nb::module_& m);  // source_bindings.cc
 void BindDelta(nb::module_& m);   // delta_bindings.cc
 void BindFeed(nb::module_& m);    // feed_bindings.cc
+void BindSnapshot(nb::module_& m);  // snapshot_bindings.cc
 void BindTables(nb::module_& m);  // table_bindings.cc
 void BindFinalization(nb::module_& m);  // finalization_bindings.cc
 void BindCatalog(nb::module_& m);  // catalog_bindings.cc
@@ -62,6 +63,7 @@ NB_MODULE(_core, m) {
   python::BindCommandLine(m);
   python::BindDelta(m);
   python::BindFeed(m);
+  python::BindSnapshot(m);
   python::BindTables(m);
   python::BindFinalization(m);
   python::BindCatalog(m);
