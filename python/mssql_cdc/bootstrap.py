@@ -41,6 +41,17 @@ class SparkBootstrapTables:
     def holds_snapshot(self, lsn: str) -> bool:
         return self.snapshot_rows(lsn) > 0
 
+    def find_snapshot(self, instances: list[str]) -> tuple[str, bool] | None:
+        """The newest snapshot of the table in bronze (operation-0 rows of any of `instances`,
+        ignoring case): (its LSN, whether it is chunked), or None."""
+        names = [name.lower() for name in instances]
+        rows = (tables.read(self._spark, self._bronze)
+                .where((F.col("_operation") == 0) & F.lower("_capture_instance").isin(names))
+                .select(F.coalesce("_snapshot", "_start_lsn").alias("lsn"),
+                        F.col("_chunk").isNotNull().alias("chunked"))
+                .orderBy(F.desc("lsn")).limit(1).collect())
+        return (rows[0]["lsn"], bool(rows[0]["chunked"])) if rows else None
+
     def append_snapshot(self, batches: list[pa.RecordBatch], txn_app_id: str, txn_version: int,
                         user_metadata: str) -> None:
         if batches:

@@ -15,6 +15,7 @@
 #include "engine/facts.h"
 #include "engine/staged_files.h"
 #include "engine/stream_checkpoint.h"
+#include "snapshot/snapshot_finder.h"
 #include "snapshot/snapshot_stamp.h"
 #include "source/error_status.h"
 
@@ -46,6 +47,12 @@ bool DeltaBootstrapTables::AppendSnapshot(
   return commit.written;
 }
 
+std::optional<FoundSnapshot> DeltaBootstrapTables::FindSnapshot(
+    const std::vector<std::string>& instances) {
+  bronze_.Refresh();
+  return mssql_cdc::FindSnapshot(bronze_, instances);
+}
+
 std::int64_t DeltaBootstrapTables::SnapshotRows(const Lsn& lsn) {
   std::int64_t rows = 0;
   const std::string stamp = lsn.ToString();
@@ -73,6 +80,31 @@ void DeltaBootstrapTables::AppendFacts(const std::shared_ptr<arrow::RecordBatch>
   facts_->Append({row}, txn);
 }
 
+namespace {
+
+void AppendBootstrapFacts(const BootstrapRequest& request, BootstrapTables& tables,
+                          const Offset& offset, std::int64_t rows, UtcMicros started_at,
+                          std::chrono::steady_clock::time_point started) {
+  if (!tables.has_facts()) return;
+  FactsRow row;
+  row.app_id = request.app_id;
+  row.rows = rows;
+  row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
+  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
+  row.deletes = row.inserts = row.updates = 0;
+  row.started_at = started_at;
+  row.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+  row.event = "bootstrap";
+  row.target = request.target;
+  row.written_at = NowUtc();
+  tables.AppendFacts(FactsToRecordBatch({row}),
+                     delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt});
+}
+
+}  // namespace
+
 std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snapshot"; }
 std::string EventsTxnAppId(const std::string& app_id) { return app_id + "#events"; }
 
@@ -90,6 +122,21 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
   const UtcMicros started_at = NowUtc();
   const auto started = std::chrono::steady_clock::now();
   if (!state) {
+    if (auto found = tables.FindSnapshot(request.instances)) {
+      // Bronze holds a snapshot of the table already (a seed, a snapshot() call, a stream
+      // before this checkpoint): the stream starts from it, and nothing is read.
+      Offset offset = found->offset;
+      if (!offset.commit_ts) offset.commit_ts = SnapshotStamp(source, clock, request.instance, offset.lsn).commit_ts;
+      spdlog::info("bootstrap of capture instance '{}': {} already holds a {}snapshot of the "
+                   "table at LSN {}; nothing is read",
+                   ci, request.target, found->chunked ? "chunked " : "", offset.lsn.ToString());
+      const std::int64_t rows = tables.SnapshotRows(offset.lsn);
+      AppendBootstrapFacts(request, tables, offset, rows, started_at, started);
+      checkpoint.WriteSnapshot(SnapshotState{true, offset, rows, -1});
+      result.offset = offset;
+      result.rows = rows;
+      return result;
+    }
     // Recorded before the read, so no change after L can be missing from bronze.
     state = SnapshotState{false, SnapshotStamp(source, clock, request.instance), 0, -1};
     checkpoint.WriteSnapshot(*state);
@@ -145,24 +192,7 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
     rows = written ? reader.rows() : tables.SnapshotRows(offset.lsn);
   }
 
-  if (tables.has_facts()) {
-    FactsRow row;
-    row.app_id = request.app_id;
-    row.rows = rows;
-    row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
-    row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
-    row.deletes = row.inserts = row.updates = 0;
-    row.started_at = started_at;
-    row.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - started)
-                          .count();
-    row.event = "bootstrap";
-    row.target = request.target;
-    row.written_at = NowUtc();
-    tables.AppendFacts(FactsToRecordBatch({row}),
-                       delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt});
-  }
-
+  AppendBootstrapFacts(request, tables, offset, rows, started_at, started);
   checkpoint.WriteSnapshot(SnapshotState{true, offset, rows, tables.bronze_version()});
   spdlog::info("bootstrap of capture instance '{}' done: {} rows at LSN {}", ci, rows,
                offset.lsn.ToString());

@@ -8,6 +8,9 @@
 // commit at the end; the files are listed in the checkpoint's staged list "snapshot"
 // (staged_files.h) until then.
 //
+// A snapshot of the table that bronze holds already (of any capture instance of it: a seed, a
+// snapshot() call, a stream before this checkpoint) is the bootstrap's: nothing is read.
+//
 // Crash safety: L is written to <checkpoint>/snapshot.json ("open") before the read, so a run
 // that dies mid-bootstrap retakes the snapshot at the same L. The bronze append carries
 // txn(<app_id>#snapshot, 0) and the facts row txn(<app_id>#events, 0): a retake after the
@@ -29,6 +32,7 @@
 #include "delta/table.h"
 #include "snapshot/parallel_snapshot.h"
 #include "snapshot/range_plan.h"
+#include "snapshot/snapshot_finder.h"
 #include "source/source.h"
 #include "source/source_pool.h"
 
@@ -52,6 +56,9 @@ class BootstrapTables {
   virtual bool AppendSnapshot(ParallelSnapshot& rows, const delta::Txn& txn,
                               const std::string& user_metadata,
                               const std::function<void(const std::string&)>& on_file) = 0;
+  // The newest snapshot of the table bronze holds already (snapshot/snapshot_finder.h), of
+  // any of `instances` (the table's capture instances).
+  virtual std::optional<FoundSnapshot> FindSnapshot(const std::vector<std::string>& instances) = 0;
   // The rows of bronze stamped _snapshot = lsn.
   virtual std::int64_t SnapshotRows(const Lsn& lsn) = 0;
   virtual bool has_facts() const = 0;
@@ -72,6 +79,7 @@ class DeltaBootstrapTables final : public BootstrapTables {
   bool AppendSnapshot(ParallelSnapshot& rows, const delta::Txn& txn,
                       const std::string& user_metadata,
                       const std::function<void(const std::string&)>& on_file) override;
+  std::optional<FoundSnapshot> FindSnapshot(const std::vector<std::string>& instances) override;
   std::int64_t SnapshotRows(const Lsn& lsn) override;
   bool has_facts() const override { return facts_ != nullptr; }
   void AppendFacts(const std::shared_ptr<arrow::RecordBatch>& row,
@@ -88,6 +96,9 @@ class DeltaBootstrapTables final : public BootstrapTables {
 
 struct BootstrapRequest {
   CaptureInstanceInfo instance;
+  // The capture instances of the instance's table (InstancesOfTable): a snapshot of any of
+  // them in bronze is the table's.
+  std::vector<std::string> instances;
   std::vector<CapturedColumn> columns;  // the instance's, for the key's types
   std::shared_ptr<arrow::Schema> bronze_schema;
   std::string app_id;

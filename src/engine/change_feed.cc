@@ -132,6 +132,7 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
   state.ClaimFor({request.app_id, instance_.name, request.target});
   BootstrapRequest snapshot;
   snapshot.instance = instance_;
+  snapshot.instances = InstancesOfTable(source_->ListCaptureInstances(), instance_);
   snapshot.columns = source_->CapturedColumns(instance_.name);
   snapshot.bronze_schema = BronzeSchema(output_schema_);
   snapshot.app_id = request.app_id;

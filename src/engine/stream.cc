@@ -320,6 +320,7 @@ class Stream::Impl {
       // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
       BootstrapRequest request;
       request.instance = c.instance;
+      request.instances = InstancesOfTable(c.source->ListCaptureInstances(), c.instance);
       request.columns = c.source->CapturedColumns(c.instance.name);
       request.bronze_schema = c.bronze_schema;
       request.app_id = params.app_id;

@@ -136,8 +136,9 @@ std::string Bootstrap(nb::handle options, const std::string& target, const std::
 }
 
 // BootstrapTables whose writes a Python object makes (mssql_cdc.bootstrap's tables named in a
-// catalog): holds_snapshot(lsn) -> bool, append_snapshot(batches, txn_app_id, txn_version,
-// user_metadata), snapshot_rows(lsn) -> int, append_facts(batch, txn_app_id, txn_version).
+// catalog): holds_snapshot(lsn) -> bool, find_snapshot(instances) -> (lsn, chunked) | None,
+// append_snapshot(batches, txn_app_id, txn_version, user_metadata), snapshot_rows(lsn) -> int,
+// append_facts(batch, txn_app_id, txn_version).
 class PythonBootstrapTables final : public BootstrapTables {
  public:
   PythonBootstrapTables(nb::object tables, bool has_facts)
@@ -165,6 +166,16 @@ class PythonBootstrapTables final : public BootstrapTables {
     for (const auto& batch : read) batches.append(ToPyArrowBatch(batch));
     tables_.attr("append_snapshot")(batches, txn.app_id, txn.version, user_metadata);
     return false;  // Delta skips a txn it holds without saying so: count the rows
+  }
+  std::optional<FoundSnapshot> FindSnapshot(const std::vector<std::string>& instances) override {
+    nb::gil_scoped_acquire gil;
+    nb::object found = tables_.attr("find_snapshot")(instances);
+    if (found.is_none()) return std::nullopt;
+    auto [lsn, chunked] = nb::cast<std::pair<std::string, bool>>(found);
+    FoundSnapshot snapshot;
+    snapshot.offset.lsn = Lsn::ParseLenient(lsn);
+    snapshot.chunked = chunked;
+    return snapshot;
   }
   std::int64_t SnapshotRows(const Lsn& lsn) override {
     nb::gil_scoped_acquire gil;

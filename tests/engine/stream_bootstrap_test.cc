@@ -114,6 +114,28 @@ TEST_F(StreamBootstrapTest, ABigTableIsReadInParallelRangesIntoOneCommit) {
   EXPECT_EQ(parts, (std::set<std::string>{"part-00000", "part-00001", "part-00002"}));
 }
 
+TEST_F(StreamBootstrapTest, ANewCheckpointFindsTheSnapshotBronzeHoldsAndReadsNothing) {
+  Insert(1, 20);
+  const Lsn snapshot_lsn = *db_->MaxLsn();
+  RunOnce(BootstrapConfig());
+  Insert(100, 3);
+  // A new stream (new checkpoint, new app_id) into the same bronze: the snapshot of the table
+  // is found by its rows, and the stream starts from its LSN.
+  StreamConfig again = Config({}, "app-v2");
+  again.params.bootstrap = true;
+  again.params.checkpoint = dir_.File("checkpoint-v2");
+  const StreamProgress second = RunOnce(std::move(again));
+  std::set<std::string> stamps;
+  const auto ids = SnapshotIds(&stamps);
+  EXPECT_EQ(ids.size(), 20u);  // not taken twice
+  EXPECT_EQ(stamps, std::set<std::string>{snapshot_lsn.ToString()});
+  EXPECT_EQ(second.total_rows, 3);  // the changes after the snapshot
+  EXPECT_EQ(BootstrapFactsRows(), 2);  // each stream records where it started
+  const auto start = StreamCheckpoint(dir_.File("checkpoint-v2")).ReadStart();
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start->lsn, snapshot_lsn);
+}
+
 TEST_F(StreamBootstrapTest, AnInterruptedBootstrapIsFinishedWithoutASecondCopy) {
   Insert(1, 10);
   RunOnce(BootstrapConfig());

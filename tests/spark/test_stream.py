@@ -303,6 +303,17 @@ def test_bootstrap_snapshots_once_then_streams_from_the_snapshot(spark, shop, cl
         sorted((r["_start_lsn"], r["_seqval"], r["_operation"]) for r in changes)
     events = [r["event"] for r in delta(facts).to_pylist() if r["event"] is not None]
     assert events == ["bootstrap"]
+    # A new stream into the same bronze (new checkpoint and app_id) finds the snapshot by its
+    # rows and reads nothing: it starts from the snapshot's LSN.
+    query = stream(spark, options).to_delta(target, "customers-v2", f"{tmp_path}/ckpt-v2", facts,
+                                            bootstrap=True, trigger={"availableNow": True})
+    query.awaitTermination()
+    again = delta(target).to_pylist()
+    assert len([r for r in again if r["_operation"] == 0]) == rows_now
+    assert len(again) == len(bronze) + len(changes)  # the new stream's copy of the changes
+    bootstraps = [r for r in delta(facts).to_pylist() if r["event"] == "bootstrap"]
+    assert sorted(r["app_id"] for r in bootstraps) == ["customers-v1", "customers-v2"]
+    assert {r["max_lsn"] for r in bootstraps} == {snapshot_lsn}
 
 
 def test_the_example_script_runs(spark, shop, tmp_path):

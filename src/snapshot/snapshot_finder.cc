@@ -1,0 +1,89 @@
+#include "snapshot/snapshot_finder.h"
+
+#include <arrow/api.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/ascii.h"
+
+namespace mssql_cdc {
+namespace {
+
+// False when the file's statistics show no operation-0 row; true when they cannot tell.
+bool MayHoldSnapshotRows(const delta::AddFile& file) {
+  if (!file.stats) return true;
+  const auto stats = nlohmann::json::parse(*file.stats, nullptr, /*allow_exceptions=*/false);
+  if (stats.is_discarded()) return true;
+  const auto min = stats.find("minValues");
+  if (min == stats.end() || !min->contains("_operation")) return true;
+  return (*min)["_operation"].is_number() && (*min)["_operation"].get<std::int64_t>() == 0;
+}
+
+bool Named(std::string_view name, const std::vector<std::string>& instances) {
+  for (const auto& instance : instances) {
+    if (EqualsIgnoringAsciiCase(name, instance)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> InstancesOfTable(const std::vector<CaptureInstanceInfo>& listed,
+                                          const CaptureInstanceInfo& instance) {
+  std::vector<std::string> names{instance.name};
+  for (const auto& other : listed) {
+    if (other.name != instance.name &&
+        EqualsIgnoringAsciiCase(other.source_schema, instance.source_schema) &&
+        EqualsIgnoringAsciiCase(other.source_table, instance.source_table)) {
+      names.push_back(other.name);
+    }
+  }
+  return names;
+}
+
+std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
+                                          const std::vector<std::string>& instances) {
+  const auto schema_ptr = bronze.snapshot().schema();
+  const auto& schema = *schema_ptr;
+  std::vector<std::string> columns{"_operation", "_capture_instance", "_start_lsn", "_commit_ts"};
+  const bool has_snapshot = schema.GetFieldIndex("_snapshot") >= 0;
+  const bool has_chunk = schema.GetFieldIndex("_chunk") >= 0;
+  if (has_snapshot) columns.push_back("_snapshot");
+  if (has_chunk) columns.push_back("_chunk");
+  std::vector<delta::AddFile> files;
+  for (const auto& [path, add] : bronze.snapshot().files) {
+    if (MayHoldSnapshotRows(add)) files.push_back(add);
+  }
+  std::optional<FoundSnapshot> found;
+  std::string found_lsn;
+  bronze.ScanFiles(files, columns, [&](const arrow::RecordBatch& batch) {
+    const auto& op = static_cast<const arrow::Int32Array&>(*batch.column(0));
+    const auto& ci = static_cast<const arrow::StringArray&>(*batch.column(1));
+    const auto& start = static_cast<const arrow::StringArray&>(*batch.column(2));
+    const auto& commit = static_cast<const arrow::TimestampArray&>(*batch.column(3));
+    const auto* stamp =
+        has_snapshot ? &static_cast<const arrow::StringArray&>(*batch.column(4)) : nullptr;
+    const auto* chunk = has_chunk ? static_cast<const arrow::Int32Array*>(
+                                        batch.column(has_snapshot ? 5 : 4).get())
+                                  : nullptr;
+    for (std::int64_t i = 0; i < batch.num_rows(); ++i) {
+      if (op.IsNull(i) || op.Value(i) != 0 || ci.IsNull(i) || !Named(ci.GetView(i), instances)) {
+        continue;
+      }
+      const std::string_view lsn =
+          stamp && !stamp->IsNull(i) ? stamp->GetView(i) : start.GetView(i);
+      if (found && lsn <= found_lsn) continue;
+      found_lsn = std::string(lsn);
+      FoundSnapshot f;
+      f.offset.lsn = Lsn::Parse(found_lsn);
+      // A chunk row's commit time is its wave's; a whole snapshot's is the stamp's own.
+      const bool chunked = chunk && !chunk->IsNull(i);
+      if (!chunked && !commit.IsNull(i)) f.offset.commit_ts = UtcMicros{commit.Value(i)};
+      f.chunked = chunked;
+      found = f;
+    }
+  });
+  return found;
+}
+
+}  // namespace mssql_cdc
