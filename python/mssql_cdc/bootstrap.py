@@ -18,22 +18,44 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, tables
+from mssql_cdc import _core, snapshot_source, tables
 
 
 def _struct(schema_json: str) -> StructType:
     return StructType.fromJson(json.loads(schema_json))
 
 
+def snapshot_frame(spark: Any, options: Mapping[str, str], plan: Mapping[str, Any],
+                   bronze_schema: StructType) -> Any:
+    """The snapshot the engine planned (``{"lsn", "keys", "chunks"}``) as a DataFrame in bronze's
+    schema, read by Spark's tasks a range each through ``format("mssql_cdc_snapshot")``."""
+    read = {k: v for k, v in options.items()
+            if k.lower() not in ("snapshotchunks", "snapshotkeys", "snapshotlsn")}
+    read["snapshotLsn"] = plan["lsn"]
+    if plan["chunks"]:
+        read["snapshotKeys"] = json.dumps(plan["keys"])
+        read["snapshotChunks"] = json.dumps(plan["chunks"])
+    frame = spark.read.format(snapshot_source.NAME).options(**read).load()
+    added = {"_batch_id": F.lit(None), "_snapshot": F.lit(plan["lsn"]), "_chunk": F.lit(None)}
+    return frame.select(*[
+        (added[field.name] if field.name in added else F.col(field.name)).cast(field.dataType).alias(field.name)
+        for field in bronze_schema.fields])
+
+
 class SparkBootstrapTables:
     """The writes of one bootstrap, called by the engine (``_core.bootstrap_into``)."""
 
-    def __init__(self, spark: Any, bronze: tables.TableArg, facts: tables.TableArg | None,
-                 output_schema_json: str) -> None:
+    def __init__(self, spark: Any, options: Mapping[str, str], bronze: tables.TableArg,
+                 facts: tables.TableArg | None, output_schema_json: str) -> None:
         self._spark = spark
+        self._options = dict(options)
         self._bronze = bronze
         self._facts = facts
         self._bronze_schema = _struct(_core.bronze_schema_json(output_schema_json))
+
+    @property
+    def bronze_schema(self) -> StructType:
+        return self._bronze_schema
 
     def snapshot_rows(self, lsn: str) -> int:
         return tables.read(self._spark, self._bronze).where(F.col("_snapshot") == lsn).count()
@@ -52,12 +74,9 @@ class SparkBootstrapTables:
                 .orderBy(F.desc("lsn")).limit(1).collect())
         return (rows[0]["lsn"], bool(rows[0]["chunked"])) if rows else None
 
-    def append_snapshot(self, batches: list[pa.RecordBatch], txn_app_id: str, txn_version: int,
+    def append_snapshot(self, plan_json: str, txn_app_id: str, txn_version: int,
                         user_metadata: str) -> None:
-        if batches:
-            frame = self._spark.createDataFrame(pa.Table.from_batches(batches), schema=self._bronze_schema)
-        else:
-            frame = self._spark.createDataFrame([], schema=self._bronze_schema)
+        frame = snapshot_frame(self._spark, self._options, json.loads(plan_json), self._bronze_schema)
         tables.append(frame, self._bronze, txn_app_id=txn_app_id, txn_version=txn_version,
                       user_metadata=user_metadata)
 
@@ -71,7 +90,7 @@ class SparkBootstrapTables:
 def run(spark: Any, options: Mapping[str, str], bronze: tables.TableArg, facts: tables.TableArg | None,
         app_id: str, state_dir: str, output_schema_json: str) -> str:
     """Takes (or finds) the bootstrap snapshot; returns the LSN the stream starts after."""
-    writer = SparkBootstrapTables(spark, bronze, facts, output_schema_json)
+    writer = SparkBootstrapTables(spark, options, bronze, facts, output_schema_json)
     offset = _core.bootstrap_into(dict(options), writer, bronze.text, app_id, state_dir,
                                   facts.text if facts is not None else None)
     return json.loads(offset)["lsn"]

@@ -28,7 +28,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, tables
+from mssql_cdc import _core, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import copy_options, find_option, get_option, join, set_option
 from mssql_cdc.datasource import NAME, register
@@ -138,6 +138,53 @@ class CdcStream:
         if trigger:
             writer = writer.trigger(**dict(trigger))
         return writer.start()
+
+
+    def snapshot(self, target: str, *, resnapshot: bool = False, app_id: str | None = None,
+                 facts_table: str | None = None) -> dict:
+        """Appends the table's current rows to `target` as operation-0 rows in one Delta commit,
+        stamped with the LSN recorded before the read, read by Spark's tasks in key ranges;
+        returns that offset ``{"lsn", "commit_ts"}``. When `target` already holds a snapshot of
+        the table (of any of its capture instances) it returns that one's offset and reads
+        nothing, unless `resnapshot`. With `facts_table`, `app_id` is required (the stream
+        whose snapshot this is); no facts row is written."""
+        if not isinstance(target, str) or not target:
+            raise ConfigError(f"snapshot: target must be a non-empty string, not {target!r}")
+        if not isinstance(resnapshot, bool):
+            raise ConfigError(f"snapshot: resnapshot must be True or False, not {resnapshot!r}")
+        if facts_table is not None and not app_id:
+            raise ConfigError("snapshot: facts_table is given without app_id; pass the app_id of the "
+                              "stream the snapshot is for, or leave facts_table out")
+        target_table = tables.TableArg(target, "target")
+        options = dict(self._options)
+        feed = _core.Feed(options)
+        output_schema = feed.spark_schema_json()
+        capture_instance = feed.capture_instance
+        instances = feed.table_instances()
+        del feed
+        bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
+                                     capture_instance=capture_instance)
+        tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
+                      capture_instance=capture_instance, statements=bronze_plan)
+        writer = bootstrap_snapshot.SparkBootstrapTables(self._spark, options, target_table, None,
+                                                         output_schema)
+        if not resnapshot:
+            found = writer.find_snapshot(instances)
+            if found is not None:
+                log.info("mssql_cdc: %s already holds a snapshot of %s at %s; nothing is read",
+                         target, capture_instance, found[0])
+                return json.loads(_core.snapshot_offset(options, found[0]))
+        scan = json.loads(_core.plan_snapshot(options, snapshot_source.partitions_of(self._spark, options)))
+        stamp = scan["stamp"]
+        plan = {"lsn": stamp["lsn"], "keys": scan["keys"],
+                "chunks": [[i, r["lo"], r["hi"]] for i, r in enumerate(scan["ranges"])] if scan["keys"] else []}
+        user_metadata = json.dumps({"snapshot": capture_instance, "lsn": stamp["lsn"],
+                                    "commit_ts": stamp.get("commit_ts")})
+        log.info("mssql_cdc: snapshot of %s into %s at %s in %d range(s)", capture_instance, target,
+                 stamp["lsn"], len(scan["ranges"]))
+        frame = bootstrap_snapshot.snapshot_frame(self._spark, options, plan, writer.bronze_schema)
+        tables.append(frame, target_table, user_metadata=user_metadata)
+        return {"lsn": stamp["lsn"], "commit_ts": stamp.get("commit_ts")}
 
 
 def metrics_location(options: Mapping[str, str], checkpoint: str, app_id: str) -> str | None:

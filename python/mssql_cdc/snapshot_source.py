@@ -21,8 +21,23 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core
 from mssql_cdc._glue import get_option
+from mssql_cdc.spark import available_cores
 
 NAME = "mssql_cdc_snapshot"
+
+
+def partitions(options: dict[str, str], cores: int) -> int:
+    """The ranges a snapshot is read in at most: numPartitions, or for ``auto`` the session's
+    `cores` (0: unknown, then the machine's CPUs)."""
+    given = get_option(options, "numPartitions")
+    if given is not None and given.strip().lower() != "auto":
+        return int(given)  # checked by the engine with every other option
+    return cores or os.cpu_count() or 1
+
+
+def partitions_of(spark: Any, options: dict[str, str]) -> int:
+    """`partitions` with the cores of `spark`."""
+    return partitions(options, available_cores(spark))
 
 
 class SnapshotRange(InputPartition):
@@ -67,10 +82,7 @@ class MssqlCdcSnapshotDataSource(DataSource):
         return {k: str(v) for k, v in self.options.items()}
 
     def _partitions(self) -> int:
-        given = get_option(self._source_options(), "numPartitions")
-        if given is not None and given.strip().lower() != "auto":
-            return int(given)  # checked by the engine with every other option
-        return self.default_num_partitions or os.cpu_count() or 1
+        return partitions(self._source_options(), self.default_num_partitions)
 
     def schema(self) -> StructType:
         return StructType.fromJson(json.loads(_core.snapshot_schema_json(self._source_options())))

@@ -151,15 +151,14 @@ def read(spark: Any, table: TableArg) -> DataFrame:
     return spark.read.format("delta").load(table.text)
 
 
-def append(df: DataFrame, table: TableArg, *, txn_app_id: str, txn_version: int,
-           user_metadata: str | None = None, merge_schema: bool = False) -> None:
-    """Appends `df` once per (txn_app_id, txn_version): Delta skips a txn it already holds."""
-    writer = (
-        df.write.format("delta")
-        .mode("append")
-        .option("txnAppId", txn_app_id)
-        .option("txnVersion", txn_version)
-    )
+def append(df: DataFrame, table: TableArg, *, txn_app_id: str | None = None,
+           txn_version: int | None = None, user_metadata: str | None = None,
+           merge_schema: bool = False) -> None:
+    """Appends `df`; with a txn, once per (txn_app_id, txn_version): Delta skips a txn it
+    already holds."""
+    writer = df.write.format("delta").mode("append")
+    if txn_app_id is not None:
+        writer = writer.option("txnAppId", txn_app_id).option("txnVersion", txn_version)
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
     if user_metadata is not None:

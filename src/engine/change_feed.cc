@@ -46,6 +46,10 @@ ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory)
       output_schema_(OutputSchema(source_->CapturedColumns(instance_.name),
                                   options_.include_command_id)) {}
 
+std::vector<std::string> ChangeFeed::TableInstances() {
+  return InstancesOfTable(source_->ListCaptureInstances(), instance_);
+}
+
 Offset ChangeFeed::InitialOffset() {
   return mssql_cdc::InitialOffset(*source_, clock_, instance_, options_.starting_position());
 }
@@ -132,7 +136,7 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
   state.ClaimFor({request.app_id, instance_.name, request.target});
   BootstrapRequest snapshot;
   snapshot.instance = instance_;
-  snapshot.instances = InstancesOfTable(source_->ListCaptureInstances(), instance_);
+  snapshot.instances = TableInstances();
   snapshot.columns = source_->CapturedColumns(instance_.name);
   snapshot.bronze_schema = BronzeSchema(output_schema_);
   snapshot.app_id = request.app_id;

@@ -57,6 +57,9 @@ class ChangeFeed {
 
   const SourceOptions& options() const { return options_; }
   const CaptureInstanceInfo& instance() const { return instance_; }
+  // The capture instances of the instance's table, the instance first (its snapshot in
+  // bronze may be any of theirs).
+  std::vector<std::string> TableInstances();
   const std::shared_ptr<arrow::Schema>& output_schema() const { return output_schema_; }
 
   // The position before the first change to read, by startingLsn (InitialOffset).

@@ -128,6 +128,12 @@ SnapshotScan PlanSnapshotScan(const SourceOptions& options, int partitions,
   return scan;
 }
 
+Offset SnapshotScanOffset(const SourceOptions& options, const Lsn& lsn, SourceFactory factory) {
+  const Opened opened = Open(options, factory);
+  const SourceClock clock = ResolveSourceClock(*opened.source, options.source_time_zone);
+  return SnapshotStamp(*opened.source, clock, opened.instance, lsn);
+}
+
 std::unique_ptr<arrow::RecordBatchReader> ReadSnapshotScanRange(const SourceOptions& options,
                                                                 const SnapshotScan& scan,
                                                                 std::size_t range,

@@ -52,6 +52,10 @@ std::shared_ptr<arrow::Schema> SnapshotScanSchema(const SourceOptions& options,
 SnapshotScan PlanSnapshotScan(const SourceOptions& options, int partitions,
                               SourceFactory factory = nullptr);
 
+// The offset of a snapshot stamped `lsn`: the LSN and its commit time, UTC.
+Offset SnapshotScanOffset(const SourceOptions& options, const Lsn& lsn,
+                          SourceFactory factory = nullptr);
+
 // Reads range `range` of `scan` through a Source of its own.
 std::unique_ptr<arrow::RecordBatchReader> ReadSnapshotScanRange(const SourceOptions& options,
                                                                 const SnapshotScan& scan,

@@ -43,6 +43,7 @@ class PyFeed {
   explicit PyFeed(nb::handle options) : feed_(ParseSourceOptions(options)) {}
 
   const std::string& CaptureInstance() const { return feed_.instance().name; }
+  std::vector<std::string> TableInstances() { return feed_.TableInstances(); }
 
   std::string SparkSchemaJson() const { return delta::ToDeltaSchemaString(*feed_.output_schema()); }
 
@@ -137,8 +138,25 @@ std::string Bootstrap(nb::handle options, const std::string& target, const std::
 
 // BootstrapTables whose writes a Python object makes (mssql_cdc.bootstrap's tables named in a
 // catalog): holds_snapshot(lsn) -> bool, find_snapshot(instances) -> (lsn, chunked) | None,
-// append_snapshot(batches, txn_app_id, txn_version, user_metadata), snapshot_rows(lsn) -> int,
-// append_facts(batch, txn_app_id, txn_version).
+// append_snapshot(plan_json, txn_app_id, txn_version, user_metadata) (SnapshotPlanJson),
+// snapshot_rows(lsn) -> int, append_facts(batch, txn_app_id, txn_version).
+// {"lsn", "keys", "chunks": [[i, lo, hi], ...]}: a snapshot's stamp and ranges as the snapshot
+// source's options take them (snapshotLsn, snapshotKeys, snapshotChunks); "chunks" is empty
+// for a table read whole without a key.
+std::string SnapshotPlanJson(const ParallelSnapshotRequest& request) {
+  nlohmann::json chunks = nlohmann::json::array();
+  if (!request.plan.key_columns.empty()) {
+    for (std::size_t i = 0; i < request.plan.ranges.size(); ++i) {
+      const auto& range = request.plan.ranges[i];
+      chunks.push_back({i, range.lo, range.hi});
+    }
+  }
+  return nlohmann::json{{"lsn", request.snapshot_lsn.ToString()},
+                        {"keys", request.plan.key_columns},
+                        {"chunks", chunks}}
+      .dump();
+}
+
 class PythonBootstrapTables final : public BootstrapTables {
  public:
   PythonBootstrapTables(nb::object tables, bool has_facts)
@@ -151,20 +169,11 @@ class PythonBootstrapTables final : public BootstrapTables {
   bool AppendSnapshot(ParallelSnapshot& snapshot, const delta::Txn& txn,
                       const std::string& user_metadata,
                       const std::function<void(const std::string&)>&) override {
-    // Spark builds one DataFrame of the snapshot on the driver, so the rows of every range
-    // are gathered here.
-    auto rows = snapshot.Merged();
-    std::vector<std::shared_ptr<arrow::RecordBatch>> read;
-    for (;;) {
-      std::shared_ptr<arrow::RecordBatch> batch;
-      ThrowIfError(rows->ReadNext(&batch));
-      if (!batch) break;
-      read.push_back(std::move(batch));
-    }
+    // Spark's tasks read the planned ranges (format("mssql_cdc_snapshot")), so that the rows
+    // never gather on the driver.
+    const std::string plan = SnapshotPlanJson(snapshot.request());
     nb::gil_scoped_acquire gil;
-    nb::list batches;
-    for (const auto& batch : read) batches.append(ToPyArrowBatch(batch));
-    tables_.attr("append_snapshot")(batches, txn.app_id, txn.version, user_metadata);
+    tables_.attr("append_snapshot")(plan, txn.app_id, txn.version, user_metadata);
     return false;  // Delta skips a txn it holds without saying so: count the rows
   }
   std::optional<FoundSnapshot> FindSnapshot(const std::vector<std::string>& instances) override {
@@ -212,6 +221,8 @@ void BindFeed(nb::module_& m) {
                      "one source connection; not thread-safe.")
       .def(nb::init<nb::handle>(), nb::arg("options"))
       .def_prop_ro("capture_instance", &PyFeed::CaptureInstance)
+      .def("table_instances", &PyFeed::TableInstances,
+           "The capture instances of the instance's table, the instance first.")
       .def("spark_schema_json", &PyFeed::SparkSchemaJson,
            "The output schema as Spark StructType JSON.")
       .def("initial_offset", &PyFeed::InitialOffset,

@@ -25,6 +25,15 @@ void BindSnapshot(nb::module_& m) {
         nb::arg("options"),
         "The snapshot source's schema as Spark StructType JSON: the output schema, then "
         "_chunk INT with snapshotChunks.");
+  m.def("snapshot_offset",
+        [](nb::handle options, const std::string& lsn) {
+          const SourceOptions parsed = ParseSourceOptions(options);
+          const Lsn given = Lsn::ParseLenient(lsn);
+          nb::gil_scoped_release release;
+          return SnapshotScanOffset(parsed, given).ToJson();
+        },
+        nb::arg("options"), nb::arg("lsn"),
+        "The offset JSON of a snapshot stamped `lsn`: that LSN and its commit time (UTC).");
   m.def("plan_snapshot",
         [](nb::handle options, int partitions) {
           const SourceOptions parsed = ParseSourceOptions(options);

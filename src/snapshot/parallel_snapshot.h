@@ -60,6 +60,7 @@ class ParallelSnapshot {
   // them. A failing range ends the reader with its error.
   std::unique_ptr<arrow::RecordBatchReader> Merged();
 
+  const ParallelSnapshotRequest& request() const { return request_; }
   // The schema of the batches the transform gives.
   const std::shared_ptr<arrow::Schema>& schema() const { return transform_.schema; }
   // Rows read so far, over every range.

@@ -3,10 +3,12 @@ Spark tasks in key ranges; snapshotChunks, snapshotKeys and snapshotLsn; refusal
 row is read."""
 
 import json
+import os
 
 import pytest
 
-from spark_helpers import change_table, make_shop, sim_options
+from spark_helpers import change_table, delta, make_shop, sim_options, workload
+from test_stream import commit_infos
 
 
 @pytest.fixture
@@ -84,3 +86,42 @@ def test_bad_snapshot_options_are_refused_before_reading(spark, shop):
         snapshot(spark, shop, "dbo_order_items", snapshotChunks="[[0, null, 5]]").collect()
     with pytest.raises(Exception, match="snapshotLsn"):
         snapshot(spark, shop, "dbo_orders", snapshotLsn="xyz").collect()
+
+
+def test_snapshot_appends_one_commit_finds_it_again_and_retakes_it_when_asked(spark, shop, cli, tmp_path):
+    from mssql_cdc import ConfigError, _core, stream
+
+    target = f"{tmp_path}/bronze"
+    options = dict(sim_options(shop), captureInstance="dbo_customers")
+    cdc = stream(spark, options)
+    with pytest.raises(ConfigError, match="facts_table is given without app_id"):
+        cdc.snapshot(target, facts_table=f"{tmp_path}/facts")
+    assert not os.path.exists(target)  # refused before anything was written
+
+    first = cdc.snapshot(target)
+    top = _core.open_sim_source(str(shop)).max_lsn()
+    assert first["lsn"] == top and first["commit_ts"]
+    rows = delta(target).to_pylist()
+    assert {r["customer_id"] for r in rows} == {k[0] for k in current_rows(shop, "dbo_customers", ("customer_id",))}
+    assert {(r["_operation"], r["_snapshot"], r["_start_lsn"], r["_batch_id"], r["_chunk"]) for r in rows} == \
+        {(0, top, top, None, None)}
+    metadata = [json.loads(c["userMetadata"]) for c in commit_infos(target).values() if c.get("userMetadata")]
+    assert metadata == [{"snapshot": "dbo_customers", "lsn": top, "commit_ts": first["commit_ts"]}]
+
+    # Found again: the same offset, nothing read or written.
+    workload(cli, shop, 20, seed=3, tables=["dbo.customers"])
+    assert cdc.snapshot(target) == first
+    assert len(delta(target).to_pylist()) == len(rows)
+    # resnapshot=True takes a new one at the new max LSN.
+    second = cdc.snapshot(target, resnapshot=True)
+    assert second["lsn"] > first["lsn"]
+    again = delta(target).to_pylist()
+    newest = {r["customer_id"] for r in again if r["_snapshot"] == second["lsn"]}
+    assert newest == {k[0] for k in current_rows(shop, "dbo_customers", ("customer_id",))}
+    # A stream bootstrapped into it starts from the newest snapshot and reads nothing.
+    query = cdc.to_delta(target, "customers-v1", f"{tmp_path}/ckpt", f"{tmp_path}/facts", bootstrap=True,
+                         trigger={"availableNow": True})
+    query.awaitTermination()
+    assert len(delta(target).to_pylist()) == len(again)
+    bootstrap = [r for r in delta(f"{tmp_path}/facts").to_pylist() if r["event"] == "bootstrap"]
+    assert [r["max_lsn"] for r in bootstrap] == [second["lsn"]]
