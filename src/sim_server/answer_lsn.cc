@@ -58,6 +58,14 @@ void Answer(Session& session, const NthCommitAfterQuery& query, tds::ReplyWriter
   LsnScalar(reply, nth);
 }
 
+void Answer(Session& session, const TimeToLsnQuery& query, tds::ReplyWriter& reply) {
+  const auto text = AsText(query.time);
+  if (!text) return LsnScalar(reply, std::nullopt);
+  const auto time = ParseDateTime(*text);
+  if (!time) throw SqlError(errors::DateConversionFailed());
+  LsnScalar(reply, session.source().LastCommitAtOrBefore(LocalMicros{*time}));
+}
+
 void Answer(Session& session, const CommitTimeQuery& query, tds::ReplyWriter& reply) {
   tds::ResultSet& rows = reply.BeginResult({Column("tran_end_time", types::Datetime(), false)});
   const auto lsn = AsLsn(query.lsn);

@@ -29,6 +29,7 @@ void Answer(Session& session, const MaxLsnQuery& query, tds::ReplyWriter& reply)
 void Answer(Session& session, const MinLsnQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const LsnStepQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const NthCommitAfterQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const TimeToLsnQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const CommitTimeQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const SplitPointsQuery& query, tds::ReplyWriter& reply);
 

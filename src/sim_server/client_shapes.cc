@@ -55,6 +55,14 @@ bool NthCommitAfter(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
+bool TimeToLsn(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase phrase(sql::kTimeToLsn);
+  std::vector<SqlValue> values;
+  if (!Fixed<TimeToLsnQuery>(cursor, phrase, out, &values)) return false;
+  *out = TimeToLsnQuery{std::move(values[0])};
+  return true;
+}
+
 bool CommitTime(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase exact(sql::kCommitTime);
   static const Phrase at_or_before(sql::kCommitTimeAtOrBefore);
@@ -406,7 +414,8 @@ bool SpaceUsed(TokenCursor& cursor, RecognizedStatement* out) {
 }
 
 constexpr Shape kShapes[] = {
-    TimeZoneSupport, TimeZoneId, MaxLsn, MinLsn, NthCommitAfter, CommitTime, SourceColumns,
+    TimeZoneSupport, TimeZoneId, MaxLsn, MinLsn, NthCommitAfter, TimeToLsn, CommitTime,
+    SourceColumns,
     UserName, ListCaptureInstances, CapturedColumns, DdlHistory, SplitPoints, ChangeRows,
     SpaceUsed, KeyAt, LastKey, SnapshotRows,
 };

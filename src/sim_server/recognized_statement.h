@@ -38,6 +38,9 @@ struct NthCommitAfterQuery {
   SqlValue count;
   SqlValue after;
 };
+struct TimeToLsnQuery {  // kTimeToLsn
+  SqlValue time;
+};
 struct CommitTimeQuery {
   SqlValue lsn;
   bool at_or_before = false;  // kCommitTimeAtOrBefore; else kCommitTime
@@ -137,7 +140,7 @@ struct UnknownStatement {
 using RecognizedStatement =
     std::variant<SetOption, UseDatabase, SessionQuery, ServerPropertyQuery, DatatypeInfoQuery,
                  TimeZoneSupportQuery, TimeZoneIdQuery, MaxLsnQuery, MinLsnQuery,
-                 NthCommitAfterQuery, CommitTimeQuery, ListCaptureInstancesQuery,
+                 NthCommitAfterQuery, TimeToLsnQuery, CommitTimeQuery, ListCaptureInstancesQuery,
                  CapturedColumnsQuery, DdlHistoryQuery, SourceColumnsQuery, UserNameQuery,
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
                  LastKeyQuery, SpaceUsedQuery, LsnStepQuery,

@@ -45,6 +45,10 @@ tds::ServerError UndefinedType(std::string_view name) {
   return Make(243, 2, 16, fmt::format("Type {} is not a defined system type.", name));
 }
 
+tds::ServerError DateConversionFailed() {
+  return Make(241, 1, 16, "Conversion failed when converting date and/or time from character string.");
+}
+
 tds::ServerError ConversionFailed(std::string_view value, std::string_view from,
                                   std::string_view to) {
   return Make(245, 1, 16,

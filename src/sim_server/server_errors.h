@@ -30,6 +30,7 @@ tds::ServerError InvalidColumnName(std::string_view name);                // 207
 tds::ServerError InvalidObjectName(std::string_view name);                // 208
 tds::ServerError SelectPermissionDenied(std::string_view object, std::string_view database,
                                         std::string_view schema);         // 229
+tds::ServerError DateConversionFailed();                                  // 241
 tds::ServerError UndefinedType(std::string_view name);                    // 243
 tds::ServerError ConversionFailed(std::string_view value, std::string_view from,
                                   std::string_view to);                   // 245

@@ -108,6 +108,16 @@ class SimSource final : public Source {
     return LocalTime(q.TextView(0), "cdc_lsn_time_mapping.tran_end_time");
   }
 
+  std::optional<Lsn> LastCommitAtOrBefore(LocalMicros time) override {
+    // Times are stored as "YYYY-MM-DD HH:MM:SS.fff": text order is time order.
+    sim::Statement q(*db_,
+                     "SELECT start_lsn FROM cdc_lsn_time_mapping WHERE tran_end_time <= ?1 "
+                     "ORDER BY start_lsn DESC LIMIT 1");
+    q.BindText(1, FormatDateTime(time.value, 3));
+    if (!q.Step() || q.IsNull(0)) return std::nullopt;
+    return q.LsnAt(0, "cdc_lsn_time_mapping.start_lsn");
+  }
+
   std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
     sim::Statement q(*db_,
                      "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn <= ?1 "

@@ -138,6 +138,10 @@ class Source {
   // The n-th commit (lsn_time_mapping entry, idle ones included) after `after`, or the last
   // one when fewer than n follow; nullopt when none follows. n >= 1.
   virtual std::optional<Lsn> NthCommitAfter(const Lsn& after, std::int64_t n) = 0;
+  // sys.fn_cdc_map_time_to_lsn('largest less than or equal', time): the last entry of
+  // lsn_time_mapping (idle ones included) whose tran_end_time is at or before `time` (server
+  // clock); nullopt when none is that old.
+  virtual std::optional<Lsn> LastCommitAtOrBefore(LocalMicros time) = 0;
   // tran_end_time of the entry at `lsn` (exact), or of the last entry at or before it.
   virtual std::optional<LocalMicros> CommitTime(const Lsn& lsn) = 0;
   virtual std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) = 0;

@@ -434,6 +434,29 @@ TEST_F(OdbcSimServerTest, LongReadsInBatchesAreTheSimBackends) {
   ExpectSameBatches(expected, actual);
 }
 
+TEST_F(OdbcSimServerTest, TimesMapToTheLastCommitAtOrBeforeThemAsTheSimBackendMaps) {
+  auto sim = Sim();
+  auto odbc = Odbc();
+  std::vector<std::pair<LocalMicros, Lsn>> commits;
+  for (auto lsn = sim->NthCommitAfter(Lsn(), 1); lsn; lsn = sim->NthCommitAfter(*lsn, 1)) {
+    commits.emplace_back(*sim->CommitTime(*lsn), *lsn);
+  }
+  ASSERT_GT(commits.size(), 3u);
+  const LocalMicros first = commits.front().first;
+  EXPECT_EQ(odbc->LastCommitAtOrBefore(LocalMicros{first.value - 1'000'000}), std::nullopt);
+  EXPECT_EQ(sim->LastCommitAtOrBefore(LocalMicros{first.value - 1'000'000}), std::nullopt);
+  for (const auto& [time, lsn] : commits) {
+    const auto at = odbc->LastCommitAtOrBefore(time);
+    ASSERT_TRUE(at);
+    EXPECT_EQ(*at, *sim->LastCommitAtOrBefore(time));
+    EXPECT_GE(*at, lsn);  // the last one of that time, which may be a later commit
+    EXPECT_EQ(*sim->CommitTime(*at), time);
+    EXPECT_EQ(odbc->LastCommitAtOrBefore(LocalMicros{time.value + 500'000}), at);
+  }
+  EXPECT_EQ(odbc->LastCommitAtOrBefore(LocalMicros{commits.back().first.value + 3'600'000'000LL}),
+            sim->MaxLsn());
+}
+
 TEST_F(OdbcSimServerTest, SnapshotReadsAreTheSimBackends) {
   auto sim = Sim();
   SnapshotReadRequest request;

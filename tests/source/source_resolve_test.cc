@@ -28,6 +28,7 @@ class ListingSource : public Source {
   std::optional<Lsn> MaxLsn() override { return std::nullopt; }
   std::optional<Lsn> NthCommitAfter(const Lsn&, std::int64_t) override { return std::nullopt; }
   std::optional<LocalMicros> CommitTime(const Lsn&) override { return std::nullopt; }
+  std::optional<Lsn> LastCommitAtOrBefore(LocalMicros) override { return std::nullopt; }
   std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn&) override { return std::nullopt; }
   std::vector<SplitPoint> SplitPoints(const std::string&, const Lsn&, const Lsn&, int) override {
     return {};

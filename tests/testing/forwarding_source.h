@@ -31,6 +31,9 @@ class ForwardingSource : public Source {
     return inner_->NthCommitAfter(after, n);
   }
   std::optional<LocalMicros> CommitTime(const Lsn& lsn) override { return inner_->CommitTime(lsn); }
+  std::optional<Lsn> LastCommitAtOrBefore(LocalMicros time) override {
+    return inner_->LastCommitAtOrBefore(time);
+  }
   std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
     return inner_->CommitTimeAtOrBefore(lsn);
   }

@@ -159,6 +159,12 @@ Lsn QueryMinLsn(OdbcConnection& connection, const std::string& capture_instance)
   return SingleLsn(statement, odbc_sql::kMinLsn, "sys.fn_cdc_get_min_lsn").value_or(Lsn());
 }
 
+std::optional<Lsn> QueryTimeToLsn(OdbcConnection& connection, LocalMicros time) {
+  OdbcStatement statement(connection);
+  statement.BindText(1, FormatIsoMillis(time.value));
+  return SingleLsn(statement, odbc_sql::kTimeToLsn, "sys.fn_cdc_map_time_to_lsn");
+}
+
 std::optional<Lsn> QueryMaxLsn(OdbcConnection& connection) {
   OdbcStatement statement(connection);
   return SingleLsn(statement, odbc_sql::kMaxLsn, "sys.fn_cdc_get_max_lsn");

@@ -44,6 +44,8 @@ std::optional<std::string> QueryUserName(OdbcConnection& connection);
 Lsn QueryMinLsn(OdbcConnection& connection, const std::string& capture_instance);
 std::optional<Lsn> QueryMaxLsn(OdbcConnection& connection);
 std::optional<Lsn> QueryNthCommitAfter(OdbcConnection& connection, const Lsn& after, std::int64_t n);
+// sys.fn_cdc_map_time_to_lsn('largest less than or equal', time); nullopt when none.
+std::optional<Lsn> QueryTimeToLsn(OdbcConnection& connection, LocalMicros time);
 // The one datetime `sql` (one binary(10) parameter, `lsn`) returns; nullopt when none.
 std::optional<LocalMicros> QueryCommitTime(OdbcConnection& connection, std::string_view sql,
                                            const Lsn& lsn);

@@ -146,6 +146,11 @@ class OdbcSource final : public Source {
                });
   }
 
+  std::optional<Lsn> LastCommitAtOrBefore(LocalMicros time) override {
+    return Run("mapping the time " + FormatIsoMillis(time.value) + " to an LSN", std::nullopt,
+               [&](OdbcConnection& connection) { return QueryTimeToLsn(connection, time); });
+  }
+
   std::optional<LocalMicros> CommitTimeAtOrBefore(const Lsn& lsn) override {
     return Run("asking the commit time at or before " + lsn.ToString(), std::nullopt,
                [&](OdbcConnection& connection) {

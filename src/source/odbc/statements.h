@@ -42,6 +42,10 @@ inline constexpr std::string_view kNthCommitAfter =
     "WHERE start_lsn > ? ORDER BY start_lsn) t";
 inline constexpr std::string_view kCommitTime =
     "SELECT tran_end_time FROM cdc.lsn_time_mapping WHERE start_lsn = ?";
+// sys.fn_cdc_map_time_to_lsn: ? = the time as ISO 8601 text ("YYYY-MM-DDTHH:MM:SS.mmm"), which
+// converts to datetime whatever the session's DATEFORMAT.
+inline constexpr std::string_view kTimeToLsn =
+    "SELECT sys.fn_cdc_map_time_to_lsn('largest less than or equal', ?)";
 inline constexpr std::string_view kCommitTimeAtOrBefore =
     "SELECT TOP (1) tran_end_time FROM cdc.lsn_time_mapping WHERE start_lsn <= ? "
     "ORDER BY start_lsn DESC";
