@@ -66,8 +66,8 @@ _SPARK_API = {
     "is_data_loss": "mssql_cdc.fanout",
     "is_schema_changed": "mssql_cdc.fanout",
 }
-_SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "snapshot_source", "pipeline",
-                  "fanout")
+_SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "snapshot_source", "seed",
+                  "pipeline", "fanout")
 
 
 def _import(module: str) -> Any:

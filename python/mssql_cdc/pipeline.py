@@ -187,6 +187,19 @@ class CdcStream:
         return {"lsn": stamp["lsn"], "commit_ts": stamp.get("commit_ts")}
 
 
+    def seed(self, target: str, df: Any, as_of: Any, *, app_id: str | None = None,
+             facts_table: str | None = None, allow_missing_columns: bool = False,
+             reseed: bool = False) -> dict:
+        """Appends `df`, a copy of the table already in the lake, as `target`'s snapshot, as of
+        `as_of` (a UTC datetime: when the copy started being read; or an LSN recorded before
+        that); returns its offset. See ``mssql_cdc.seed``."""
+        from mssql_cdc.seed import seed
+
+        return seed(self._spark, self._options, target, df, as_of, app_id=app_id,
+                    facts_table=facts_table, allow_missing_columns=allow_missing_columns,
+                    reseed=reseed)
+
+
 def metrics_location(options: Mapping[str, str], checkpoint: str, app_id: str) -> str | None:
     """The stream's metrics directory, opened and written once (see the module); None without one."""
     given = get_option(options, "metricsPath")

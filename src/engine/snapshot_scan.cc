@@ -134,6 +134,26 @@ Offset SnapshotScanOffset(const SourceOptions& options, const Lsn& lsn, SourceFa
   return SnapshotStamp(*opened.source, clock, opened.instance, lsn);
 }
 
+Offset SeedPoint(const SourceOptions& options, const SeedAsOf& as_of, SourceFactory factory) {
+  const Opened opened = Open(options, factory);
+  const SourceClock clock = ResolveSourceClock(*opened.source, options.source_time_zone);
+  return ResolveSeedPoint(*opened.source, clock, opened.instance, as_of);
+}
+
+std::vector<std::pair<std::string, std::optional<std::string>>> SeedColumnsFor(
+    const SourceOptions& options, const std::vector<std::string>& copy_columns,
+    bool allow_missing_columns, SourceFactory factory) {
+  const Opened opened = Open(options, factory);
+  const SeedColumns matched = MatchSeedColumns(
+      opened.columns, options.snapshot_keys.value_or(opened.instance.index_columns), copy_columns,
+      allow_missing_columns);
+  std::vector<std::pair<std::string, std::optional<std::string>>> out;
+  for (std::size_t i = 0; i < opened.columns.size(); ++i) {
+    out.emplace_back(opened.columns[i].name, matched.from[i]);
+  }
+  return out;
+}
+
 std::unique_ptr<arrow::RecordBatchReader> ReadSnapshotScanRange(const SourceOptions& options,
                                                                 const SnapshotScan& scan,
                                                                 std::size_t range,

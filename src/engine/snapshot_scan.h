@@ -23,6 +23,7 @@
 
 #include "core/offset.h"
 #include "core/options.h"
+#include "snapshot/seed.h"
 #include "source/open_source.h"
 
 namespace mssql_cdc {
@@ -55,6 +56,14 @@ SnapshotScan PlanSnapshotScan(const SourceOptions& options, int partitions,
 // The offset of a snapshot stamped `lsn`: the LSN and its commit time, UTC.
 Offset SnapshotScanOffset(const SourceOptions& options, const Lsn& lsn,
                           SourceFactory factory = nullptr);
+
+// A seed's offset (snapshot/seed.h: ResolveSeedPoint) on the options' source.
+Offset SeedPoint(const SourceOptions& options, const SeedAsOf& as_of, SourceFactory factory = nullptr);
+// A seed copy's columns matched to the instance's captured columns and key (MatchSeedColumns):
+// per captured column, its name and the copy's column or nullopt.
+std::vector<std::pair<std::string, std::optional<std::string>>> SeedColumnsFor(
+    const SourceOptions& options, const std::vector<std::string>& copy_columns,
+    bool allow_missing_columns, SourceFactory factory = nullptr);
 
 // Reads range `range` of `scan` through a Source of its own.
 std::unique_ptr<arrow::RecordBatchReader> ReadSnapshotScanRange(const SourceOptions& options,

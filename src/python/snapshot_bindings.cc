@@ -1,12 +1,18 @@
 // The batch snapshot source of Spark mode (engine/snapshot_scan.h): the driver's plan and
 // schema, and each task's range read, for mssql_cdc.snapshot_source.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <string>
 
 #include "delta/schema.h"
+#include "core/errors.h"
+#include "core/time.h"
+#include "engine/facts.h"
 #include "engine/snapshot_scan.h"
 #include "python/arrow_stream.h"
 #include "python/source_options.h"
@@ -16,6 +22,67 @@ namespace nb = nanobind;
 namespace mssql_cdc::python {
 
 void BindSnapshot(nb::module_& m) {
+  m.def("seed_point",
+        [](nb::handle options, const std::optional<std::string>& time,
+           const std::optional<std::string>& lsn) {
+          const SourceOptions parsed = ParseSourceOptions(options);
+          SeedAsOf as_of;
+          if (time) {
+            const auto micros = ParseDateTime(*time);
+            if (!micros) throw ConfigError("seed as_of '" + *time + "' is not a time");
+            as_of.time = UtcMicros{*micros};
+          }
+          if (lsn) as_of.lsn = Lsn::ParseLenient(*lsn);
+          nb::gil_scoped_release release;
+          return SeedPoint(parsed, as_of).ToJson();
+        },
+        nb::arg("options"), nb::arg("time").none(), nb::arg("lsn").none(),
+        "The offset JSON of a seed as of `time` (UTC, ISO 8601) or `lsn`: the last commit at "
+        "or before the time on the server's clock, or the LSN. ConfigError for a time in the "
+        "future or an LSN above the max LSN; DataLossError when CDC no longer holds the "
+        "changes after it.");
+  m.def("seed_columns",
+        [](nb::handle options, const std::vector<std::string>& copy_columns, bool allow_missing) {
+          const SourceOptions parsed = ParseSourceOptions(options);
+          nb::gil_scoped_release release;
+          return SeedColumnsFor(parsed, copy_columns, allow_missing);
+        },
+        nb::arg("options"), nb::arg("copy_columns"), nb::arg("allow_missing_columns"),
+        "Per captured column, (its name, the copy's column of that name ignoring case or "
+        "None). ConfigError when the copy lacks a key column, or another captured column "
+        "without allow_missing_columns.");
+  m.def("seed_action",
+        [](const std::optional<std::string>& found_lsn, bool found_chunked,
+           const std::string& seed_lsn, bool reseed) {
+          std::optional<FoundSnapshot> found;
+          if (found_lsn) found = FoundSnapshot{Offset{Lsn::ParseLenient(*found_lsn), std::nullopt}, found_chunked};
+          return DecideSeed(found, Lsn::ParseLenient(seed_lsn), reseed) == SeedAction::kWrite
+                     ? "write"
+                     : "existing";
+        },
+        nb::arg("found_lsn").none(), nb::arg("found_chunked"), nb::arg("seed_lsn"), nb::arg("reseed"),
+        "\"write\" or \"existing\" (the target holds this seed already); ConfigError when the "
+        "target holds another snapshot that reseed may not replace.");
+  m.def("bootstrap_facts_row",
+        [](const std::string& app_id, const std::string& target, const std::string& offset,
+           std::int64_t rows, const std::string& started_at, std::int64_t duration_ms) {
+          const Offset at = Offset::FromJson(offset);
+          FactsRow row;
+          row.app_id = app_id;
+          row.rows = rows;
+          row.min_lsn = row.max_lsn = row.end_lsn = at.lsn.ToString();
+          row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = at.commit_ts;
+          row.deletes = row.inserts = row.updates = 0;
+          if (const auto started = ParseDateTime(started_at)) row.started_at = UtcMicros{*started};
+          row.duration_ms = duration_ms;
+          row.event = "bootstrap";
+          row.target = target;
+          row.written_at = NowUtc();
+          return ToPyArrowBatch(FactsToRecordBatch({row}));
+        },
+        nb::arg("app_id"), nb::arg("target"), nb::arg("offset"), nb::arg("rows"),
+        nb::arg("started_at"), nb::arg("duration_ms"),
+        "The `bootstrap` facts row of a seed (a pyarrow.RecordBatch in the facts schema).");
   m.def("snapshot_schema_json",
         [](nb::handle options) {
           const SourceOptions parsed = ParseSourceOptions(options);
