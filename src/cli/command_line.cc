@@ -23,6 +23,7 @@ int RunCommandLine(int argc, char** argv) {
   AddDemoCommand(app);
   AddRunCommand(app);
   AddStatusCommand(app);
+  AddSeedCommand(app);
   int status = kExitOk;
   try {
     app.parse(argc, argv);

@@ -12,5 +12,6 @@ void AddSimTlsCommand(CLI::App& sim);  // sim_tls_command.cc: `sim tls-cert`
 void AddDemoCommand(CLI::App& app);   // demo_command.cc: `mssql-cdc demo`
 void AddRunCommand(CLI::App& app);    // run_command.cc: `mssql-cdc run PIPELINE.toml`
 void AddStatusCommand(CLI::App& app); // status_command.cc: `mssql-cdc status PIPELINE.toml`
+void AddSeedCommand(CLI::App& app);   // seed_command.cc: `mssql-cdc seed PIPELINE.toml ...`
 
 }  // namespace mssql_cdc::cli

@@ -86,20 +86,10 @@ void AppendBootstrapFacts(const BootstrapRequest& request, BootstrapTables& tabl
                           const Offset& offset, std::int64_t rows, UtcMicros started_at,
                           std::chrono::steady_clock::time_point started) {
   if (!tables.has_facts()) return;
-  FactsRow row;
-  row.app_id = request.app_id;
-  row.rows = rows;
-  row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
-  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
-  row.deletes = row.inserts = row.updates = 0;
-  row.started_at = started_at;
-  row.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
-  row.event = "bootstrap";
-  row.target = request.target;
-  row.written_at = NowUtc();
-  tables.AppendFacts(FactsToRecordBatch({row}),
+  const auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  tables.AppendFacts(FactsToRecordBatch({BootstrapFactsRow(request.app_id, request.target, offset,
+                                                           rows, started_at, duration.count())}),
                      delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt});
 }
 

@@ -136,4 +136,21 @@ std::string BatchUserMetadata(const FactsRow& row, const std::optional<std::stri
   return doc.dump();
 }
 
+FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
+                           const Offset& offset, std::int64_t rows, UtcMicros started_at,
+                           std::int64_t duration_ms) {
+  FactsRow row;
+  row.app_id = app_id;
+  row.rows = rows;
+  row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
+  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
+  row.deletes = row.inserts = row.updates = 0;
+  row.started_at = started_at;
+  row.duration_ms = duration_ms;
+  row.event = "bootstrap";
+  row.target = target;
+  row.written_at = NowUtc();
+  return row;
+}
+
 }  // namespace mssql_cdc

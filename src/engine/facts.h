@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/offset.h"
 #include "core/time.h"
 
 namespace mssql_cdc {
@@ -40,6 +41,12 @@ struct FactsRow {
 };
 
 std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRow>& rows);
+
+// The `bootstrap` row of a stream whose snapshot (taken, found or seeded) stands at `offset`
+// and holds `rows` rows; min, max and end LSN are the snapshot's.
+FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
+                           const Offset& offset, std::int64_t rows, UtcMicros started_at,
+                           std::int64_t duration_ms);
 
 // The bronze commit's userMetadata of a micro-batch: rows, min_lsn, max_lsn, min_commit_ts,
 // max_commit_ts, deletes, inserts, updates, batch_id, app_id, and the batch's range when known:

@@ -58,26 +58,6 @@ void SplitTableOptions(const TableSpec& table, Options* source, Options* params)
   *params = Options(std::move(param_entries));
 }
 
-// The validated configuration of one table's stream.
-StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table) {
-  const std::string& ci = table.capture_instance;
-  Options source_overrides, param_overrides;
-  SplitTableOptions(table, &source_overrides, &param_overrides);
-
-  StreamConfig stream;
-  stream.source = SourceOptions::Parse(config.shared_options.MergedWith(source_overrides)
-                                           .MergedWith(Options{{"captureInstance", ci}}));
-  const Options expanded{{"target", ExpandTemplate(config.target, "target", ci)},
-                         {"app_id", ExpandTemplate(config.app_id, "app_id", ci)},
-                         {"checkpoint", ExpandTemplate(config.checkpoint, "checkpoint", ci)}};
-  stream.params = StreamParams::Parse(
-      config.stream_params.MergedWith(param_overrides).MergedWith(expanded));
-  ValidateStreamConfig(stream.source, stream.params);
-  stream.control_table = config.control_table;
-  stream.granularity = config.granularity;
-  stream.limits = config.limits;
-  return stream;
-}
 
 // What makes two streams' Sources interchangeable: the same server or file, login and session
 // settings. Compared only, never shown (it holds the password).
@@ -136,6 +116,26 @@ void CheckDistinctLocations(const std::vector<std::unique_ptr<Stream>>& streams,
 }
 
 }  // namespace
+
+StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table) {
+  const std::string& ci = table.capture_instance;
+  Options source_overrides, param_overrides;
+  SplitTableOptions(table, &source_overrides, &param_overrides);
+
+  StreamConfig stream;
+  stream.source = SourceOptions::Parse(config.shared_options.MergedWith(source_overrides)
+                                           .MergedWith(Options{{"captureInstance", ci}}));
+  const Options expanded{{"target", ExpandTemplate(config.target, "target", ci)},
+                         {"app_id", ExpandTemplate(config.app_id, "app_id", ci)},
+                         {"checkpoint", ExpandTemplate(config.checkpoint, "checkpoint", ci)}};
+  stream.params = StreamParams::Parse(
+      config.stream_params.MergedWith(param_overrides).MergedWith(expanded));
+  ValidateStreamConfig(stream.source, stream.params);
+  stream.control_table = config.control_table;
+  stream.granularity = config.granularity;
+  stream.limits = config.limits;
+  return stream;
+}
 
 std::string ExpandTemplate(const std::string& pattern, const std::string& parameter,
                            const std::string& capture_instance) {

@@ -49,6 +49,10 @@ struct ManyConfig {
   EngineLimits limits;  // memory, connections, threads and streams of the whole group
 };
 
+// The validated configuration of one table's stream: the shared options with the table's,
+// the templates expanded. Throws ConfigError naming what is wrong.
+StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table);
+
 using SourceFactoryFor = std::function<SourceFactory(const SourceOptions&)>;
 
 class StreamGroup {

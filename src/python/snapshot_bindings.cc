@@ -66,18 +66,10 @@ void BindSnapshot(nb::module_& m) {
   m.def("bootstrap_facts_row",
         [](const std::string& app_id, const std::string& target, const std::string& offset,
            std::int64_t rows, const std::string& started_at, std::int64_t duration_ms) {
-          const Offset at = Offset::FromJson(offset);
-          FactsRow row;
-          row.app_id = app_id;
-          row.rows = rows;
-          row.min_lsn = row.max_lsn = row.end_lsn = at.lsn.ToString();
-          row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = at.commit_ts;
-          row.deletes = row.inserts = row.updates = 0;
-          if (const auto started = ParseDateTime(started_at)) row.started_at = UtcMicros{*started};
-          row.duration_ms = duration_ms;
-          row.event = "bootstrap";
-          row.target = target;
-          row.written_at = NowUtc();
+          const auto started = ParseDateTime(started_at);
+          const FactsRow row =
+              BootstrapFactsRow(app_id, target, Offset::FromJson(offset), rows,
+                                UtcMicros{started.value_or(NowUtc().value)}, duration_ms);
           return ToPyArrowBatch(FactsToRecordBatch({row}));
         },
         nb::arg("app_id"), nb::arg("target"), nb::arg("offset"), nb::arg("rows"),
