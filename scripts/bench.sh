@@ -78,6 +78,16 @@ fi
     --many-rows "${BENCH_SPARK_MANY_ROWS:-20000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out
   took
   echo
+  echo "Command: \`build/bench/snapshot_bench --rows ${BENCH_SNAPSHOT_ROWS:-10000000} --dir bench/out\`"
+  echo
+  build/bench/snapshot_bench --rows "${BENCH_SNAPSHOT_ROWS:-10000000}" --dir bench/out 2>/dev/null
+  took
+  echo
+  echo "Command: \`.venv/bin/python bench/snapshot_spark_bench.py --rows ${BENCH_SNAPSHOT_SPARK_ROWS:-1000000} --dir bench/out\`"
+  echo
+  .venv/bin/python bench/snapshot_spark_bench.py --rows "${BENCH_SNAPSHOT_SPARK_ROWS:-1000000}" --dir bench/out
+  took
+  echo
   echo "make bench took $((SECONDS - started)) s in all; bench/out held $databases_at_start benchmark databases at the start."
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md

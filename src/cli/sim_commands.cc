@@ -2,7 +2,9 @@
 // Each command opens the file, does one thing in one transaction and prints what it did;
 // bad input is one error line (thrown as mssql_cdc::Error, printed by main) and changes
 // nothing on disk.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -20,6 +23,7 @@
 #include "sim/database.h"
 #include "sim/demo_schema.h"
 #include "sim/transaction.h"
+#include "sim/value_generator.h"
 #include "sim/workload.h"
 
 namespace mssql_cdc::cli {
@@ -437,6 +441,45 @@ void AddDemoSchema(CLI::App& sim) {
   });
 }
 
+void AddLoad(CLI::App& sim) {
+  struct Args {
+    std::string db, table;
+    std::int64_t rows = 0, first = 1;
+    std::uint64_t seed = 1;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = sim.add_subcommand(
+      "load", "Bulk-load generated rows into a table before CDC is enabled on it (no change rows)");
+  cmd->add_option("--db", args->db, "The database file")->required();
+  cmd->add_option("--table", args->table, "schema.table, created with create-table --no-cdc")->required();
+  cmd->add_option("--rows", args->rows, "How many rows")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--first", args->first, "The number of the first row's key")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the random values")->capture_default_str();
+  cmd->callback([args] {
+    auto db = SimDatabase::Open(args->db);
+    const sim::TableName name = sim::ParseTableName(args->table);
+    const sim::TableInfo info = db->Table(name);
+    sim::Random random(args->seed);
+    const auto started = std::chrono::steady_clock::now();
+    // Keys numbered from --first; other columns random, NULL now and then where allowed.
+    db->LoadRows(name, args->first, args->rows, [&](std::int64_t n) {
+      sim::Row row;
+      for (const auto& column : info.columns) {
+        if (column.key_ordinal > 0) {
+          row[column.name] = sim::KeyValue(column.type, n);
+        } else if (!(column.nullable && random.Uniform(0, 9) == 0)) {
+          row[column.name] = sim::RandomValue(column.type, random);
+        }
+      }
+      return row;
+    });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cout << "loaded " << args->rows << " rows into " << name.ToString() << " in "
+              << fmt::format("{:.1f}", seconds) << " s\n";
+  });
+}
+
 const char* OperationName(int op) {
   switch (op) {
     case 1: return "delete";
@@ -542,6 +585,7 @@ void AddSimCommands(CLI::App& app) {
   AddCleanup(*sim);
   AddWorkload(*sim);
   AddDemoSchema(*sim);
+  AddLoad(*sim);
   AddInfo(*sim);
 }
 

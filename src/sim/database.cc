@@ -737,6 +737,56 @@ std::vector<TableName> SimDatabase::Tables() { return catalog_.ListTables(); }
 
 TableInfo SimDatabase::Table(const TableName& table) { return catalog_.LoadTable(table); }
 
+void SimDatabase::LoadRows(const TableName& table, std::int64_t first, std::int64_t count,
+                           const std::function<Row(std::int64_t)>& row_of) {
+  const TableInfo info = catalog_.LoadTable(table);
+  for (const auto& instance : CaptureInstances()) {
+    if (instance.table.schema == info.name.schema && instance.table.name == info.name.name) {
+      throw ConfigError("cannot load rows into " + info.name.ToString() + ": capture instance " +
+                        instance.name + " would have to capture them; load the table first, "
+                        "then enable CDC");
+    }
+  }
+  std::string columns, marks;
+  for (std::size_t i = 0; i < info.columns.size(); ++i) {
+    const ColumnInfo& column = info.columns[i];
+    if (IsRowversion(column.type)) {
+      throw ConfigError("cannot load rows into " + info.name.ToString() + ": column " +
+                        column.name + " is a rowversion, which only inserts set");
+    }
+    columns += (i ? ", " : "") + QuoteIdent(column.name);
+    marks += (i ? ", ?" : "?") + std::to_string(i + 1);
+  }
+  WriteTransaction write(*db_);
+  Statement insert(*db_, "INSERT INTO " +
+                             QuoteIdent(SourceTableStorageName(info.name.schema, info.name.name)) +
+                             "(" + columns + ") VALUES(" + marks + ")");
+  for (std::int64_t n = first; n < first + count; ++n) {
+    const Row row = row_of(n);
+    if (row.size() > info.columns.size()) {
+      for (const auto& [name, value] : row) {
+        if (!std::any_of(info.columns.begin(), info.columns.end(),
+                         [&](const ColumnInfo& c) { return c.name == name; })) {
+          throw ConfigError("load into " + info.name.ToString() + ": there is no column " + name);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < info.columns.size(); ++i) {
+      const ColumnInfo& column = info.columns[i];
+      const auto given = row.find(column.name);
+      const Value value = given == row.end() ? Value() : EncodeValue(column.type, given->second, column.name);
+      if (value.is_null() && !column.nullable) {
+        throw ConfigError("load into " + info.name.ToString() + ": column " + column.name +
+                          " does not allow NULLs and has no value");
+      }
+      insert.Bind(static_cast<int>(i) + 1, value);
+    }
+    insert.Step();
+    insert.Reset();
+  }
+  write.Commit();
+}
+
 std::vector<CaptureInstance> SimDatabase::CaptureInstances() { return catalog_.ListInstances(); }
 
 CaptureInstance SimDatabase::Instance(std::string_view capture_instance) {

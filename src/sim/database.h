@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -133,6 +134,15 @@ class SimDatabase {
   // ---- DML ----
   // A transaction whose begin time is now. Statements run at Commit (see Transaction).
   std::unique_ptr<Transaction> Begin();
+
+  // Loads rows into a table as a bulk load before CDC was enabled on it does: the source rows
+  // only, no change rows, no LSN, in one write transaction. row_of(i) for i in
+  // [first, first + count) gives each row as Begin's inserts take them. Throws ConfigError,
+  // writing nothing, when the table has a capture instance (load first, then enable CDC), a
+  // rowversion column, or a row does not fit its columns. For tests and benchmarks of
+  // snapshots of big tables.
+  void LoadRows(const TableName& table, std::int64_t first, std::int64_t count,
+                const std::function<Row(std::int64_t)>& row_of);
 
   // ---- the capture process ----
   // An idle entry: a new LSN in lsn_time_mapping with tran_id zero and no change rows.

@@ -1,0 +1,152 @@
+"""Full snapshots on Spark next to the reference library: our `stream(...).snapshot(target)`
+(the engine plans key ranges, Spark's tasks read them) and mssql-cdc-pyspark 0.8.0's
+`snapshot(target)` through its own fake backend (a black box, its public API only), on the same
+rows: bench/bench_tables.cc's narrow shape, N rows.
+
+Ours reads a simulated database whose table was bulk-loaded before CDC was enabled
+(`build/bench/snapshot_bench --load-only`); the reference reads its fake backend holding the
+same rows as insert changes in commits of 10,000, keyed by id so that it keeps the table. Each
+library runs in a process of its own with a fresh local[2] Spark (bench/spark_bench_child.py's
+session, driver memory 2g), numPartitions 2, warmed by a snapshot of a 1,000-row table; then two snapshots of the table,
+each timed from the call to its return and its rows counted after: the first of its size in the
+session, and the second, with the JVM's write path compiled. Memory: the
+peak over the run of the driver JVM's and the driver Python's growth plus the driver-side
+Python processes Spark starts, sampled every 0.2 s (spark_bench_child.Sampler), and the
+executors' Python workers apart.
+
+    .venv/bin/python bench/snapshot_spark_bench.py [--rows 10000000] [--dir bench/out]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import spark_bench  # noqa: E402  (the reference's venv, the fake builder, the jars)
+import spark_bench_child  # noqa: E402  (the Spark session and the memory sampler)
+
+WARM_ROWS = 1000
+
+
+def sim_database(rows, out):
+    subprocess.run([str(ROOT / "build" / "bench" / "snapshot_bench"), "--rows", str(rows), "--dir", str(out),
+                    "--load-only"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return out / f"snapshot_narrow_{rows}.sim"
+
+
+def gen_fake(args):
+    """The reference's fake backend with the narrow table's N rows as insert changes, keyed by id
+    so that the fake keeps the table's rows (which its snapshot reads)."""
+    import shutil
+
+    from mssql_cdc.fake import FakeCdcDatabase
+
+    building = args.path + ".building"
+    shutil.rmtree(building, ignore_errors=True)
+    ci = "bench_narrow"
+    db = FakeCdcDatabase(building, [ci], keys={ci: "id"}, columns={ci: spark_bench_child.FAKE_COLUMNS})
+    for first in range(1, args.rows + 1, spark_bench_child.PER_COMMIT):
+        rows = [(2, spark_bench_child.narrow_row(i))
+                for i in range(first, min(args.rows + 1, first + spark_bench_child.PER_COMMIT))]
+        for _, r in rows:
+            r["created"] = r["created"][:26] + "+00:00"  # the fake's timestamps take microseconds
+        db.commit(ci, rows)
+    os.rename(building, args.path)
+
+
+def fake_table(ref_python, rows, out):
+    path = out / f"fake_table_{rows}"
+    if not path.exists():
+        spark_bench.log(f"building {path} ({rows} rows, the reference's fake backend)")
+        subprocess.run([str(ref_python), __file__, "gen-fake", "--path", str(path), "--rows", str(rows)],
+                       check=True, env=spark_bench.clean_env(), cwd="/")
+    return path
+
+
+def child(args):
+    """One library's run: warm-up, then the timed snapshot; the result as JSON to --out."""
+    import mssql_cdc
+
+    import shutil
+
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)  # a target holding a snapshot would be found, not read
+    spark = spark_bench_child.spark_session(args.jars, str(work))
+    base = {"numPartitions": "2", "captureInstance": "bench_narrow"}
+
+    def options(data):
+        return {**spark_bench_child.options_for(args.lib, data), **base}
+
+    # Warm-up on a small table; then the table twice: the first snapshot of this size in the
+    # session (the JVM compiling the write path as it goes), and the same again.
+    mssql_cdc.stream(spark, options(args.warm)).snapshot(str(work / "warm"))
+    runs = []
+    for target in ("first", "second"):
+        sampler = spark_bench_child.Sampler()
+        sampler.start()
+        start = time.perf_counter()
+        mssql_cdc.stream(spark, options(args.data)).snapshot(str(work / target))
+        seconds = time.perf_counter() - start
+        memory = sampler.finish()
+        rows = spark.read.format("delta").load(str(work / target)).count()
+        runs.append({"seconds": seconds, "rows": rows, "peak_mb": memory["total"] / 2**20,
+                     "executor_py_mb": memory["executor_py"] / 2**20})
+    spark.stop()
+    Path(args.out).write_text(json.dumps(runs))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="cmd")
+    g = sub.add_parser("gen-fake")
+    g.add_argument("--path", required=True)
+    g.add_argument("--rows", type=int, required=True)
+    c = sub.add_parser("child")
+    for name in ("--lib", "--data", "--warm", "--jars", "--work", "--out"):
+        c.add_argument(name, required=True)
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--dir", default="bench/out")
+    args = parser.parse_args()
+    if args.cmd == "child":
+        return child(args)
+    if args.cmd == "gen-fake":
+        return gen_fake(args)
+
+    out = Path(args.dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    ref_python = spark_bench.reference_python(out)
+    jars = subprocess.run(["bash", str(ROOT / "scripts" / "setup_spark.sh")], check=True, capture_output=True,
+                          text=True).stdout.strip().splitlines()[-1]
+    data = {"ours": (sim_database(args.rows, out), sim_database(WARM_ROWS, out)),
+            "ref": (fake_table(ref_python, args.rows, out), fake_table(ref_python, WARM_ROWS, out))}
+    pythons = {"ours": ROOT / ".venv" / "bin" / "python", "ref": ref_python}
+    results = {}
+    for lib in ("ours", "ref"):
+        result_file = out / f"snapshot_spark_{lib}.json"
+        subprocess.run([str(pythons[lib]), __file__, "child", "--lib", lib, "--data", str(data[lib][0]),
+                        "--warm", str(data[lib][1]), "--jars", str(jars), "--work", str(out / f"snapshot_spark_{lib}"),
+                        "--out", str(result_file)], check=True, env=spark_bench.clean_env(), cwd="/",
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        results[lib] = json.loads(result_file.read_text())
+        for run in results[lib]:
+            if run["rows"] != args.rows:
+                raise SystemExit(f"{lib}: the snapshot wrote {run['rows']} rows, expected {args.rows}")
+    print("| library | run | rows | seconds | rows/s | driver peak MB | executor Python MB |")
+    print("|---|---|---|---|---|---|---|")
+    for lib, name in (("ours", "mssql_cdc (ours)"), ("ref", "mssql-cdc-pyspark 0.8.0")):
+        for label, r in zip(("first", "second"), results[lib]):
+            print(f"| {name} | {label} | {r['rows']} | {r['seconds']:.1f} | {r['rows'] / r['seconds']:.0f} | "
+                  f"{r['peak_mb']:.0f} | {r['executor_py_mb']:.0f} |")
+    for index, label in ((0, "first"), (1, "second")):
+        ratio = results["ref"][index]["seconds"] / results["ours"][index]["seconds"]
+        print(f"\n{label.capitalize()} snapshot: ours is {ratio:.1f}x the reference's rows/s (goal: at least 3x).")
+
+
+if __name__ == "__main__":
+    main()
