@@ -97,6 +97,7 @@ void AppendBootstrapFacts(const BootstrapRequest& request, BootstrapTables& tabl
 
 std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snapshot"; }
 std::string EventsTxnAppId(const std::string& app_id) { return app_id + "#events"; }
+std::string OpenTxnAppId(const std::string& app_id) { return app_id + "#open"; }
 
 BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, SourcePool& sources,
                              const SourceClock& clock, StreamCheckpoint& checkpoint,
@@ -130,6 +131,12 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
     // Recorded before the read, so no change after L can be missing from bronze.
     state = SnapshotState{false, SnapshotStamp(source, clock, request.instance), 0, -1};
     checkpoint.WriteSnapshot(*state);
+    if (tables.has_facts()) {
+      // Before any row is read; once per stamp (a retake at the same stamp writes none).
+      tables.AppendFacts(FactsToRecordBatch({SnapshotOpenFactsRow(request.app_id, request.target,
+                                                                  state->offset, "bootstrap", 0)}),
+                         delta::Txn{OpenTxnAppId(request.app_id), 0, std::nullopt});
+    }
   }
   const Offset offset = state->offset;
   spdlog::info("bootstrap of capture instance '{}' into {}: snapshot at LSN {}", ci,

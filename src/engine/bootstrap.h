@@ -11,6 +11,9 @@
 // A snapshot of the table that bronze holds already (of any capture instance of it: a seed, a
 // snapshot() call, a stream before this checkpoint) is the bootstrap's: nothing is read.
 //
+// With a facts table, a `snapshot_open` row (mode full) is written before the read, tagged
+// txn(<app_id>#open, generation), and the `bootstrap` row after the commit.
+//
 // Crash safety: L is written to <checkpoint>/snapshot.json ("open") before the read, so a run
 // that dies mid-bootstrap retakes the snapshot at the same L. The bronze append carries
 // txn(<app_id>#snapshot, 0) and the facts row txn(<app_id>#events, 0): a retake after the
@@ -119,6 +122,8 @@ struct BootstrapResult {
 // The txn app ids of the bootstrap's bronze commit and of the stream's event facts rows.
 std::string SnapshotTxnAppId(const std::string& app_id);
 std::string EventsTxnAppId(const std::string& app_id);
+// The txn app id of a full snapshot's `snapshot_open` facts row; its version is the generation.
+std::string OpenTxnAppId(const std::string& app_id);
 
 // `source` plans the ranges and reads the first; the others borrow from `sources`.
 BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, SourcePool& sources,

@@ -153,4 +153,26 @@ FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
   return row;
 }
 
+FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
+                              const Offset& offset, const std::string& kind, int generation) {
+  FactsRow row;
+  row.app_id = app_id;
+  row.rows = 0;
+  row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
+  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
+  row.deletes = row.inserts = row.updates = 0;
+  row.started_at = NowUtc();
+  row.duration_ms = 0;
+  row.event = "snapshot_open";
+  row.detail = nlohmann::json{{"mode", "full"},
+                              {"kind", kind},
+                              {"generation", generation},
+                              {"lost_from_ts", nullptr},
+                              {"lost_to_ts", nullptr}}
+                   .dump();
+  row.target = target;
+  row.written_at = NowUtc();
+  return row;
+}
+
 }  // namespace mssql_cdc

@@ -42,6 +42,12 @@ struct FactsRow {
 
 std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRow>& rows);
 
+// The `snapshot_open` row of a full snapshot about to be read at `offset` (its stamp), written
+// before any row is read: detail {"mode": "full", "kind", "generation", "lost_from_ts",
+// "lost_to_ts"} (reference-features 3.3, SnapshotOpenDetail).
+FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
+                              const Offset& offset, const std::string& kind, int generation);
+
 // The `bootstrap` row of a stream whose snapshot (taken, found or seeded) stands at `offset`
 // and holds `rows` rows; min, max and end LSN are the snapshot's.
 FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,

@@ -68,6 +68,23 @@ TEST_F(StreamBootstrapTest, SnapshotAtTheMaxLsnThenTheChangesAfterIt) {
   EXPECT_EQ(stamps, std::set<std::string>{snapshot_lsn.ToString()});
   EXPECT_EQ(first.batches, 0);  // nothing committed after L
   EXPECT_TRUE(BronzeChanges().empty());
+  {
+    // Facts: snapshot_open (before the read) and bootstrap, both at L.
+    const auto opened = Facts();
+    const auto kinds = StringColumn(opened, "event");
+    const auto at = StringColumn(opened, "max_lsn");
+    const auto detail = StringColumn(opened, "detail");
+    std::multiset<std::string> seen;
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      if (!kinds[i]) continue;
+      seen.insert(*kinds[i]);
+      EXPECT_EQ(at[i], snapshot_lsn.ToString());
+      if (*kinds[i] == "snapshot_open") {
+        EXPECT_EQ(*detail[i], R"({"generation":0,"kind":"bootstrap","lost_from_ts":null,"lost_to_ts":null,"mode":"full"})");
+      }
+    }
+    EXPECT_EQ(seen, (std::multiset<std::string>{"bootstrap", "snapshot_open"}));
+  }
 
   // The stream goes on from L: only changes after it arrive as change rows.
   Insert(30, 2);

@@ -301,8 +301,12 @@ def test_bootstrap_snapshots_once_then_streams_from_the_snapshot(spark, shop, cl
     changes = [r for r in change_table(shop, "dbo_customers").to_pylist() if r["_start_lsn"] > snapshot_lsn]
     assert sorted((r["_start_lsn"], r["_seqval"], r["_operation"]) for r in bronze if r["_operation"] != 0) == \
         sorted((r["_start_lsn"], r["_seqval"], r["_operation"]) for r in changes)
-    events = [r["event"] for r in delta(facts).to_pylist() if r["event"] is not None]
-    assert events == ["bootstrap"]
+    events = [r for r in delta(facts).to_pylist() if r["event"] is not None]
+    assert sorted(r["event"] for r in events) == ["bootstrap", "snapshot_open"]
+    opened = next(r for r in events if r["event"] == "snapshot_open")
+    assert json.loads(opened["detail"]) == {"mode": "full", "kind": "bootstrap", "generation": 0,
+                                            "lost_from_ts": None, "lost_to_ts": None}
+    assert opened["max_lsn"] == snapshot[0]["_start_lsn"] and opened["rows"] == 0
     # A new stream into the same bronze (new checkpoint and app_id) finds the snapshot by its
     # rows and reads nothing: it starts from the snapshot's LSN.
     query = stream(spark, options).to_delta(target, "customers-v2", f"{tmp_path}/ckpt-v2", facts,
