@@ -203,4 +203,9 @@ bool CanBoundRange(const SqlType& type) {
   return false;
 }
 
+bool IsIntegerKeyType(const SqlType& type) {
+  return type.name == "tinyint" || type.name == "smallint" || type.name == "int" ||
+         type.name == "bigint";
+}
+
 }  // namespace mssql_cdc

@@ -40,6 +40,10 @@ std::shared_ptr<arrow::DataType> ArrowTypeFor(const SqlType& type, std::string_v
 // float and real (rounding), nor the (max), large-object, xml and CLR types.
 bool CanBoundRange(const SqlType& type);
 
+// Whether `type` is an integer type (tinyint, smallint, int, bigint): a key a grid of slices
+// or uniform ranges can cut.
+bool IsIntegerKeyType(const SqlType& type);
+
 // The Spark SQL type name of the same mapping ("INT", "DECIMAL(18,2)", "TIMESTAMP_NTZ").
 std::string SparkTypeFor(const SqlType& type, std::string_view column);
 

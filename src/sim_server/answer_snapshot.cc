@@ -207,6 +207,33 @@ void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply
   SendKeyRow(*last, result.size(), rows);
 }
 
+void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& reply) {
+  const sim::TableInfo table = ReadableTable(session, query.schema, query.table);
+  const sim::ColumnInfo& column = RequireColumn(table, query.column);
+  const auto start = AsInteger(query.start);
+  const auto width = AsInteger(query.width);
+  const auto from = AsInteger(query.from);
+  const auto end = AsInteger(query.end);
+  tds::ResultSet& rows = reply.BeginResult({Column("slice", types::Bigint()),
+                                            Column("rows", types::Bigint(), false)});
+  if (!start || !width || !from || !end) return;  // NULL compares unknown: no row
+  if (*width == 0) throw SqlError(errors::DivideByZero());
+  // (k - start) / width in T-SQL's integer arithmetic, which truncates toward zero.
+  StatementLease count = session.statements().Prepare(
+      "SELECT (" + sim::QuoteIdent(column.name) + " - ?1) / ?2 AS slice, COUNT(*) FROM " +
+      StorageName(table) + " WHERE " + sim::QuoteIdent(column.name) + " >= ?3 AND " +
+      sim::QuoteIdent(column.name) + " < ?4 GROUP BY slice ORDER BY slice");
+  count->BindInt(1, *start);
+  count->BindInt(2, *width);
+  count->BindInt(3, *from);
+  count->BindInt(4, *end);
+  while (count->Step()) {
+    rows.Int(count->Int(0));
+    rows.Int(count->Int(1));
+    rows.EndRow();
+  }
+}
+
 void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply) {
   const auto text = AsText(query.object_name);
   const auto name = text ? ParseObjectName(*text) : std::nullopt;

@@ -44,6 +44,7 @@ void Answer(Session& session, const AllChangesQuery& query, tds::ReplyWriter& re
 void Answer(Session& session, const SnapshotRowsQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const KeyAtQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply);
 
 void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);

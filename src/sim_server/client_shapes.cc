@@ -402,6 +402,32 @@ bool LastKey(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
+// SELECT [slice], COUNT_BIG(*) AS [rows] FROM (SELECT ([k] - ?) / ? AS [slice] FROM table
+// WHERE [k] >= ? AND [k] < ?) AS g GROUP BY [slice] ORDER BY [slice]
+bool KeySlices(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase head("SELECT [slice], COUNT_BIG(*) AS [rows] FROM (SELECT (");
+  static const Phrase minus("- ?) / ? AS [slice] FROM");
+  static const Phrase where("WHERE");
+  static const Phrase at_least(">= ? AND");
+  static const Phrase below("< ?) AS g GROUP BY [slice] ORDER BY [slice]");
+  KeySlicesQuery query;
+  std::vector<SqlValue> values;
+  std::string again, last;
+  if (!cursor.Match(head) || !cursor.Name(&query.column) || !cursor.Match(minus, &values) ||
+      !TableName(cursor, &query.schema, &query.table) || !cursor.Match(where) ||
+      !cursor.Name(&again) || !cursor.Match(at_least, &values) || !cursor.Name(&last) ||
+      !cursor.Match(below, &values) || !cursor.End()) {
+    return false;
+  }
+  if (again != query.column || last != query.column) return cursor.Reject();
+  query.start = std::move(values[0]);
+  query.width = std::move(values[1]);
+  query.from = std::move(values[2]);
+  query.end = std::move(values[3]);
+  *out = std::move(query);
+  return true;
+}
+
 // sys.sp_spaceused @objname = ?
 bool SpaceUsed(TokenCursor& cursor, RecognizedStatement* out) {
   std::vector<ProcedureArgument> arguments;
@@ -417,7 +443,7 @@ constexpr Shape kShapes[] = {
     TimeZoneSupport, TimeZoneId, MaxLsn, MinLsn, NthCommitAfter, TimeToLsn, CommitTime,
     SourceColumns,
     UserName, ListCaptureInstances, CapturedColumns, DdlHistory, SplitPoints, ChangeRows,
-    SpaceUsed, KeyAt, LastKey, SnapshotRows,
+    SpaceUsed, KeyAt, LastKey, KeySlices, SnapshotRows,
 };
 
 }  // namespace

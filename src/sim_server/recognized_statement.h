@@ -114,6 +114,15 @@ struct LastKeyQuery {
   std::vector<KeyText> select;
   std::vector<std::string> key_columns;  // ORDER BY ... DESC
 };
+struct KeySlicesQuery {  // statements.h KeySlices
+  std::string schema;
+  std::string table;
+  std::string column;
+  SqlValue start;
+  SqlValue width;
+  SqlValue from;  // the same start, as the WHERE gives it
+  SqlValue end;
+};
 struct SpaceUsedQuery {
   SqlValue object_name;  // "[schema].[table]"
 };
@@ -143,7 +152,7 @@ using RecognizedStatement =
                  NthCommitAfterQuery, TimeToLsnQuery, CommitTimeQuery, ListCaptureInstancesQuery,
                  CapturedColumnsQuery, DdlHistoryQuery, SourceColumnsQuery, UserNameQuery,
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
-                 LastKeyQuery, SpaceUsedQuery, LsnStepQuery,
+                 LastKeyQuery, KeySlicesQuery, SpaceUsedQuery, LsnStepQuery,
                  AllChangesQuery, UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

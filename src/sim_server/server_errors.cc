@@ -45,6 +45,8 @@ tds::ServerError UndefinedType(std::string_view name) {
   return Make(243, 2, 16, fmt::format("Type {} is not a defined system type.", name));
 }
 
+tds::ServerError DivideByZero() { return Make(8134, 1, 16, "Divide by zero error encountered."); }
+
 tds::ServerError DateConversionFailed() {
   return Make(241, 1, 16, "Conversion failed when converting date and/or time from character string.");
 }

@@ -31,6 +31,7 @@ tds::ServerError InvalidObjectName(std::string_view name);                // 208
 tds::ServerError SelectPermissionDenied(std::string_view object, std::string_view database,
                                         std::string_view schema);         // 229
 tds::ServerError DateConversionFailed();                                  // 241
+tds::ServerError DivideByZero();                                          // 8134
 tds::ServerError UndefinedType(std::string_view name);                    // 243
 tds::ServerError ConversionFailed(std::string_view value, std::string_view from,
                                   std::string_view to);                   // 245

@@ -8,11 +8,6 @@
 namespace mssql_cdc {
 namespace {
 
-bool IsIntegerKey(const SqlType& type) {
-  return type.name == "tinyint" || type.name == "smallint" || type.name == "int" ||
-         type.name == "bigint";
-}
-
 RangePlan Whole(std::string why) {
   RangePlan plan;
   plan.ranges.push_back(KeyRange{});
@@ -71,7 +66,7 @@ RangePlan PlanSnapshotRanges(const RangePlanRequest& request, Source& source) {
   const KeyQuery query{ci.name, key};
   RangePlan plan;
   plan.key_columns = key;
-  if (key.size() == 1 && IsIntegerKey(types[0])) {
+  if (key.size() == 1 && IsIntegerKeyType(types[0])) {
     const auto first = source.KeyAt(query, nullptr, 0);
     const auto last = source.LastKey(query);
     if (!first || !last) return Whole("the table is empty");

@@ -36,4 +36,18 @@ std::string KeyPartText(const nlohmann::json& part) {
   return part.dump();
 }
 
+std::int64_t SliceGridEnd(std::int64_t start, std::int64_t width, std::int64_t slices) {
+  if (width < 1 || slices < 1) {
+    throw ConfigError("a grid of key slices needs a width and a count of at least 1, got width " +
+                      std::to_string(width) + " and " + std::to_string(slices) + " slices");
+  }
+  const __int128 end = static_cast<__int128>(start) + static_cast<__int128>(width) * slices;
+  if (end > INT64_MAX) {
+    throw ConfigError("a grid of " + std::to_string(slices) + " key slices of " +
+                      std::to_string(width) + " from " + std::to_string(start) +
+                      " ends past bigint's range");
+  }
+  return static_cast<std::int64_t>(end);
+}
+
 }  // namespace mssql_cdc

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ namespace mssql_cdc {
 // or nested part.
 std::vector<nlohmann::json> KeyBoundParts(const nlohmann::json& bound, std::size_t key_size,
                                           const char* which);
+
+// The end of a grid of `slices` slices of `width` keys from `start` (exclusive). Throws
+// ConfigError when width or slices is below 1, or the end passes bigint's range.
+std::int64_t SliceGridEnd(std::int64_t start, std::int64_t width, std::int64_t slices);
 
 // A part as the text CAST reads: a number's digits, a boolean as 1 or 0, a string as it is.
 std::string KeyPartText(const nlohmann::json& part);

@@ -212,4 +212,26 @@ std::int64_t SimRowCount(sim::SqliteDb& db, const std::string& table) {
   return count.Step() ? count.Int(0) : 0;
 }
 
+std::vector<SliceCount> SimCountKeySlices(sim::SqliteDb& db, const SimKeyTable& table,
+                                          std::int64_t start, std::int64_t width,
+                                          std::int64_t slices) {
+  RequireRangeKey(table.table, table.key);
+  if (table.key.size() != 1 || !IsIntegerKeyType(table.key[0].type)) {
+    throw ConfigError("table " + table.table + ": a grid of key slices needs a key of one "
+                      "integer column");
+  }
+  const std::int64_t end = SliceGridEnd(start, width, slices);
+  const std::string key = sim::QuoteIdent(table.key[0].name);
+  // key >= start, so key - start is not negative and integer division floors it.
+  sim::Statement count(db, "SELECT (" + key + " - ?1) / ?2 AS slice, COUNT(*) FROM " +
+                               sim::QuoteIdent(table.table) + " WHERE " + key + " >= ?1 AND " +
+                               key + " < ?3 GROUP BY slice ORDER BY slice");
+  count.BindInt(1, start);
+  count.BindInt(2, width);
+  count.BindInt(3, end);
+  std::vector<SliceCount> out;
+  while (count.Step()) out.push_back(SliceCount{count.Int(0), count.Int(1)});
+  return out;
+}
+
 }  // namespace mssql_cdc

@@ -60,5 +60,9 @@ std::optional<nlohmann::json> SimKeyAt(sim::SqliteDb& db, const SimKeyTable& tab
                                        const nlohmann::json& from, std::int64_t offset);
 std::optional<nlohmann::json> SimLastKey(sim::SqliteDb& db, const SimKeyTable& table);
 std::int64_t SimRowCount(sim::SqliteDb& db, const std::string& table);
+// Source::CountKeySlices over `db`.
+std::vector<SliceCount> SimCountKeySlices(sim::SqliteDb& db, const SimKeyTable& table,
+                                          std::int64_t start, std::int64_t width,
+                                          std::int64_t slices);
 
 }  // namespace mssql_cdc

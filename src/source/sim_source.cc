@@ -219,6 +219,11 @@ class SimSource final : public Source {
     return SimLastKey(*db_, KeyTableOf(request));
   }
 
+  std::vector<SliceCount> CountKeySlices(const KeyQuery& request, std::int64_t start,
+                                         std::int64_t width, std::int64_t slices) override {
+    return SimCountKeySlices(*db_, KeyTableOf(request), start, width, slices);
+  }
+
   std::int64_t RowEstimate(const std::string& capture_instance) override {
     const Table table = TableOf(Resolve(capture_instance));
     return SimRowCount(*db_, sim::SourceTableStorageName(table.schema, table.name));

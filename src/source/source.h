@@ -106,6 +106,12 @@ struct KeyQuery {
   std::vector<std::string> key_columns;  // empty: the instance's index columns
 };
 
+// The rows of one slice of a grid over an integer key (Source::CountKeySlices).
+struct SliceCount {
+  std::int64_t slice = 0;
+  std::int64_t rows = 0;
+};
+
 // How long a Source trusts the capture instances it listed.
 inline constexpr std::chrono::seconds kInstanceListKept{5};
 
@@ -174,6 +180,13 @@ class Source {
   virtual std::optional<nlohmann::json> KeyAt(const KeyQuery& query, const nlohmann::json& from,
                                               std::int64_t offset) = 0;
   virtual std::optional<nlohmann::json> LastKey(const KeyQuery& query) = 0;
+  // Rows per slice of a grid over a one-column integer key, counted in one GROUP BY on the
+  // server: slice i holds the keys in [start + i * width, start + (i + 1) * width), for i in
+  // [0, slices); empty slices are left out, the others come in slice order. The chunk plan of
+  // a chunked snapshot packs slices into chunks. ConfigError for a key of several columns or
+  // not of an integer type, width < 1 or slices < 1, or a grid whose end passes bigint's.
+  virtual std::vector<SliceCount> CountKeySlices(const KeyQuery& query, std::int64_t start,
+                                                 std::int64_t width, std::int64_t slices) = 0;
   // sys.sp_spaceused's row count of the instance's source table: what the metadata holds,
   // no scan, so it may lag the table.
   virtual std::int64_t RowEstimate(const std::string& capture_instance) = 0;

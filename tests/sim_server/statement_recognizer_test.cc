@@ -260,6 +260,11 @@ TEST(StatementRecognizerTest, KeyRangesSeeksAndRowCounts) {
   EXPECT_TRUE(first.pieces[0].empty());
   const auto& last = Recognize<LastKeyQuery>(sql::LastKey("s", "t", key, false, -1));
   EXPECT_EQ(last.key_columns, (std::vector<std::string>{"re]gion", "k"}));
+  const auto& slices = Recognize<KeySlicesQuery>(
+      Respaced(sql::KeySlices("s", "t", {"k]ey", SqlType::Parse("int")}, false, -1), true), TextParams(4));
+  EXPECT_EQ(slices.column, "k]ey");
+  EXPECT_EQ(slices.table, "t");
+  EXPECT_EQ(slices.end.bytes, "b3");
   EXPECT_EQ(Recognize<SpaceUsedQuery>(sql::kSpaceUsed, {TextParam("", "[s].[t]")}).object_name.bytes,
             "[s].[t]");
   // A float key cannot bound a range; the statement refuses it.

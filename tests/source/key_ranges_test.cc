@@ -129,6 +129,25 @@ TEST_P(KeyRangesTest, IntegerKeyExtentAndSeeks) {
   ExpectSeeksTile(*source, "dbo_numbers", 5);
 }
 
+TEST_P(KeyRangesTest, IntegerKeySlicesAreCountedInOneGroupBy) {
+  auto source = Open();
+  const KeyQuery key{"dbo_numbers", {}};
+  // The keys are -10, -7, ..., 56: slices of 9 from -10 hold three keys each, the last two.
+  const auto slices = source->CountKeySlices(key, -10, 9, 8);
+  std::vector<std::pair<std::int64_t, std::int64_t>> got;
+  for (const auto& slice : slices) got.emplace_back(slice.slice, slice.rows);
+  EXPECT_EQ(got, (std::vector<std::pair<std::int64_t, std::int64_t>>{
+                     {0, 3}, {1, 3}, {2, 3}, {3, 3}, {4, 3}, {5, 3}, {6, 3}, {7, 2}}));
+  // Empty slices are left out; keys outside the grid are not counted.
+  const auto sparse = source->CountKeySlices(key, 0, 1, 10);
+  std::vector<std::int64_t> at;
+  for (const auto& slice : sparse) at.push_back(slice.slice);
+  EXPECT_EQ(at, (std::vector<std::int64_t>{2, 5, 8}));
+  EXPECT_THROW(source->CountKeySlices(KeyQuery{"dbo_events", {}}, 0, 1, 1), ConfigError);
+  EXPECT_THROW(source->CountKeySlices(key, 0, 0, 1), ConfigError);
+  EXPECT_THROW(source->CountKeySlices(key, INT64_MAX - 5, 10, 1), ConfigError);
+}
+
 TEST_P(KeyRangesTest, CompositeTextAndDatetimeKeyTilesInRanges) {
   auto source = Open();
   const KeyQuery key{"dbo_events", {}};

@@ -57,6 +57,10 @@ class ForwardingSource : public Source {
     return inner_->LastKey(query);
   }
   std::int64_t RowEstimate(const std::string& ci) override { return inner_->RowEstimate(ci); }
+  std::vector<SliceCount> CountKeySlices(const KeyQuery& query, std::int64_t start,
+                                         std::int64_t width, std::int64_t slices) override {
+    return inner_->CountKeySlices(query, start, width, slices);
+  }
 
  private:
   std::unique_ptr<Source> inner_;

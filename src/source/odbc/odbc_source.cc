@@ -269,6 +269,34 @@ class OdbcSource final : public Source {
     });
   }
 
+  std::vector<SliceCount> CountKeySlices(const KeyQuery& query, std::int64_t start,
+                                         std::int64_t width, std::int64_t slices) override {
+    const CaptureInstanceInfo instance = ResolveCaptureInstance(query.capture_instance);
+    const auto key = KeyOf(instance, query.key_columns, TableColumns(instance));
+    if (key.size() != 1 || !IsIntegerKeyType(key[0].type)) {
+      throw ConfigError("table " + instance.source_schema + "." + instance.source_table +
+                        ": a grid of key slices needs a key of one integer column");
+    }
+    const std::int64_t end = SliceGridEnd(start, width, slices);
+    const std::string sql = odbc_sql::KeySlices(instance.source_schema, instance.source_table,
+                                                key[0], snapshot_isolation_, lock_timeout_ms_);
+    return RunOnTable(instance, "counting the key slices of", [&](OdbcConnection& connection) {
+      OdbcStatement count(connection);
+      count.BindInt64(1, start);
+      count.BindInt64(2, width);
+      count.BindInt64(3, start);
+      count.BindInt64(4, end);
+      std::vector<SliceCount> out;
+      if (!count.Execute(sql)) return out;
+      const auto slice = count.RequireColumn("slice", "the key slice counts");
+      const auto rows = count.RequireColumn("rows", "the key slice counts");
+      while (count.Fetch()) {
+        out.push_back(SliceCount{count.GetInt(slice).value_or(0), count.GetInt(rows).value_or(0)});
+      }
+      return out;
+    });
+  }
+
   std::int64_t RowEstimate(const std::string& capture_instance) override {
     const CaptureInstanceInfo instance = ResolveCaptureInstance(capture_instance);
     const std::string object =

@@ -303,4 +303,14 @@ std::string LastKey(std::string_view schema, std::string_view table,
                      QuoteName(table), KeyList(key, " DESC"));
 }
 
+std::string KeySlices(std::string_view schema, std::string_view table, const KeyColumn& key,
+                      bool snapshot_isolation, long long lock_timeout_ms) {
+  const std::string name = QuoteName(key.name);
+  // A derived table: GROUP BY cannot repeat an expression that holds parameters.
+  return SessionSettings(snapshot_isolation, lock_timeout_ms) +
+         fmt::format("SELECT [slice], COUNT_BIG(*) AS [rows] FROM (SELECT ({} - ?) / ? AS [slice] "
+                     "FROM {}.{} WHERE {} >= ? AND {} < ?) AS g GROUP BY [slice] ORDER BY [slice]",
+                     name, QuoteName(schema), QuoteName(table), name, name);
+}
+
 }  // namespace mssql_cdc::odbc_sql
