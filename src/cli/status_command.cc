@@ -24,6 +24,7 @@
 #include "cli/pipeline_config.h"
 #include "core/errors.h"
 #include "delta/table.h"
+#include "delta/table_cells.h"
 #include "engine/finalization.h"
 #include "fleet/stream_group.h"
 
@@ -64,36 +65,16 @@ struct TableStatus {
   std::vector<Alert> alerts;
 };
 
-std::shared_ptr<arrow::Scalar> Cell(const arrow::Table& table, const std::string& column,
-                                    std::int64_t row) {
-  auto chunked = table.GetColumnByName(column);
-  if (!chunked) throw InternalError("the facts table has no column " + column);
-  auto scalar = chunked->GetScalar(row);
-  if (!scalar.ok()) throw InternalError("reading facts column " + column + ": " + scalar.status().ToString());
-  auto value = *scalar;
-  return value->is_valid ? value : nullptr;
-}
-
 std::optional<std::string> StringCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
-  auto s = Cell(t, c, r);
-  if (!s) return std::nullopt;
-  return std::string(std::static_pointer_cast<arrow::BaseBinaryScalar>(s)->view());
-}
-std::optional<std::int64_t> IntCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
-  auto s = Cell(t, c, r);
-  if (!s) return std::nullopt;
-  return std::static_pointer_cast<arrow::Int64Scalar>(s)->value;
-}
-std::optional<double> DoubleCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
-  auto s = Cell(t, c, r);
-  if (!s) return std::nullopt;
-  return std::static_pointer_cast<arrow::DoubleScalar>(s)->value;
+  return delta::TextCell(t, c, r);
 }
 std::optional<UtcMicros> TimeCell(const arrow::Table& t, const std::string& c, std::int64_t r) {
-  auto s = Cell(t, c, r);
-  if (!s) return std::nullopt;
-  return UtcMicros{std::static_pointer_cast<arrow::TimestampScalar>(s)->value};
+  auto micros = delta::TimestampCell(t, c, r);
+  if (!micros) return std::nullopt;
+  return UtcMicros{*micros};
 }
+using delta::DoubleCell;
+using delta::IntCell;
 
 // The micro-batch rows (event NULL) of the target; the latest by written_at.
 void ReadFacts(const delta::DeltaTable& facts_table, TableStatus& status) {

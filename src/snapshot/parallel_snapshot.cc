@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -101,6 +102,7 @@ ParallelSnapshot::ParallelSnapshot(ParallelSnapshotRequest request, Source& firs
     : request_(std::move(request)), first_source_(first_source), sources_(sources),
       transform_(std::move(transform)) {
   if (request_.plan.ranges.empty()) throw InternalError("a snapshot plan without ranges");
+  ranges_.resize(request_.plan.ranges.size());
 }
 
 void ParallelSnapshot::ReadRange(
@@ -117,16 +119,20 @@ void ParallelSnapshot::ReadRange(
   read.snapshot_commit_ts = request_.snapshot_commit_ts;
   read.batch_rows = request_.batch_rows;
   read.batch_bytes = request_.batch_bytes;
+  const auto started = std::chrono::steady_clock::now();
   auto reader = source.ReadSnapshot(read);
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
     ThrowIfError(reader->ReadNext(&batch));
-    if (!batch) return;
+    if (!batch) break;
     if (batch->num_rows() == 0) continue;
-    batch = transform_.apply(batch);
+    batch = transform_.apply(batch, i);
     rows_ += batch->num_rows();
+    ranges_[i].rows += batch->num_rows();
     sink(batch);
   }
+  ranges_[i].seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 std::vector<delta::AddFile> ParallelSnapshot::WriteInto(

@@ -37,10 +37,12 @@ struct ParallelSnapshotRequest {
   std::int64_t batch_bytes = kDefaultBatchDataBytes;
 };
 
-// What each batch read becomes before it is written, and the schema that gives.
+// What each batch read becomes before it is written (given the index of the range it was read
+// from), and the schema that gives.
 struct SnapshotBatchTransform {
   std::shared_ptr<arrow::Schema> schema;
-  std::function<std::shared_ptr<arrow::RecordBatch>(const std::shared_ptr<arrow::RecordBatch>&)>
+  std::function<std::shared_ptr<arrow::RecordBatch>(const std::shared_ptr<arrow::RecordBatch>&,
+                                                    std::size_t range)>
       apply;
 };
 
@@ -65,6 +67,9 @@ class ParallelSnapshot {
   const std::shared_ptr<arrow::Schema>& schema() const { return transform_.schema; }
   // Rows read so far, over every range.
   std::int64_t rows() const { return rows_.load(); }
+  // Rows and seconds range i took; complete once the read of every range returned.
+  std::int64_t range_rows(std::size_t i) const { return ranges_[i].rows; }
+  double range_seconds(std::size_t i) const { return ranges_[i].seconds; }
 
  private:
   friend class MergedSnapshotReader;
@@ -77,6 +82,11 @@ class ParallelSnapshot {
   SourcePool& sources_;
   SnapshotBatchTransform transform_;
   std::atomic<std::int64_t> rows_{0};
+  struct RangeMeasure {
+    std::int64_t rows = 0;
+    double seconds = 0;
+  };
+  std::vector<RangeMeasure> ranges_;  // each written by the one thread reading its range
 };
 
 }  // namespace mssql_cdc

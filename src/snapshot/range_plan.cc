@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
-#include "source/name_match.h"
+#include "snapshot/snapshot_key.h"
 
 namespace mssql_cdc {
 namespace {
@@ -38,22 +38,9 @@ std::vector<KeyRange> UniformRanges(std::int64_t min, std::int64_t max, int coun
 
 RangePlan PlanSnapshotRanges(const RangePlanRequest& request, Source& source) {
   const auto& ci = request.instance;
-  const std::vector<std::string>& key =
-      request.key_columns.empty() ? ci.index_columns : request.key_columns;
-  if (key.empty()) return Whole("the table has no key");
+  const SnapshotKey key = ResolveSnapshotKey(ci, request.columns, request.key_columns);
+  if (key.columns.empty()) return Whole(key.why_not);
   if (request.ranges <= 1) return Whole("numPartitions is 1");
-  std::vector<std::string> captured;
-  for (const auto& column : request.columns) captured.push_back(column.name);
-  std::vector<SqlType> types;
-  for (const auto& name : key) {
-    const int i = FindName(captured, name);
-    if (i < 0) return Whole("key column '" + name + "' is not captured, so its type is unknown");
-    if (!CanBoundRange(request.columns[i].type)) {
-      return Whole("key column '" + name + "' is " + request.columns[i].type.ToString() +
-                   ", which cannot bound a range");
-    }
-    types.push_back(request.columns[i].type);
-  }
 
   const std::int64_t rows = source.RowEstimate(ci.name);
   const std::int64_t min_rows = std::max<std::int64_t>(1, request.min_range_rows);
@@ -63,10 +50,10 @@ RangePlan PlanSnapshotRanges(const RangePlanRequest& request, Source& source) {
     return Whole("the table holds about " + std::to_string(rows) + " rows, fewer than " +
                  std::to_string(2 * min_rows) + " for two ranges");
   }
-  const KeyQuery query{ci.name, key};
+  const KeyQuery query{ci.name, key.columns};
   RangePlan plan;
-  plan.key_columns = key;
-  if (key.size() == 1 && IsIntegerKeyType(types[0])) {
+  plan.key_columns = key.columns;
+  if (key.integer()) {
     const auto first = source.KeyAt(query, nullptr, 0);
     const auto last = source.LastKey(query);
     if (!first || !last) return Whole("the table is empty");

@@ -61,7 +61,7 @@ class ParallelSnapshotTest : public ::testing::Test {
   }
 
   static SnapshotBatchTransform Identity(const std::shared_ptr<arrow::Schema>& schema) {
-    return {schema, [](const auto& batch) { return batch; }};
+    return {schema, [](const auto& batch, std::size_t) { return batch; }};
   }
 
   testing::TempDir dir_;

@@ -1,0 +1,21 @@
+// One cell of an Arrow table read back from a Delta table (facts, plans, control rows), as an
+// optional: nullopt for NULL or for a column the table lacks (an older table's schema).
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mssql_cdc::delta {
+
+std::optional<std::string> TextCell(const arrow::Table& table, const std::string& column, std::int64_t row);
+// Any integer column, as int64.
+std::optional<std::int64_t> IntCell(const arrow::Table& table, const std::string& column, std::int64_t row);
+std::optional<double> DoubleCell(const arrow::Table& table, const std::string& column, std::int64_t row);
+// A timestamp column's value in its unit (microseconds for the engine's tables).
+std::optional<std::int64_t> TimestampCell(const arrow::Table& table, const std::string& column,
+                                          std::int64_t row);
+
+}  // namespace mssql_cdc::delta

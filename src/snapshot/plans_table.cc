@@ -1,0 +1,152 @@
+#include "snapshot/plans_table.h"
+
+#include <arrow/api.h>
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "delta/table_cells.h"
+
+namespace mssql_cdc {
+namespace {
+
+void Check(const arrow::Status& status, const char* what) {
+  if (!status.ok()) throw InternalError(std::string("plans table ") + what + ": " + status.ToString());
+}
+
+template <typename T>
+T Value(const arrow::Result<T>& result, const char* what) {
+  Check(result.status(), what);
+  return *result;
+}
+
+}  // namespace
+
+std::string PlansTableFor(const std::string& target) {
+  std::string base = target;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base + "_snapshot_plans";
+}
+
+std::string PlanTxnAppId(const std::string& app_id, const Lsn& snapshot) {
+  return app_id + "#snapplan." + snapshot.ToString();
+}
+
+std::shared_ptr<arrow::Schema> PlansSchema() {
+  static const auto schema = arrow::schema({
+      arrow::field("app_id", arrow::utf8()),
+      arrow::field("snapshot", arrow::utf8()),
+      arrow::field("capture_instance", arrow::utf8()),
+      arrow::field("chunk", arrow::int32()),
+      arrow::field("lo", arrow::utf8()),
+      arrow::field("hi", arrow::utf8()),
+      arrow::field("planned_rows", arrow::int64()),
+      arrow::field("kind", arrow::utf8()),
+      arrow::field("keys", arrow::utf8()),
+      arrow::field("chunk_rows", arrow::int64()),
+      arrow::field("planned_at", arrow::timestamp(arrow::TimeUnit::MICRO)),
+  });
+  return schema;
+}
+
+std::shared_ptr<arrow::RecordBatch> PlanToRecordBatch(const ChunkPlan& plan,
+                                                      const std::string& app_id,
+                                                      const Lsn& snapshot,
+                                                      const std::string& capture_instance,
+                                                      UtcMicros planned_at) {
+  arrow::StringBuilder app, snap, ci, lo, hi, kind, keys;
+  arrow::Int32Builder chunk;
+  arrow::Int64Builder planned_rows, chunk_rows;
+  arrow::TimestampBuilder at(arrow::timestamp(arrow::TimeUnit::MICRO), arrow::default_memory_pool());
+  const std::string keys_json = nlohmann::json(plan.keys).dump();
+  for (const Chunk& c : plan.chunks) {
+    Check(app.Append(app_id), "app_id");
+    Check(snap.Append(snapshot.ToString()), "snapshot");
+    Check(ci.Append(capture_instance), "capture_instance");
+    Check(chunk.Append(c.index), "chunk");
+    Check(lo.Append(c.lo.dump()), "lo");
+    Check(hi.Append(c.hi.dump()), "hi");
+    Check(c.planned_rows ? planned_rows.Append(*c.planned_rows) : planned_rows.AppendNull(), "rows");
+    Check(kind.Append(plan.kind), "kind");
+    Check(keys.Append(keys_json), "keys");
+    Check(chunk_rows.Append(plan.chunk_rows), "chunk_rows");
+    Check(at.Append(planned_at.value), "planned_at");
+  }
+  arrow::ArrayVector columns(11);
+  Check(app.Finish(&columns[0]), "app_id");
+  Check(snap.Finish(&columns[1]), "snapshot");
+  Check(ci.Finish(&columns[2]), "capture_instance");
+  Check(chunk.Finish(&columns[3]), "chunk");
+  Check(lo.Finish(&columns[4]), "lo");
+  Check(hi.Finish(&columns[5]), "hi");
+  Check(planned_rows.Finish(&columns[6]), "planned_rows");
+  Check(kind.Finish(&columns[7]), "kind");
+  Check(keys.Finish(&columns[8]), "keys");
+  Check(chunk_rows.Finish(&columns[9]), "chunk_rows");
+  Check(at.Finish(&columns[10]), "planned_at");
+  return arrow::RecordBatch::Make(PlansSchema(), static_cast<std::int64_t>(plan.chunks.size()),
+                                  columns);
+}
+
+std::optional<ChunkPlan> PlanFromTable(const arrow::Table& rows, const std::string& app_id,
+                                       const Lsn& snapshot, const std::string& plans_table) {
+  const std::string stamp = snapshot.ToString();
+  for (const auto& field : PlansSchema()->fields()) {
+    if (!rows.schema()->GetFieldByName(field->name())) {
+      throw ConfigError("plans table " + plans_table + " has no column '" + field->name() +
+                        "': it is not a plans table of mssql-cdc");
+    }
+  }
+  std::map<int, Chunk> chunks;
+  std::optional<ChunkPlan> plan;
+  auto edited = [&](const std::string& what) {
+    return ConfigError("plans table " + plans_table + ": the plan of stream '" + app_id +
+                       "' at LSN " + stamp + " " + what +
+                       "; a plan is never edited: restore the table from its history (Delta "
+                       "RESTORE to the version that wrote it), or start a new chunked snapshot "
+                       "with a new app_id and checkpoint");
+  };
+  for (std::int64_t r = 0; r < rows.num_rows(); ++r) {
+    if (delta::TextCell(rows, "app_id", r) != app_id) continue;
+    if (delta::TextCell(rows, "snapshot", r) != stamp) continue;
+    const auto kind = delta::TextCell(rows, "kind", r).value_or("");
+    const auto keys_text = delta::TextCell(rows, "keys", r).value_or("");
+    const auto chunk_rows = delta::IntCell(rows, "chunk_rows", r).value_or(0);
+    auto keys = nlohmann::json::parse(keys_text, nullptr, false);
+    if (!keys.is_array()) throw edited("has keys that are not a JSON list");
+    if (!plan) {
+      plan = ChunkPlan{};
+      plan->kind = kind;
+      plan->keys = keys.get<std::vector<std::string>>();
+      plan->chunk_rows = chunk_rows;
+    } else if (plan->kind != kind || plan->keys != keys.get<std::vector<std::string>>() ||
+               plan->chunk_rows != chunk_rows) {
+      throw edited("has rows that disagree on its kind, keys or chunk_rows");
+    }
+    const auto index = delta::IntCell(rows, "chunk", r);
+    if (!index || *index < 0) throw edited("has a row without a chunk number");
+    Chunk chunk;
+    chunk.index = static_cast<int>(*index);
+    for (auto [column, bound] : {std::pair{"lo", &chunk.lo}, std::pair{"hi", &chunk.hi}}) {
+      auto parsed = nlohmann::json::parse(delta::TextCell(rows, column, r).value_or(""), nullptr, false);
+      if (parsed.is_discarded()) throw edited(std::string("has a ") + column + " bound that is not JSON");
+      *bound = std::move(parsed);
+    }
+    chunk.planned_rows = delta::IntCell(rows, "planned_rows", r);
+    if (!chunks.emplace(chunk.index, chunk).second) {
+      throw edited("has chunk " + std::to_string(chunk.index) + " twice");
+    }
+  }
+  if (!plan) return plan;
+  int expected = 0;
+  for (auto& [index, chunk] : chunks) {
+    if (index != expected) throw edited("lacks chunk " + std::to_string(expected));
+    plan->chunks.push_back(chunk);
+    ++expected;
+  }
+  return plan;
+}
+
+}  // namespace mssql_cdc
