@@ -43,13 +43,16 @@ class Loader {
       Fail("not valid TOML at " + where.str() + ": " + std::string(e.description()));
     }
     for (const auto& [key, node] : doc) {
-      if (key == "source" || key == "stream" || key == "tables" || key == "engine") continue;
+      if (key == "source" || key == "stream" || key == "tables" || key == "engine" ||
+          key == "backfill") {
+        continue;
+      }
       const std::string name(key.str());
       if (auto section = SectionOf(name)) {
         Fail(QuoteUserText(name) + " is at the top of the file but belongs in " + *section);
       }
       Fail("unknown section or key " + QuoteUserText(name) +
-           " (expected [source], [stream], tables and, optionally, [engine])");
+           " (expected [source], [stream], tables and, optionally, [engine] and [backfill])");
     }
     PipelineConfig config;
     config.file = file_;
@@ -57,6 +60,7 @@ class Loader {
     StreamSection(Section(doc, "stream"), config);
     config.many.tables = Tables(doc);
     config.many.limits = EngineSection(doc);
+    config.many.backfill = BackfillSection(doc);
     config.warnings = std::move(warnings_);
     config.from_environment = std::move(from_environment_);
     return config;
@@ -89,6 +93,22 @@ class Loader {
     }
     try {
       return EngineLimits::Parse(Options(std::move(entries)));
+    } catch (const ConfigError& e) {
+      Fail(e.what());
+    }
+  }
+
+  // [backfill]: what the in-process backfill of a chunked snapshot may use; optional.
+  NativeBackfillOptions BackfillSection(const toml::table& doc) const {
+    const toml::node* node = doc.get("backfill");
+    if (!node) return NativeBackfillOptions{};
+    if (!node->is_table()) Fail("'backfill' must be a section ([backfill])");
+    std::vector<Options::Entry> entries;
+    for (const auto& [key, value] : *node->as_table()) {
+      entries.emplace_back(std::string(key.str()), Scalar(value, "[backfill] " + std::string(key.str())));
+    }
+    try {
+      return NativeBackfillOptions::Parse(Options(std::move(entries)));
     } catch (const ConfigError& e) {
       Fail(e.what());
     }

@@ -17,6 +17,7 @@ namespace mssql_cdc {
 namespace {
 
 constexpr char kSnapshotColumn[] = "_snapshot";
+constexpr char kChunkColumn[] = "_chunk";
 
 std::shared_ptr<arrow::Array> Checked(arrow::Result<std::shared_ptr<arrow::Array>> result,
                                       const std::string& what) {
@@ -97,7 +98,7 @@ void RowStats::Add(const RowStats& other) {
 std::shared_ptr<arrow::RecordBatch> AlignToBronze(
     const std::shared_ptr<arrow::RecordBatch>& batch,
     const std::shared_ptr<arrow::Schema>& bronze_schema, std::optional<std::int64_t> batch_id,
-    const std::optional<std::string>& snapshot) {
+    const std::optional<std::string>& snapshot, std::optional<std::int32_t> chunk) {
   const std::int64_t n = batch->num_rows();
   arrow::ArrayVector columns;
   columns.reserve(bronze_schema->num_fields());
@@ -111,6 +112,10 @@ std::shared_ptr<arrow::RecordBatch> AlignToBronze(
     if (field->name() == kSnapshotColumn) {
       columns.push_back(
           Constant(field->type(), n, snapshot ? arrow::MakeScalar(*snapshot) : nullptr));
+      continue;
+    }
+    if (field->name() == kChunkColumn) {
+      columns.push_back(Constant(field->type(), n, chunk ? arrow::MakeScalar(*chunk) : nullptr));
       continue;
     }
     auto column = batch->GetColumnByName(field->name());

@@ -75,7 +75,7 @@ BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
 std::shared_ptr<arrow::RecordBatch> AlignToBronze(
     const std::shared_ptr<arrow::RecordBatch>& batch,
     const std::shared_ptr<arrow::Schema>& bronze_schema, std::optional<std::int64_t> batch_id,
-    const std::optional<std::string>& snapshot);
+    const std::optional<std::string>& snapshot, std::optional<std::int32_t> chunk = std::nullopt);
 
 // Counts and ranges of the rows of `batch` (a bronze or output-schema batch).
 RowStats StatsOf(const arrow::RecordBatch& batch);

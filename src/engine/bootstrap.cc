@@ -172,7 +172,7 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
     const std::string stamp = offset.lsn.ToString();
     const auto bronze_schema = request.bronze_schema;
     ParallelSnapshot reader(std::move(read), source, sources,
-                            {bronze_schema, [bronze_schema, stamp](const auto& batch) {
+                            {bronze_schema, [bronze_schema, stamp](const auto& batch, std::size_t) {
                                return AlignToBronze(batch, bronze_schema, std::nullopt, stamp);
                              }});
     const std::string user_metadata =

@@ -62,6 +62,24 @@ nlohmann::ordered_json JsonOrNull(const std::optional<UtcMicros>& value) {
                : nlohmann::ordered_json(nullptr);
 }
 
+// An event row at one LSN (min = max = end = the event's), nothing counted.
+FactsRow EventRow(const std::string& app_id, const std::string& target, const std::string& event,
+                  const Offset& at) {
+  FactsRow row;
+  row.app_id = app_id;
+  row.rows = 0;
+  row.min_lsn = row.max_lsn = row.end_lsn = at.lsn.ToString();
+  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = at.commit_ts;
+  row.deletes = row.inserts = row.updates = 0;
+  row.started_at = NowUtc();
+  row.duration_ms = 0;
+  row.event = event;
+  row.target = target;
+  row.written_at = NowUtc();
+  return row;
+}
+
+
 }  // namespace
 
 std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRow>& rows) {
@@ -139,39 +157,89 @@ std::string BatchUserMetadata(const FactsRow& row, const std::optional<std::stri
 FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
                            const Offset& offset, std::int64_t rows, UtcMicros started_at,
                            std::int64_t duration_ms) {
-  FactsRow row;
-  row.app_id = app_id;
+  FactsRow row = EventRow(app_id, target, "bootstrap", offset);
   row.rows = rows;
-  row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
-  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
-  row.deletes = row.inserts = row.updates = 0;
   row.started_at = started_at;
   row.duration_ms = duration_ms;
-  row.event = "bootstrap";
-  row.target = target;
-  row.written_at = NowUtc();
   return row;
 }
 
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
                               const Offset& offset, const std::string& kind, int generation) {
-  FactsRow row;
-  row.app_id = app_id;
-  row.rows = 0;
-  row.min_lsn = row.max_lsn = row.end_lsn = offset.lsn.ToString();
-  row.min_commit_ts = row.max_commit_ts = row.end_commit_ts = offset.commit_ts;
-  row.deletes = row.inserts = row.updates = 0;
-  row.started_at = NowUtc();
-  row.duration_ms = 0;
-  row.event = "snapshot_open";
+  FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
   row.detail = nlohmann::json{{"mode", "full"},
                               {"kind", kind},
                               {"generation", generation},
                               {"lost_from_ts", nullptr},
                               {"lost_to_ts", nullptr}}
                    .dump();
-  row.target = target;
-  row.written_at = NowUtc();
+  return row;
+}
+
+
+FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
+                             const Offset& offset, const std::string& kind, int generation,
+                             const std::vector<std::string>& keys, const std::string& plan_kind,
+                             std::int64_t rows_estimate) {
+  FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
+  row.detail = nlohmann::json{{"mode", "chunked"},
+                              {"kind", kind},
+                              {"generation", generation},
+                              {"lost_from_ts", nullptr},
+                              {"lost_to_ts", nullptr},
+                              {"keys", keys},
+                              {"plan", {{"kind", plan_kind}, {"rows", rows_estimate}}}}
+                   .dump();
+  return row;
+}
+
+FactsRow SnapshotPlanFactsRow(const std::string& app_id, const std::string& target,
+                              const Offset& snapshot, const std::string& kind,
+                              const std::vector<std::string>& keys, std::int64_t chunk_rows,
+                              int chunks, const std::string& digest,
+                              const std::string& plans_table) {
+  FactsRow row = EventRow(app_id, target, "snapshot_plan", snapshot);
+  row.detail = nlohmann::json{{"snapshot", snapshot.lsn.ToString()},
+                              {"kind", kind},
+                              {"keys", keys},
+                              {"chunk_rows", chunk_rows},
+                              {"chunks", chunks},
+                              {"digest", digest},
+                              {"plans_table", plans_table}}
+                   .dump();
+  return row;
+}
+
+FactsRow SnapshotChunkFactsRow(const std::string& app_id, const std::string& target,
+                               const Lsn& snapshot, std::int64_t wave, const ChunkFacts& chunk,
+                               const Offset& stamp, const std::optional<Lsn>& max_lsn_after,
+                               UtcMicros started_at, std::int64_t duration_ms) {
+  FactsRow row = EventRow(app_id, target, "snapshot_chunk", stamp);
+  row.rows = chunk.rows;
+  row.inserts = 0;
+  if (max_lsn_after) row.max_lsn = max_lsn_after->ToString();
+  row.started_at = started_at;
+  row.duration_ms = duration_ms;
+  row.read_seconds = chunk.read_seconds;
+  row.detail = nlohmann::json{{"snapshot", snapshot.ToString()},
+                              {"chunk", chunk.chunk},
+                              {"wave", wave},
+                              {"last", chunk.last}}
+                   .dump();
+  return row;
+}
+
+FactsRow ChunkedCompletionFactsRow(const std::string& app_id, const std::string& target,
+                                   const std::string& kind, const Offset& snapshot, int chunks,
+                                   std::int64_t rows, const Lsn& last_lsn, UtcMicros started_at,
+                                   std::int64_t duration_ms) {
+  FactsRow row = BootstrapFactsRow(app_id, target, snapshot, rows, started_at, duration_ms);
+  row.event = kind;
+  row.detail = nlohmann::json{{"snapshot", snapshot.lsn.ToString()},
+                              {"chunks", chunks},
+                              {"rows", rows},
+                              {"last_lsn", last_lsn.ToString()}}
+                   .dump();
   return row;
 }
 

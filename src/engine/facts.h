@@ -48,6 +48,43 @@ std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRo
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
                               const Offset& offset, const std::string& kind, int generation);
 
+// The `snapshot_open` row of a chunked snapshot opened at `offset` (S): detail adds "keys" and
+// "plan" {"kind": "int"|"keyset", "rows": the table's row estimate}. No key value: bounds
+// live in the plans table.
+FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
+                             const Offset& offset, const std::string& kind, int generation,
+                             const std::vector<std::string>& keys, const std::string& plan_kind,
+                             std::int64_t rows_estimate);
+
+// The `snapshot_plan` row: detail {"snapshot", "kind", "keys", "chunk_rows", "chunks" (how
+// many), "digest" (ChunkPlanDigest), "plans_table"}.
+FactsRow SnapshotPlanFactsRow(const std::string& app_id, const std::string& target,
+                              const Offset& snapshot, const std::string& kind,
+                              const std::vector<std::string>& keys, std::int64_t chunk_rows,
+                              int chunks, const std::string& digest,
+                              const std::string& plans_table);
+
+// A `snapshot_chunk` row: the chunk's rows read at stamp `stamp` (min_lsn), max_lsn the max
+// LSN after the wave's read; detail {"snapshot", "chunk", "wave", "last"}; duration_ms the
+// wave's, read_seconds the chunk's own when known.
+struct ChunkFacts {
+  int chunk = 0;
+  std::int64_t rows = 0;
+  std::optional<double> read_seconds;
+  bool last = false;
+};
+FactsRow SnapshotChunkFactsRow(const std::string& app_id, const std::string& target,
+                               const Lsn& snapshot, std::int64_t wave, const ChunkFacts& chunk,
+                               const Offset& stamp, const std::optional<Lsn>& max_lsn_after,
+                               UtcMicros started_at, std::int64_t duration_ms);
+
+// The completion row of a chunked snapshot (`bootstrap` or `resnapshot`): min = max = S, rows
+// the sum of its chunks, detail {"snapshot", "chunks", "rows", "last_lsn"}.
+FactsRow ChunkedCompletionFactsRow(const std::string& app_id, const std::string& target,
+                                   const std::string& kind, const Offset& snapshot, int chunks,
+                                   std::int64_t rows, const Lsn& last_lsn, UtcMicros started_at,
+                                   std::int64_t duration_ms);
+
 // The `bootstrap` row of a stream whose snapshot (taken, found or seeded) stands at `offset`
 // and holds `rows` rows; min, max and end LSN are the snapshot's.
 FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,

@@ -9,12 +9,17 @@
 #include "core/errors.h"
 #include "delta/grouped_appender.h"
 #include "delta/table.h"
+#include "engine/backfill_runner.h"
 #include "engine/bootstrap.h"
+#include "engine/delta_backfill_tables.h"
 #include "engine/checkpoint_lock.h"
 #include "engine/staged_files.h"
 #include "engine/stream_batch.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
+#include "snapshot/chunk_plan.h"
+#include "snapshot/plans_table.h"
+#include "snapshot/snapshot_finder.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
 
@@ -25,6 +30,8 @@ namespace {
 // processing-time trigger of a shorter interval): short enough for low latency, long enough to
 // keep an idle stream's CPU near zero.
 constexpr std::chrono::milliseconds kIdlePoll{100};
+// How often a caught-up availableNow stream looks whether its backfill is done.
+constexpr std::chrono::milliseconds kBackfillPoll{200};
 
 void CheckSupported(const StreamConfig& config) {
   ValidateStreamConfig(config.source, config.params);
@@ -39,9 +46,6 @@ void CheckSupported(const StreamConfig& config) {
   if (config.params.on_data_loss == OnDataLoss::kResnapshot) {
     throw ConfigError("on_data_loss='resnapshot' is not supported by native streams yet: use "
                       "'fail' (the default), or failOnDataLoss=false to record gaps and go on");
-  }
-  if (config.params.snapshot == SnapshotMode::kChunked) {
-    throw ConfigError("snapshot='chunked' is not supported by native streams yet: use 'full'");
   }
   if (config.params.snapshot_on_switch) {
     throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
@@ -77,6 +81,7 @@ class Stream::Impl {
  public:
   Impl(const StreamConfig& config, SourceFactory factory) {
     context_.config = config;
+    factory_ = factory ? factory : MakeSourceFactory(config.source);
     if (config.services) context_.sources = config.services->sources;
     if (!context_.sources) {
       // A stream alone lends its ranges no more Sources than it reads ranges at once.
@@ -89,6 +94,7 @@ class Stream::Impl {
   ~Impl() {
     Stop();
     if (thread_.joinable()) thread_.join();
+    backfill_.reset();
   }
 
   void Prepare() {
@@ -141,6 +147,7 @@ class Stream::Impl {
       cv_.notify_all();
       if (started_ && !ended_) wake = wake_;
     }
+    if (backfill_) backfill_->Stop();
     if (wake) wake();  // a turn far ahead comes now, and ends the stream
   }
 
@@ -158,6 +165,7 @@ class Stream::Impl {
     try {
       // A quiet stream whose range is known empty up to the group's fresh max LSN has nothing
       // to do: it does not take a Source, which a busy stream's batch may be waiting for.
+      ObserveBackfill();
       if (auto due = QuietTurn()) return due;
       const LentSource lent(context_);
       auto due = RunTurn();
@@ -235,6 +243,10 @@ class Stream::Impl {
     c.partitions = std::min(ReadPartitions(c.config.source), c.config.limits.connections);
     const int ranges = c.config.concurrent_ranges > 0 ? c.config.concurrent_ranges : c.partitions;
     columns_ = columns;
+    if (params.bootstrap && params.snapshot == SnapshotMode::kChunked) {
+      // A table that cannot be read in chunks is refused before anything is written.
+      ChunkPlanKind(c.instance, columns, c.config.source.snapshot_keys.value_or(std::vector<std::string>{}));
+    }
     // A group checks its widest table once every table is known (StreamGroup::Prepare).
     if (c.config.concurrent_ranges == 0) {
       CheckRowFitsBudget(columns, c.instance.name, c.config.limits, ranges);
@@ -329,8 +341,19 @@ class Stream::Impl {
       request.arrow_batch_bytes = c.arrow_batch_bytes;
       request.partitions = c.partitions;
       request.key_columns = c.config.source.snapshot_keys.value_or(std::vector<std::string>{});
-      DeltaBootstrapTables tables(*c.bronze, c.facts.get(), c.write_options);
-      start = RunBootstrap(request, *c.source, *c.sources, *c.clock, *c.checkpoint, tables).offset;
+      std::optional<Offset> chunked;
+      if (params.snapshot == SnapshotMode::kChunked && !snapshot) chunked = OpenChunked(request);
+      if (chunked) {
+        c.checkpoint->WriteSnapshot(SnapshotState{true, *chunked, 0, -1});
+        start = chunked;
+      } else {
+        if (!snapshot && c.facts) {
+          CheckModeLock(BackfillTablesFor().SnapshotEvents(), params.app_id, SnapshotMode::kFull,
+                        "bootstrap (snapshot=\"full\")", c.source->MinLsn(c.instance.name));
+        }
+        DeltaBootstrapTables tables(*c.bronze, c.facts.get(), c.write_options);
+        start = RunBootstrap(request, *c.source, *c.sources, *c.clock, *c.checkpoint, tables).offset;
+      }
       c.checkpoint->WriteStart(*start);
     } else if (!start) {
       start = initial_ ? *initial_
@@ -342,6 +365,8 @@ class Stream::Impl {
                    "streams from LSN {}; no snapshot is taken",
                    c.instance.name, params.checkpoint, start->lsn.ToString());
     }
+
+    if (params.bootstrap && params.snapshot == SnapshotMode::kChunked && c.facts) StartBackfill();
 
     const RecoveryPoint recovery = c.checkpoint->Recover();
     replay_ = recovery.replay;
@@ -455,8 +480,11 @@ class Stream::Impl {
       }
     }
     MarkPlanned();
+    ObserveBackfill();
     if (!offsets) {
       if (trigger.kind() == Trigger::Kind::kAvailableNow) {
+        // availableNow reads everything there is, the open chunked snapshot included.
+        if (backfill_ && !backfill_->ended()) return now + kBackfillPoll;
         std::lock_guard lock(mu_);
         progress_.caught_up = true;
         Changed();
@@ -483,7 +511,78 @@ class Stream::Impl {
     return std::chrono::steady_clock::now();
   }
 
+  // The Delta tables a chunked snapshot's open and backfill read and write.
+  DeltaBackfillConfig BackfillConfig() const {
+    const StreamContext& c = context_;
+    DeltaBackfillConfig config;
+    config.target = c.config.params.target;
+    config.facts_table = *c.config.params.facts_table;
+    config.plans_table = PlansTableFor(c.config.params.target);
+    config.checkpoint = c.config.params.checkpoint;
+    config.bronze_schema = c.bronze_schema;
+    config.write = c.write_options;
+    config.batch_rows = c.config.source.arrow_batch_size;
+    config.batch_bytes = c.arrow_batch_bytes;
+    return config;
+  }
+
+  DeltaBackfillTables BackfillTablesFor() {
+    StreamContext& c = context_;
+    return DeltaBackfillTables(BackfillConfig(), delta::DeltaTable::Open(c.config.params.target),
+                               *c.facts, *c.source, *c.sources);
+  }
+
+  // Opens the chunked snapshot (or finds it open); nullopt when bronze holds a snapshot of
+  // the table already, which the full bootstrap's path starts from.
+  std::optional<Offset> OpenChunked(const BootstrapRequest& bootstrap) {
+    StreamContext& c = context_;
+    ChunkedOpenRequest request;
+    request.instance = bootstrap.instance;
+    request.instances = bootstrap.instances;
+    request.columns = bootstrap.columns;
+    request.key_columns = bootstrap.key_columns;
+    request.app_id = bootstrap.app_id;
+    request.target = bootstrap.target;
+    auto tables = BackfillTablesFor();
+    const ChunkedOpenResult opened = OpenChunkedSnapshot(request, *c.source, *c.clock, tables);
+    if (opened.found) return std::nullopt;
+    return opened.snapshot;
+  }
+
+  void StartBackfill() {
+    StreamContext& c = context_;
+    const NativeBackfillOptions& options = c.config.backfill;
+    BackfillRequest request;
+    request.instance = c.instance;
+    request.columns = columns_;
+    request.key_columns = c.config.source.snapshot_keys.value_or(std::vector<std::string>{});
+    request.app_id = c.config.params.app_id;
+    request.target = c.config.params.target;
+    request.plans_table = PlansTableFor(c.config.params.target);
+    request.chunk_rows = options.chunk_rows;
+    request.target_wave_seconds = options.target_wave_seconds;
+    request.min_headroom_hours = options.min_headroom_hours;
+    request.partitions = options.partitions.value_or(c.partitions);
+    ValidateBackfillRequest(request);
+    backfill_ = std::make_unique<BackfillRunner>(std::move(request), BackfillConfig(), factory_,
+                                                 *c.clock, *c.facts);
+  }
+
+  // The backfill's status into the progress; its failure is the stream's.
+  void ObserveBackfill() {
+    if (!backfill_) return;
+    if (auto status = backfill_->status()) {
+      std::lock_guard lock(mu_);
+      progress_.backfill = status;
+    }
+    if (backfill_->ended()) {
+      if (auto error = backfill_->error()) std::rethrow_exception(error);
+    }
+  }
+
   StreamContext context_;
+  SourceFactory factory_;
+  std::unique_ptr<BackfillRunner> backfill_;
   std::shared_ptr<arrow::Schema> output_schema_;
   std::vector<CapturedColumn> columns_;  // as CheckInput read them
   std::optional<Offset> initial_;  // where a new checkpoint starts, found by CheckInput

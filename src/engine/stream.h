@@ -40,6 +40,7 @@
 
 #include "core/offset.h"
 #include "core/options.h"
+#include "engine/backfill.h"
 #include "engine/engine_limits.h"
 #include "engine/finalization.h"
 #include "source/max_lsn_cache.h"
@@ -85,6 +86,9 @@ struct StreamConfig {
   // numPartitions.
   EngineLimits limits;
   int concurrent_ranges = 0;
+  // A chunked snapshot (params.snapshot chunked, with bootstrap) is read by a backfill in the
+  // stream's process, next to it, with these limits (backfill_runner.h).
+  NativeBackfillOptions backfill;
   std::shared_ptr<StreamServices> services;
   // Tests only: called after each step of each batch; a hook that throws ends the stream
   // right there, as a crash would, so tests can restart from every intermediate state.
@@ -101,6 +105,7 @@ struct StreamProgress {
   std::optional<double> capture_lag_seconds;
   std::optional<double> ingestion_lag_seconds;
   bool caught_up = false;          // availableNow: reached its target
+  std::optional<BackfillStatus> backfill;  // the in-process backfill's last status
 };
 
 class Stream {

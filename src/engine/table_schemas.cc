@@ -1,5 +1,7 @@
 #include "engine/table_schemas.h"
 
+#include "snapshot/plans_table.h"
+
 #include <arrow/api.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "snapshot/plans_table.h"
 #include "source/output_schema.h"
 
 namespace mssql_cdc {
@@ -21,6 +24,7 @@ namespace {
 constexpr char kBronzeSchemaVersion[] = "2";
 constexpr char kFactsSchemaVersion[] = "12";
 constexpr char kControlSchemaVersion[] = "4";
+constexpr char kPlansSchemaVersion[] = "0";
 
 std::shared_ptr<arrow::DataType> Timestamp() {
   // TIMESTAMP_NTZ: naive UTC, microseconds, no time zone.
@@ -199,6 +203,14 @@ delta::CreateOptions FactsTableOptions() {
       FactsSchema(),
       "mssql-cdc facts: one row per micro-batch or event of every stream writing here",
       kFactsSchemaVersion);
+}
+
+delta::CreateOptions PlansTableOptions() {
+  return EngineTableOptions(
+      PlansSchema(),
+      "mssql-cdc snapshot plans: the chunk bounds of the chunked snapshots of the bronze table "
+      "beside it, one row per chunk, written once per snapshot",
+      kPlansSchemaVersion);
 }
 
 delta::CreateOptions ControlTableOptions() {

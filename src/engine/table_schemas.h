@@ -35,6 +35,8 @@ delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& ou
                                         const std::string& capture_instance);
 delta::CreateOptions FactsTableOptions();
 delta::CreateOptions ControlTableOptions();
+// The plans table beside a bronze table (snapshot/plans_table.h).
+delta::CreateOptions PlansTableOptions();
 
 // The table at `uri`, created with `options` when there is none. A table that exists is
 // opened as it is, whatever its schema: appends merge new columns into it (merge_schema).

@@ -134,6 +134,7 @@ StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table)
   stream.control_table = config.control_table;
   stream.granularity = config.granularity;
   stream.limits = config.limits;
+  stream.backfill = config.backfill;
   return stream;
 }
 

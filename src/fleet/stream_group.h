@@ -47,6 +47,7 @@ struct ManyConfig {
   std::optional<std::string> control_table;  // track every table's verdict here when set
   Granularity granularity = Granularity::kHour;
   EngineLimits limits;  // memory, connections, threads and streams of the whole group
+  NativeBackfillOptions backfill;  // each chunked snapshot's in-process backfill
 };
 
 // The validated configuration of one table's stream: the shared options with the table's,
