@@ -18,6 +18,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
+
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
@@ -25,8 +28,10 @@
 #include "core/errors.h"
 #include "delta/table.h"
 #include "delta/table_cells.h"
+#include "engine/delta_backfill_tables.h"
 #include "engine/finalization.h"
 #include "fleet/stream_group.h"
+#include "snapshot/chunked_state.h"
 
 namespace mssql_cdc::cli {
 namespace {
@@ -62,6 +67,8 @@ struct TableStatus {
   std::optional<std::string> last_event;
   std::optional<UtcMicros> last_event_at;
   std::optional<Verdict> verdict;
+  // The stream's newest chunked snapshot while it is open: how far its backfill has come.
+  std::optional<ChunkedProgress> open_snapshot;
   std::vector<Alert> alerts;
 };
 
@@ -209,9 +216,38 @@ json ToJson(const TableStatus& s) {
   } else {
     out["verdict"] = nullptr;
   }
+  if (s.open_snapshot) {
+    const ChunkedProgress& p = *s.open_snapshot;
+    const auto pace = p.pace();
+    out["open_snapshot"] = {
+        {"snapshot", p.opened.snapshot.ToString()},
+        {"chunks_done", p.done().size()},
+        {"chunks_total", p.planned ? json(p.chunks_total) : json(nullptr)},
+        {"rows", p.rows()},
+        {"rows_per_second", pace ? json(pace->rows_per_second) : json(nullptr)},
+        {"seconds_left", pace && pace->seconds_left ? json(*pace->seconds_left) : json(nullptr)}};
+  } else {
+    out["open_snapshot"] = nullptr;
+  }
   out["alerts"] = json::array();
   for (const auto& a : s.alerts) out["alerts"].push_back({{"check", a.check}, {"message", a.message}});
   return out;
+}
+
+// "chunked snapshot at LSN S: 12 of 40 chunks, 480000 rows, 35000 rows/s, about 3 min left".
+std::string SnapshotLine(const ChunkedProgress& p) {
+  std::string line = "chunked snapshot at LSN " + p.opened.snapshot.ToString() + ": ";
+  if (!p.planned) return line + "open, not planned yet (its backfill has not started)";
+  line += std::to_string(p.done().size()) + " of " + std::to_string(p.chunks_total) + " chunks, " +
+          std::to_string(p.rows()) + " rows";
+  if (auto pace = p.pace()) {
+    line += ", " + Fixed(pace->rows_per_second, 0) + " rows/s";
+    if (pace->seconds_left) {
+      const double minutes = *pace->seconds_left / 60;
+      line += minutes < 1 ? ", under a minute left" : ", about " + Fixed(minutes, 0) + " min left";
+    }
+  }
+  return line;
 }
 
 void PrintText(const std::vector<TableStatus>& tables) {
@@ -233,6 +269,7 @@ void PrintText(const std::vector<TableStatus>& tables) {
     if (s.verdict) verdict = FormatIsoMillis(s.verdict->finalized_until.value);
     std::cout << pad(s.capture_instance, width + 2) << pad(batch, 8) << pad(written, 25)
               << pad(end, 25) << pad(verdict, 25) << (s.alerts.empty() ? "ok" : "ALERT") << "\n";
+    if (s.open_snapshot) std::cout << "  " << SnapshotLine(*s.open_snapshot) << "\n";
     for (const auto& a : s.alerts) {
       std::cout << "  " << a.check << ": " << a.message << "\n";
     }
@@ -242,7 +279,23 @@ void PrintText(const std::vector<TableStatus>& tables) {
 struct StatusArgs {
   std::string file;
   bool json = false;
+  double watch_seconds = 0;  // > 0: print again at this interval until interrupted
 };
+
+int Status(const StatusArgs& args);
+
+// Status again and again, the screen cleared first on a terminal, so that an open snapshot's
+// progress (and every check) can be watched live.
+int Watch(const StatusArgs& args) {
+  const bool terminal = isatty(STDOUT_FILENO) != 0;
+  for (;;) {
+    if (terminal) std::cout << "\033[H\033[2J";
+    const int status = Status(args);
+    if (status == kExitBadInput) return status;
+    std::cout << std::flush;
+    std::this_thread::sleep_for(std::chrono::duration<double>(args.watch_seconds));
+  }
+}
 
 int Status(const StatusArgs& args) {
   // stdout carries the output proper; the engine's log goes to stderr.
@@ -268,7 +321,12 @@ int Status(const StatusArgs& args) {
     TableStatus s;
     s.capture_instance = table.capture_instance;
     s.target = ExpandTemplate(config.many.target, "target", table.capture_instance);
-    if (facts) ReadFacts(*facts, s);
+    if (facts) {
+      ReadFacts(*facts, s);
+      const std::string app_id = ExpandTemplate(config.many.app_id, "app_id", table.capture_instance);
+      auto chunked = NewestChunked(ReadSnapshotEvents(*facts, s.target), app_id);
+      if (chunked && !chunked->opened.complete) s.open_snapshot = std::move(chunked);
+    }
     if (auto verdict = verdicts.find(s.target); verdict != verdicts.end()) s.verdict = verdict->second;
     Check(config, now, s);
     tables.push_back(std::move(s));
@@ -294,8 +352,12 @@ void AddStatusCommand(CLI::App& app) {
       "status", "Per table of a pipeline file: the last facts row, health checks and verdict");
   cmd->add_option("pipeline", args->file, "The pipeline file")->required();
   cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_option("--watch", args->watch_seconds,
+                  "Print again every SECONDS until interrupted (a terminal is cleared first): "
+                  "open snapshots' progress, live")
+      ->check(CLI::PositiveNumber);
   cmd->callback([args] {
-    const int status = Status(*args);
+    const int status = args->watch_seconds > 0 ? Watch(*args) : Status(*args);
     if (status != kExitOk) ExitWith(status);
   });
 }

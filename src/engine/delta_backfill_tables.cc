@@ -25,6 +25,8 @@ std::vector<SnapshotEvent> ReadSnapshotEvents(const delta::DeltaTable& facts, co
     e.rows = delta::IntCell(*rows, "rows", r);
     e.duration_ms = delta::IntCell(*rows, "duration_ms", r);
     e.detail = delta::TextCell(*rows, "detail", r);
+    if (auto at = delta::TimestampCell(*rows, "started_at", r)) e.started_at = UtcMicros{*at};
+    if (auto at = delta::TimestampCell(*rows, "written_at", r)) e.written_at = UtcMicros{*at};
     events.push_back(std::move(e));
   }
   return events;

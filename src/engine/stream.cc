@@ -483,8 +483,13 @@ class Stream::Impl {
     ObserveBackfill();
     if (!offsets) {
       if (trigger.kind() == Trigger::Kind::kAvailableNow) {
-        // availableNow reads everything there is, the open chunked snapshot included.
-        if (backfill_ && !backfill_->ended()) return now + kBackfillPoll;
+        // availableNow reads everything there is, the open chunked snapshot included; a
+        // backfill waiting for headroom (or metrics) is left to the next run.
+        if (backfill_ && !backfill_->ended()) {
+          const auto status = backfill_->status();
+          if (!status || !status->paused) return now + kBackfillPoll;
+          backfill_->Stop();
+        }
         std::lock_guard lock(mu_);
         progress_.caught_up = true;
         Changed();

@@ -68,6 +68,21 @@ std::optional<double> ChunkedProgress::seconds_per_round(int partitions) const {
   return static_cast<double>(*wave_ms) / 1000.0 / std::max(1, rounds);
 }
 
+std::optional<ChunkedProgress::Pace> ChunkedProgress::pace() const {
+  std::optional<std::int64_t> first, last;
+  for (const auto& c : chunks) {
+    if (c.started_at && (!first || c.started_at->value < *first)) first = c.started_at->value;
+    if (c.written_at && (!last || c.written_at->value > *last)) last = c.written_at->value;
+  }
+  if (!first || !last || *last <= *first) return std::nullopt;
+  const double seconds = static_cast<double>(*last - *first) / 1e6;
+  Pace pace;
+  pace.rows_per_second = static_cast<double>(rows()) / seconds;
+  const auto read = static_cast<double>(done().size());
+  if (planned && read > 0) pace.seconds_left = seconds / read * std::max(0.0, chunks_total - read);
+  return pace;
+}
+
 std::vector<OpenedSnapshot> SnapshotsOpened(const std::vector<SnapshotEvent>& events,
                                             const std::string& app_id) {
   std::vector<OpenedSnapshot> opened;
@@ -118,6 +133,8 @@ std::optional<ChunkedProgress> NewestChunked(const std::vector<SnapshotEvent>& e
       record.rows = event.rows.value_or(0);
       record.last = detail.value("last", false);
       record.wave_ms = event.duration_ms;
+      record.started_at = event.started_at;
+      record.written_at = event.written_at;
       // A wave's rows written twice by two racing calls are one chunk read.
       if (record.chunk >= 0 && seen.insert(record.chunk).second) progress->chunks.push_back(record);
     }

@@ -28,6 +28,7 @@ struct SnapshotEvent {
   std::optional<std::int64_t> rows;
   std::optional<std::int64_t> duration_ms;
   std::optional<std::string> detail;  // JSON text
+  std::optional<UtcMicros> started_at, written_at;
 };
 
 struct OpenedSnapshot {
@@ -45,6 +46,7 @@ struct ChunkRecord {
   std::int64_t rows = 0;
   bool last = false;
   std::optional<std::int64_t> wave_ms;  // how long its wave took
+  std::optional<UtcMicros> started_at, written_at;  // its wave's
 };
 
 // What the facts rows say of one chunked snapshot.
@@ -60,6 +62,13 @@ struct ChunkedProgress {
   std::int64_t last_wave() const;
   // Seconds per round of `partitions` chunks at the pace of the last wave; nullopt without one.
   std::optional<double> seconds_per_round(int partitions) const;
+  // Rows per second from the first wave's start to the last wave's facts, and the seconds the
+  // chunks not yet read would take at that pace; nullopt before a wave.
+  struct Pace {
+    double rows_per_second = 0;
+    std::optional<double> seconds_left;
+  };
+  std::optional<Pace> pace() const;
 };
 
 // Every snapshot opened for stream `app_id` (its generations included: app_id.g<n>), oldest

@@ -223,3 +223,26 @@ def test_sigkill_during_waves_20_times_ends_equal_to_the_source(cli, tmp_path):
         named = {os.path.basename(f) for f in DeltaTable(str(table_dir)).file_uris()}
         assert {p.name for p in table_dir.glob("*.parquet")} == named, ci
     check_against_full(tmp_path, "chunked", "full")
+
+
+def test_status_shows_an_open_snapshots_progress_and_availablenow_leaves_a_waiting_backfill(cli, tmp_path):
+    make_db(cli, tmp_path)
+    source = 'simPath = "shop.sim"'
+    waiting = write_pipeline(tmp_path, "chunked", "availableNow", source, "sim", "chunked")
+    # Headroom no stream has: the backfill plans, then waits; availableNow ends all the same.
+    waiting.write_text(waiting.read_text() + "min_headroom_hours = 1000000\n")
+    summary = json.loads(cli("run", "--json", waiting).stdout.splitlines()[-1])
+    assert summary["failed"] == []
+    status = json.loads(cli("status", "--json", waiting, check=False).stdout)
+    for table in status["tables"]:
+        progress = table["open_snapshot"]
+        assert progress["chunks_done"] == 0 and progress["chunks_total"] >= 3, progress
+    text = cli("status", waiting, check=False).stdout
+    assert "chunked snapshot at LSN 0x" in text and "0 of " in text, text
+
+    done = write_pipeline(tmp_path, "chunked", "availableNow", source, "sim", "chunked")
+    cli("run", done)
+    status = json.loads(cli("status", "--json", done, check=False).stdout)
+    assert [t["open_snapshot"] for t in status["tables"]] == [None] * len(TABLES)
+    for ci in TABLES:
+        check_chunked(tmp_path, tmp_path / "shop.sim", "chunked", ci)
