@@ -26,9 +26,11 @@ def _struct(schema_json: str) -> StructType:
 
 
 def snapshot_frame(spark: Any, options: Mapping[str, str], plan: Mapping[str, Any],
-                   bronze_schema: StructType) -> Any:
+                   bronze_schema: StructType, *, snapshot: str | None = None) -> Any:
     """The snapshot the engine planned (``{"lsn", "keys", "chunks"}``) as a DataFrame in bronze's
-    schema, read by Spark's tasks a range each through ``format("mssql_cdc_snapshot")``."""
+    schema, read by Spark's tasks a range each through ``format("mssql_cdc_snapshot")``, its rows
+    stamped ``lsn``. ``snapshot``: the S of a chunked snapshot's wave, whose rows keep their
+    ``_chunk``; otherwise ``_snapshot`` is the stamp and ``_chunk`` NULL."""
     read = {k: v for k, v in options.items()
             if k.lower() not in ("snapshotchunks", "snapshotkeys", "snapshotlsn")}
     read["snapshotLsn"] = plan["lsn"]
@@ -36,7 +38,9 @@ def snapshot_frame(spark: Any, options: Mapping[str, str], plan: Mapping[str, An
         read["snapshotKeys"] = json.dumps(plan["keys"])
         read["snapshotChunks"] = json.dumps(plan["chunks"])
     frame = spark.read.format(snapshot_source.NAME).options(**read).load()
-    added = {"_batch_id": F.lit(None), "_snapshot": F.lit(plan["lsn"]), "_chunk": F.lit(None)}
+    added = {"_batch_id": F.lit(None), "_snapshot": F.lit(snapshot or plan["lsn"])}
+    if snapshot is None:
+        added["_chunk"] = F.lit(None)
     return frame.select(*[
         (added[field.name] if field.name in added else F.col(field.name)).cast(field.dataType).alias(field.name)
         for field in bronze_schema.fields])

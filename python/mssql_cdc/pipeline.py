@@ -9,8 +9,11 @@ checkpoint, written through the session: ``mssql_cdc.bootstrap``), starts
 ``readStream.format("mssql_cdc")`` into ``foreachBatch(delta_sink)`` and returns the
 StreamingQuery without waiting.
 
-Not supported yet, refused with a ConfigError (a ``ValueError``): ``on_data_loss="resnapshot"``,
-``snapshot="chunked"`` and ``snapshot_on_switch=True``.
+With ``bootstrap=True`` and ``snapshot="chunked"`` it opens a chunked snapshot at S instead and
+starts the stream there at once; ``CdcStream.backfill`` then reads it (``mssql_cdc.backfill``).
+
+Not supported yet, refused with a ConfigError (a ``ValueError``): ``on_data_loss="resnapshot"``
+and ``snapshot_on_switch=True``.
 Each batch's offsets and what its read measured reach the sink through a metrics directory
 (``mssql_cdc.handoff``): ``<metricsPath>/<app_id>`` when that option is given, else
 ``<checkpoint>/_mssql_cdc_metrics/<app_id>``. It is opened and written once before anything
@@ -28,7 +31,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, snapshot_source, tables
+from mssql_cdc import _core, backfill, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import copy_options, find_option, get_option, join, set_option
 from mssql_cdc.datasource import NAME, register
@@ -85,8 +88,9 @@ class CdcStream:
         if on_data_loss == "resnapshot":
             raise ConfigError('to_delta: on_data_loss="resnapshot" is not supported yet on Spark; '
                               'use "fail" and recover by hand (docs/spark.md)')
-        if snapshot == "chunked":
-            raise ConfigError('to_delta: snapshot="chunked" is not supported yet on Spark; use "full"')
+        if snapshot == "chunked" and facts_table is None:
+            raise ConfigError('to_delta: snapshot="chunked" needs a facts_table: its event rows record the '
+                              'snapshot and which chunks are in bronze')
         if snapshot_on_switch:
             raise ConfigError("to_delta: snapshot_on_switch=True is not supported yet on Spark")
         if trigger is not None and not isinstance(trigger, Mapping):
@@ -115,7 +119,19 @@ class CdcStream:
                       capture_instance=capture_instance, statements=bronze_plan)
         if facts is not None:
             tables.ensure(self._spark, facts, "facts", statements=facts_plan)
-        if bootstrap:
+        if bootstrap and facts is not None:
+            # One mode per run: an open snapshot of the other mode refuses the start.
+            _core.check_mode_lock(backfill.snapshot_events(self._spark, facts, target_table.text), app_id,
+                                  snapshot, f'to_delta(bootstrap=True, snapshot="{snapshot}")')
+        lsn = None
+        if bootstrap and snapshot == "chunked":
+            lsn = backfill.open_chunked(self._spark, options, target_table, facts, app_id, checkpoint,
+                                        output_schema)
+            if lsn is not None:
+                set_option(options, "startingLsn", lsn)
+                log.info("mssql_cdc: chunked snapshot of %s open at %s; the stream starts there and "
+                         "backfill() reads the table", capture_instance, lsn)
+        if bootstrap and lsn is None:
             log.info("mssql_cdc: bootstrap of %s into %s", capture_instance, target)
             lsn = bootstrap_snapshot.run(self._spark, options, target_table, facts, app_id,
                                          join(checkpoint, BOOTSTRAP_DIR), output_schema)
@@ -162,6 +178,9 @@ class CdcStream:
         capture_instance = feed.capture_instance
         instances = feed.table_instances()
         del feed
+        if facts_table is not None:
+            events = backfill.snapshot_events(self._spark, tables.TableArg(facts_table, "facts_table"), target)
+            _core.check_mode_lock(events, app_id, "full", "snapshot()")
         bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
                                      capture_instance=capture_instance)
         tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
@@ -198,6 +217,61 @@ class CdcStream:
         return seed(self._spark, self._options, target, df, as_of, app_id=app_id,
                     facts_table=facts_table, allow_missing_columns=allow_missing_columns,
                     reseed=reseed)
+
+
+    def backfill(self, target: str, *, app_id: str, facts_table: str, chunk_rows: int | None = None,
+                 max_waves: int | None = None, max_seconds: float | None = None,
+                 target_wave_seconds: float | None = None, min_headroom_hours: float | None = None,
+                 isolation: str | None = None) -> dict:
+        """Reads the chunked snapshot ``to_delta(..., bootstrap=True, snapshot="chunked")`` opened
+        for `target` and `app_id`, in waves of ``numPartitions`` chunks, next to the running
+        stream; returns a BackfillStatus (``snapshot``, ``chunks_done``, ``chunks_total``,
+        ``rows``, ``done``, ``paused``, ``state``, ``reason``). Call it again until ``state`` is
+        ``"done"``. The first call plans the chunks (``chunk_rows`` each at most, default
+        1,000,000) into the plans table beside `target`. ``max_waves``/``max_seconds`` bound one
+        call; ``target_wave_seconds`` (default 300) sizes waves by the pace of the last;
+        ``min_headroom_hours`` pauses while the stream's retention headroom is below it;
+        ``isolation`` is ``"snapshot"`` or ``"readCommitted"`` (default: the isolationLevel
+        option). States: done, running, waiting_headroom, waiting_metrics, no_snapshot."""
+        for name, value in (("target", target), ("app_id", app_id), ("facts_table", facts_table)):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"backfill: {name} must be a non-empty string, not {value!r}")
+        budget = {"chunk_rows": _whole("chunk_rows", chunk_rows), "max_waves": _whole("max_waves", max_waves),
+                  "max_seconds": _number("max_seconds", max_seconds),
+                  "target_wave_seconds": _number("target_wave_seconds", target_wave_seconds),
+                  "min_headroom_hours": _number("min_headroom_hours", min_headroom_hours)}
+        _core.validate_backfill(**budget)
+        options = dict(self._options)
+        if isolation is not None:
+            if not isinstance(isolation, str) or isolation.lower() not in ("snapshot", "readcommitted"):
+                raise ConfigError(f'backfill: isolation must be "snapshot" or "readCommitted", not {isolation!r}')
+            set_option(options, "isolationLevel", isolation)
+        target_table = tables.TableArg(target, "target")
+        facts = tables.TableArg(facts_table, "facts_table")
+        feed = _core.Feed(options)
+        output_schema = feed.spark_schema_json()
+        del feed
+        status = backfill.run(self._spark, options, target_table, facts, app_id, output_schema, budget)
+        log.info("mssql_cdc: backfill of %s: %s (%s of %s chunks)", target, status["state"],
+                 status["chunks_done"], status["chunks_total"])
+        return status
+
+
+def _whole(name: str, value: Any) -> int | None:
+    """A whole number argument as given (None stays None); never a bool, a float or a string."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"backfill: {name} must be a whole number or None, not {value!r}")
+    return value
+
+
+def _number(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"backfill: {name} must be a number or None, not {value!r}")
+    return float(value)
 
 
 def metrics_location(options: Mapping[str, str], checkpoint: str, app_id: str) -> str | None:

@@ -66,6 +66,13 @@ def seed(spark: Any, options: Mapping[str, str], target: str, df: Any, as_of: An
     capture_instance = feed.capture_instance
     instances = feed.table_instances()
     del feed
+    if facts is not None:
+        # A seed is no snapshot of either mode: an open one of the stream refuses it.
+        from mssql_cdc.backfill import snapshot_events
+
+        events = snapshot_events(spark, facts, target)
+        for mode in ("full", "chunked"):
+            _core.check_mode_lock(events, app_id, mode, "seed()")
     columns = _core.seed_columns(options, list(df.columns), allow_missing_columns)
     offset = json.loads(_core.seed_point(options, as_of_time, as_of_lsn))
     bronze_plan = tables.prepare(spark, target_table, "bronze", output_schema_json=output_schema,

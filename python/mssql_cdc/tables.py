@@ -26,7 +26,7 @@ from mssql_cdc.errors import ConfigError
 
 log = logging.getLogger("mssql_cdc")
 
-_KINDS = ("bronze", "facts", "control")
+_KINDS = ("bronze", "facts", "control", "plans")
 
 
 def check_location(text: str, what: str) -> None:
@@ -133,6 +133,8 @@ def ensure(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | 
             _core.ensure_bronze(table.text, output_schema_json, capture_instance)
         elif kind == "facts":
             _core.ensure_facts(table.text)
+        elif kind == "plans":
+            _core.ensure_plans(table.text)
         else:
             _core.ensure_control(table.text)
         return

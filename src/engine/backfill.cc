@@ -45,17 +45,30 @@ BackfillStatus Ended(BackfillStatus status, std::string state, std::string reaso
   return status;
 }
 
-// The chunk rows a wave's bronze commit recorded in its userMetadata; nullopt when it holds
-// none (not a wave of this snapshot).
+// What a wave's bronze commit recorded in its userMetadata: its chunks, and their rows when
+// the writer knew them before the commit (a writer that counts them after, Spark's, leaves
+// them out: `rows` of bronze's snapshot rows then say). nullopt when it is no wave of this
+// snapshot.
 std::optional<WaveWritten> WaveOfMetadata(const std::optional<std::string>& metadata,
-                                          const Lsn& snapshot) {
+                                          const Lsn& snapshot, BackfillTables& tables) {
   if (!metadata) return std::nullopt;
   auto doc = nlohmann::json::parse(*metadata, nullptr, false);
   if (!doc.is_object() || doc.value("snapshot", std::string()) != snapshot.ToString()) return std::nullopt;
   const auto chunks = doc.find("chunks");
-  if (chunks == doc.end() || !chunks->is_object()) return std::nullopt;
+  if (chunks == doc.end() || !chunks->is_array()) return std::nullopt;
   WaveWritten wave;
-  for (const auto& [chunk, rows] : chunks->items()) wave.rows[std::stoi(chunk)] = rows.get<std::int64_t>();
+  const auto rows = doc.find("rows");
+  std::optional<std::map<int, std::int64_t>> counted;
+  for (const auto& chunk : *chunks) {
+    const int index = chunk.get<int>();
+    if (rows != doc.end() && rows->is_object() && rows->contains(std::to_string(index))) {
+      wave.rows[index] = (*rows)[std::to_string(index)].get<std::int64_t>();
+      continue;
+    }
+    if (!counted) counted = tables.ChunkRows(snapshot);
+    auto it = counted->find(index);
+    wave.rows[index] = it == counted->end() ? 0 : it->second;
+  }
   return wave;
 }
 
@@ -266,6 +279,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const
   const std::string wave_txn = WaveTxnAppId(app_id, s);
   const std::string chunk_txn = ChunkFactsTxnAppId(app_id, s);
   auto [last_wave, last_metadata] = tables.LastWave(wave_txn);
+  const std::int64_t facts_wave = progress->last_wave();
   auto record_wave = [&](std::int64_t wave, const WaveWritten& written, const Offset& stamp,
                          const std::optional<Lsn>& max_after, UtcMicros started_at,
                          std::int64_t duration_ms) {
@@ -288,8 +302,8 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const
       tables.AppendFacts(FactsToRecordBatch(rows), delta::Txn{chunk_txn, wave, std::nullopt});
     }
   };
-  if (last_wave > progress->last_wave()) {
-    std::optional<WaveWritten> rebuilt = WaveOfMetadata(last_metadata, s);
+  if (last_wave > facts_wave) {
+    std::optional<WaveWritten> rebuilt = WaveOfMetadata(last_metadata, s, tables);
     Offset stamp = snapshot;
     std::optional<Lsn> max_after;
     if (rebuilt && last_metadata) {
@@ -378,20 +392,24 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const
     for (int index : chunks) read.chunks.push_back(plan->chunks[index]);
     read.stamp = stamp;
     read.snapshot = s;
-    read.wave = last_wave + 1;
+    // Past every wave bronze or the facts know: Delta skips a txn version it holds.
+    read.wave = std::max(last_wave, progress->last_wave()) + 1;
     const auto wave_started = Clock::now();
     const UtcMicros wave_started_at = NowUtc();
     std::optional<Lsn> max_after;
     WaveWritten written = tables.AppendWave(read, delta::Txn{wave_txn, read.wave, std::nullopt},
                                             [&](const WaveWritten& rows) {
       max_after = source.MaxLsn();
+      nlohmann::json indexes = nlohmann::json::array();
+      for (int index : chunks) indexes.push_back(index);
       nlohmann::json per_chunk = nlohmann::json::object();
       for (const auto& [chunk, count] : rows.rows) per_chunk[std::to_string(chunk)] = count;
       return nlohmann::json{{"chunked_snapshot", ci},
                             {"snapshot", s.ToString()},
                             {"lsn", stamp.lsn.ToString()},
                             {"wave", read.wave},
-                            {"chunks", per_chunk},
+                            {"chunks", indexes},
+                            {"rows", per_chunk},
                             {"max_lsn", max_after ? nlohmann::json(max_after->ToString())
                                                   : nlohmann::json(nullptr)}}
           .dump();
@@ -399,7 +417,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const
     if (written.rows.empty()) {
       // Another call held this wave's txn: its commit says what it read.
       auto [version, metadata] = tables.LastWave(wave_txn);
-      if (auto theirs = WaveOfMetadata(metadata, s)) written = *theirs;
+      if (auto theirs = WaveOfMetadata(metadata, s, tables)) written = *theirs;
       read.wave = version;
     }
     const std::int64_t wave_ms = MillisSince(wave_started);

@@ -81,8 +81,9 @@ class BackfillTables {
   // the log.
   virtual std::map<int, std::int64_t> ChunkRows(const Lsn& snapshot) = 0;
   // Reads the wave's chunks and appends them in one bronze commit tagged `txn`, its
-  // userMetadata given by `metadata` once the rows per chunk are known. A txn bronze holds
-  // already writes nothing (and returns no rows).
+  // userMetadata given by `metadata` (with the rows per chunk when the writer knows them before
+  // the commit; else with none, and the rows are counted after it). A txn bronze holds already
+  // writes nothing and returns no rows.
   virtual WaveWritten AppendWave(const WaveRead& wave, const delta::Txn& txn,
                                  const std::function<std::string(const WaveWritten&)>& metadata) = 0;
   virtual void AppendFacts(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) = 0;

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "delta/table.h"
+#include "engine/backfill.h"
 #include "engine/bootstrap.h"
 #include "engine/staged_files.h"
 #include "engine/stream_checkpoint.h"
@@ -123,14 +124,19 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
   return Bootstrap(request, tables);
 }
 
-Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTables& tables) {
+void ChangeFeed::CheckBootstrap(const FeedBootstrapRequest& request, SnapshotMode mode) const {
   StreamParams params;
   params.target = request.target;
   params.app_id = request.app_id;
   params.checkpoint = request.state_dir;
   params.facts_table = request.facts_table;
   params.bootstrap = true;
+  params.snapshot = mode;
   ValidateStreamConfig(options_, params);
+}
+
+Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTables& tables) {
+  CheckBootstrap(request, SnapshotMode::kFull);
 
   StreamCheckpoint state(request.state_dir);
   state.ClaimFor({request.app_id, instance_.name, request.target});
@@ -149,6 +155,29 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
   const Offset start = RunBootstrap(snapshot, *source_, sources, clock_, state, tables).offset;
   if (!state.ReadStart()) state.WriteStart(start);
   return start;
+}
+
+std::optional<Offset> ChangeFeed::OpenChunked(const FeedBootstrapRequest& request,
+                                              BackfillTables& tables) {
+  CheckBootstrap(request, SnapshotMode::kChunked);
+  ChunkedOpenRequest open;
+  open.instance = instance_;
+  open.instances = TableInstances();
+  open.columns = source_->CapturedColumns(instance_.name);
+  open.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  open.app_id = request.app_id;
+  open.target = request.target;
+  const ChunkedOpenResult result = OpenChunkedSnapshot(open, *source_, clock_, tables);
+  if (result.found) return std::nullopt;
+  return result.snapshot;
+}
+
+BackfillStatus ChangeFeed::Backfill(BackfillRequest request, BackfillTables& tables) {
+  request.instance = instance_;
+  request.columns = source_->CapturedColumns(instance_.name);
+  request.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  request.partitions = ReadPartitions(options_);
+  return RunBackfill(request, *source_, clock_, tables);
 }
 
 std::optional<Offset> NativeHandoverOffset(const std::string& checkpoint_dir) {

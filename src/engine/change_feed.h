@@ -30,6 +30,9 @@
 namespace mssql_cdc {
 
 class BootstrapTables;
+class BackfillTables;
+struct BackfillRequest;
+struct BackfillStatus;
 
 // Changes after a position that CDC cleanup has purged.
 struct PurgedRange {
@@ -97,7 +100,18 @@ class ChangeFeed {
   // creates itself); `request.target` then only names bronze in the facts row.
   Offset Bootstrap(const FeedBootstrapRequest& request, BootstrapTables& tables);
 
+  // Opens the instance's chunked snapshot for stream request.app_id, or finds it open or
+  // complete (engine/backfill.h): the offset the stream starts after. nullopt when bronze holds
+  // a snapshot of the table the facts rows do not know: Bootstrap then starts from it.
+  std::optional<Offset> OpenChunked(const FeedBootstrapRequest& request, BackfillTables& tables);
+  // One backfill call (engine/backfill.h); the instance, its columns, snapshotKeys and
+  // numPartitions come from the feed.
+  BackfillStatus Backfill(BackfillRequest request, BackfillTables& tables);
+
  private:
+  // The rules a stream's bootstrap in `mode` would check (ValidateStreamConfig).
+  void CheckBootstrap(const FeedBootstrapRequest& request, SnapshotMode mode) const;
+
   SourceOptions options_;
   SourceFactory factory_;
   std::unique_ptr<Source> source_;

@@ -232,9 +232,11 @@ std::vector<std::string> RequiredColumns(TableKind kind) {
       return {"_capture_instance", "_start_lsn", "_seqval", "_operation", "_commit_ts"};
     case TableKind::kFacts:
       return {"app_id", "batch_id", "rows", "event", "end_lsn", "target"};
-    case TableKind::kControl: {
+    case TableKind::kControl:
+    case TableKind::kPlans: {
       std::vector<std::string> required;
-      for (const auto& field : ControlSchema()->fields()) required.push_back(field->name());
+      const auto schema = kind == TableKind::kControl ? ControlSchema() : PlansSchema();
+      for (const auto& field : schema->fields()) required.push_back(field->name());
       return required;
     }
   }
@@ -246,6 +248,7 @@ const char* TableKindName(TableKind kind) {
     case TableKind::kBronze: return "bronze table";
     case TableKind::kFacts: return "facts table";
     case TableKind::kControl: return "control table";
+    case TableKind::kPlans: return "plans table";
   }
   return "table";
 }

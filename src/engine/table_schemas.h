@@ -42,11 +42,11 @@ delta::CreateOptions PlansTableOptions();
 // opened as it is, whatever its schema: appends merge new columns into it (merge_schema).
 delta::DeltaTable OpenOrCreateTable(const std::string& uri, const delta::CreateOptions& options);
 
-enum class TableKind { kBronze, kFacts, kControl };
+enum class TableKind { kBronze, kFacts, kControl, kPlans };
 
 // The columns every table of `kind` has had since its first version.
 std::vector<std::string> RequiredColumns(TableKind kind);
-// "bronze table", "facts table", "control table".
+// "bronze table", "facts table", "control table", "plans table".
 const char* TableKindName(TableKind kind);
 // ConfigError "<where> is not a <kind>: it has no '<column>' column; <fix>" when `columns`
 // lack one of RequiredColumns(kind).

@@ -24,7 +24,8 @@ TableKind KindOf(const std::string& kind) {
   if (kind == "bronze") return TableKind::kBronze;
   if (kind == "facts") return TableKind::kFacts;
   if (kind == "control") return TableKind::kControl;
-  throw InternalError("no table kind '" + kind + "': bronze, facts or control");
+  if (kind == "plans") return TableKind::kPlans;
+  throw InternalError("no table kind '" + kind + "': bronze, facts, control or plans");
 }
 
 delta::CreateOptions DefinitionOf(TableKind kind, const std::optional<std::string>& output_schema,
@@ -37,6 +38,7 @@ delta::CreateOptions DefinitionOf(TableKind kind, const std::optional<std::strin
           capture_instance.value_or(""));
     case TableKind::kFacts: return FactsTableOptions();
     case TableKind::kControl: return ControlTableOptions();
+    case TableKind::kPlans: return PlansTableOptions();
   }
   throw InternalError("unknown table kind");
 }

@@ -5,6 +5,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/table.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -210,6 +211,20 @@ nb::dict SnapshotDict(const std::string& uri) {
 }  // namespace
 
 void BindDelta(nb::module_& m) {
+  m.def("txn_commit",
+        [](const std::string& uri, const std::string& app_id)
+            -> std::pair<std::int64_t, std::optional<std::string>> {
+          nb::gil_scoped_release release;
+          const auto table = DeltaTable::Open(uri);
+          const auto& versions = table.snapshot().app_versions;
+          const auto version = versions.find(app_id);
+          if (version == versions.end()) return {-1, std::nullopt};
+          const auto commit = table.CommitHoldingTxn(app_id);
+          return {version->second, commit ? commit->user_metadata : std::nullopt};
+        },
+        nb::arg("uri"), nb::arg("app_id"),
+        "(txn version, userMetadata of the commit that set it or None) of `app_id` in the Delta "
+        "table at `uri`; (-1, None) when it holds no txn of app_id.");
   m.def("delta_exists", [](const std::string& uri) { return DeltaTable::Exists(uri); },
         nb::arg("uri"), "Whether a Delta table (a _delta_log with a commit) is at `uri`.");
   m.def("delta_create", &Create, nb::arg("uri"), nb::arg("schema"),

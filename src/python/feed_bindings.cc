@@ -27,6 +27,7 @@
 #include "engine/stream_batch.h"
 #include "fleet/stream_group.h"
 #include "python/arrow_stream.h"
+#include "python/found_snapshot.h"
 #include "python/source_options.h"
 
 namespace nb = nanobind;
@@ -178,13 +179,7 @@ class PythonBootstrapTables final : public BootstrapTables {
   }
   std::optional<FoundSnapshot> FindSnapshot(const std::vector<std::string>& instances) override {
     nb::gil_scoped_acquire gil;
-    nb::object found = tables_.attr("find_snapshot")(instances);
-    if (found.is_none()) return std::nullopt;
-    auto [lsn, chunked] = nb::cast<std::pair<std::string, bool>>(found);
-    FoundSnapshot snapshot;
-    snapshot.offset.lsn = Lsn::ParseLenient(lsn);
-    snapshot.chunked = chunked;
-    return snapshot;
+    return FindSnapshotThrough(tables_, instances);
   }
   std::int64_t SnapshotRows(const Lsn& lsn) override {
     nb::gil_scoped_acquire gil;
