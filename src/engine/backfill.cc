@@ -101,14 +101,16 @@ ChunkedOpenResult OpenChunkedSnapshot(const ChunkedOpenRequest& request, Source&
   CheckModeLock(events, request.app_id, SnapshotMode::kChunked,
                 "to_delta(bootstrap=True, snapshot=\"chunked\")", source.MinLsn(ci));
   ChunkedOpenResult result;
-  if (auto existing = NewestChunked(events, request.app_id)) {
+  auto existing = NewestChunked(events, request.app_id);
+  if (existing && existing->opened.app_id != request.app_id) existing.reset();  // another generation's
+  if (existing) {
     result.snapshot = SnapshotStamp(source, clock, request.instance, existing->opened.snapshot);
     spdlog::info("bootstrap of capture instance '{}': the chunked snapshot at LSN {} is {}; the "
                  "stream starts there",
                  ci, result.snapshot.lsn.ToString(), existing->opened.complete ? "complete" : "open");
     return result;
   }
-  if (auto found = tables.FindSnapshot(request.instances)) {
+  if (auto found = request.kind == "resnapshot" ? std::nullopt : tables.FindSnapshot(request.instances)) {
     result.found = found;
     result.snapshot = found->offset;
     return result;
@@ -119,9 +121,10 @@ ChunkedOpenResult OpenChunkedSnapshot(const ChunkedOpenRequest& request, Source&
   result.snapshot = SnapshotStamp(source, clock, request.instance);
   const std::int64_t estimate = source.RowEstimate(ci);
   tables.AppendFacts(FactsToRecordBatch({ChunkedOpenFactsRow(request.app_id, request.target,
-                                                             result.snapshot, "bootstrap", 0, keys,
-                                                             kind, estimate)}),
-                     delta::Txn{OpensTxnAppId(request.app_id), 0, std::nullopt});
+                                                             result.snapshot, request.kind,
+                                                             request.generation, keys, kind, estimate,
+                                                             request.lost_from_ts, request.lost_to_ts)}),
+                     delta::Txn{OpensTxnAppId(request.app_id), request.generation, std::nullopt});
   result.opened_now = true;
   spdlog::info("bootstrap of capture instance '{}' into {}: chunked snapshot opened at LSN {} "
                "(about {} rows); backfill reads it in waves next to the stream",
@@ -331,10 +334,13 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const
     status.rows = progress->rows();
     if (!opened.complete) {
       Lsn last_lsn = s;
+      FactsRow row = ChunkedCompletionFactsRow(app_id, request.target, opened.kind, snapshot, total,
+                                               status.rows, last_lsn, call_started_at,
+                                               MillisSince(call_started));
+      row.lost_from_ts = opened.lost_from_ts;
+      row.lost_to_ts = opened.lost_to_ts;
       tables.AppendFacts(
-          FactsToRecordBatch({ChunkedCompletionFactsRow(app_id, request.target, opened.kind, snapshot,
-                                                        total, status.rows, last_lsn, call_started_at,
-                                                        MillisSince(call_started))}),
+          FactsToRecordBatch({row}),
           delta::Txn{EventsTxnAppId(app_id), opened.generation, std::nullopt});
       spdlog::info("backfill of '{}': chunked snapshot at LSN {} complete: {} chunks, {} rows", ci,
                    s.ToString(), total, status.rows);

@@ -98,6 +98,10 @@ struct ChunkedOpenRequest {
   std::vector<std::string> key_columns;  // snapshotKeys; empty: the instance's index
   std::string app_id;
   std::string target;
+  // A re-snapshot after data loss (generations.h): never one bronze holds already.
+  std::string kind = "bootstrap";
+  int generation = 0;
+  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
 };
 
 struct ChunkedOpenResult {

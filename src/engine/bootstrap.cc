@@ -88,9 +88,13 @@ void AppendBootstrapFacts(const BootstrapRequest& request, BootstrapTables& tabl
   if (!tables.has_facts()) return;
   const auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
-  tables.AppendFacts(FactsToRecordBatch({BootstrapFactsRow(request.app_id, request.target, offset,
-                                                           rows, started_at, duration.count())}),
-                     delta::Txn{EventsTxnAppId(request.app_id), 0, std::nullopt});
+  FactsRow row = BootstrapFactsRow(request.app_id, request.target, offset, rows, started_at,
+                                   duration.count());
+  row.event = request.kind;
+  row.lost_from_ts = request.lost_from_ts;
+  row.lost_to_ts = request.lost_to_ts;
+  tables.AppendFacts(FactsToRecordBatch({row}),
+                     delta::Txn{EventsTxnAppId(request.app_id), request.generation, std::nullopt});
 }
 
 }  // namespace
@@ -113,7 +117,8 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
   const UtcMicros started_at = NowUtc();
   const auto started = std::chrono::steady_clock::now();
   if (!state) {
-    if (auto found = tables.FindSnapshot(request.instances)) {
+    auto found = request.kind == "resnapshot" ? std::nullopt : tables.FindSnapshot(request.instances);
+    if (found) {
       // Bronze holds a snapshot of the table already (a seed, a snapshot() call, a stream
       // before this checkpoint): the stream starts from it, and nothing is read.
       Offset offset = found->offset;
@@ -133,9 +138,11 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
     checkpoint.WriteSnapshot(*state);
     if (tables.has_facts()) {
       // Before any row is read; once per stamp (a retake at the same stamp writes none).
-      tables.AppendFacts(FactsToRecordBatch({SnapshotOpenFactsRow(request.app_id, request.target,
-                                                                  state->offset, "bootstrap", 0)}),
-                         delta::Txn{OpenTxnAppId(request.app_id), 0, std::nullopt});
+      tables.AppendFacts(
+          FactsToRecordBatch({SnapshotOpenFactsRow(request.app_id, request.target, state->offset,
+                                                   request.kind, request.generation,
+                                                   request.lost_from_ts, request.lost_to_ts)}),
+          delta::Txn{OpenTxnAppId(request.app_id), request.generation, std::nullopt});
     }
   }
   const Offset offset = state->offset;

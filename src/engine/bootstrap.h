@@ -12,7 +12,8 @@
 // snapshot() call, a stream before this checkpoint) is the bootstrap's: nothing is read.
 //
 // With a facts table, a `snapshot_open` row (mode full) is written before the read, tagged
-// txn(<app_id>#open, generation), and the `bootstrap` row after the commit.
+// txn(<app_id>#open, generation), and the `bootstrap` (or `resnapshot`) row after the commit,
+// tagged txn(<app_id>#events, generation).
 //
 // Crash safety: L is written to <checkpoint>/snapshot.json ("open") before the read, so a run
 // that dies mid-bootstrap retakes the snapshot at the same L. The bronze append carries
@@ -111,6 +112,11 @@ struct BootstrapRequest {
   int partitions = 1;                    // ranges read at once, at most
   std::vector<std::string> key_columns;  // snapshotKeys; empty: the instance's index
   std::int64_t min_range_rows = kMinRangeRows;
+  // A re-snapshot after data loss (generations.h): kind "resnapshot", the generation it starts,
+  // the lost interval; it never starts from a snapshot bronze holds already.
+  std::string kind = "bootstrap";
+  int generation = 0;
+  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
 };
 
 struct BootstrapResult {

@@ -164,15 +164,32 @@ FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
   return row;
 }
 
+namespace {
+
+// What a snapshot_open row's detail says of any snapshot: mode, kind, generation, lost interval.
+nlohmann::json OpenDetail(const std::string& mode, const std::string& kind, int generation,
+                          const std::optional<UtcMicros>& lost_from_ts,
+                          const std::optional<UtcMicros>& lost_to_ts) {
+  auto time = [](const std::optional<UtcMicros>& t) {
+    return t ? nlohmann::json(FormatIsoMillis(t->value)) : nlohmann::json(nullptr);
+  };
+  return {{"mode", mode},
+          {"kind", kind},
+          {"generation", generation},
+          {"lost_from_ts", time(lost_from_ts)},
+          {"lost_to_ts", time(lost_to_ts)}};
+}
+
+}  // namespace
+
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
-                              const Offset& offset, const std::string& kind, int generation) {
+                              const Offset& offset, const std::string& kind, int generation,
+                              const std::optional<UtcMicros>& lost_from_ts,
+                              const std::optional<UtcMicros>& lost_to_ts) {
   FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
-  row.detail = nlohmann::json{{"mode", "full"},
-                              {"kind", kind},
-                              {"generation", generation},
-                              {"lost_from_ts", nullptr},
-                              {"lost_to_ts", nullptr}}
-                   .dump();
+  row.lost_from_ts = lost_from_ts;
+  row.lost_to_ts = lost_to_ts;
+  row.detail = OpenDetail("full", kind, generation, lost_from_ts, lost_to_ts).dump();
   return row;
 }
 
@@ -180,16 +197,16 @@ FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& targ
 FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
                              const Offset& offset, const std::string& kind, int generation,
                              const std::vector<std::string>& keys, const std::string& plan_kind,
-                             std::int64_t rows_estimate) {
+                             std::int64_t rows_estimate,
+                             const std::optional<UtcMicros>& lost_from_ts,
+                             const std::optional<UtcMicros>& lost_to_ts) {
   FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
-  row.detail = nlohmann::json{{"mode", "chunked"},
-                              {"kind", kind},
-                              {"generation", generation},
-                              {"lost_from_ts", nullptr},
-                              {"lost_to_ts", nullptr},
-                              {"keys", keys},
-                              {"plan", {{"kind", plan_kind}, {"rows", rows_estimate}}}}
-                   .dump();
+  row.lost_from_ts = lost_from_ts;
+  row.lost_to_ts = lost_to_ts;
+  auto detail = OpenDetail("chunked", kind, generation, lost_from_ts, lost_to_ts);
+  detail["keys"] = keys;
+  detail["plan"] = {{"kind", plan_kind}, {"rows", rows_estimate}};
+  row.detail = detail.dump();
   return row;
 }
 

@@ -46,7 +46,9 @@ std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRo
 // before any row is read: detail {"mode": "full", "kind", "generation", "lost_from_ts",
 // "lost_to_ts"} (reference-features 3.3, SnapshotOpenDetail).
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
-                              const Offset& offset, const std::string& kind, int generation);
+                              const Offset& offset, const std::string& kind, int generation,
+                              const std::optional<UtcMicros>& lost_from_ts = std::nullopt,
+                              const std::optional<UtcMicros>& lost_to_ts = std::nullopt);
 
 // The `snapshot_open` row of a chunked snapshot opened at `offset` (S): detail adds "keys" and
 // "plan" {"kind": "int"|"keyset", "rows": the table's row estimate}. No key value: bounds
@@ -54,7 +56,9 @@ FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& targ
 FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
                              const Offset& offset, const std::string& kind, int generation,
                              const std::vector<std::string>& keys, const std::string& plan_kind,
-                             std::int64_t rows_estimate);
+                             std::int64_t rows_estimate,
+                             const std::optional<UtcMicros>& lost_from_ts = std::nullopt,
+                             const std::optional<UtcMicros>& lost_to_ts = std::nullopt);
 
 // The `snapshot_plan` row: detail {"snapshot", "kind", "keys", "chunk_rows", "chunks" (how
 // many), "digest" (ChunkPlanDigest), "plans_table"}.

@@ -12,6 +12,7 @@
 #include "engine/backfill_runner.h"
 #include "engine/bootstrap.h"
 #include "engine/delta_backfill_tables.h"
+#include "engine/generations.h"
 #include "engine/checkpoint_lock.h"
 #include "engine/staged_files.h"
 #include "engine/stream_batch.h"
@@ -42,10 +43,6 @@ void CheckSupported(const StreamConfig& config) {
   if (config.source.columns) {
     throw ConfigError("option 'columns' is not supported by native streams yet: leave it out "
                       "(every captured column is read)");
-  }
-  if (config.params.on_data_loss == OnDataLoss::kResnapshot) {
-    throw ConfigError("on_data_loss='resnapshot' is not supported by native streams yet: use "
-                      "'fail' (the default), or failOnDataLoss=false to record gaps and go on");
   }
   if (config.params.snapshot_on_switch) {
     throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
@@ -234,6 +231,14 @@ class Stream::Impl {
     StreamContext& c = context_;
     const StreamParams& params = c.config.params;
     const LentSource lent(c);
+    if (params.on_data_loss == OnDataLoss::kResnapshot) {
+      // Generation n's checkpoint and sink id stand for the stream's (generations.h).
+      base_checkpoint_ = params.checkpoint;
+      base_app_id_ = params.app_id;
+      generation_ = GenerationState::Read(base_checkpoint_).value_or(GenerationState{});
+      c.config.params.checkpoint = GenerationCheckpoint(base_checkpoint_, generation_.generation);
+      c.config.params.app_id = GenerationAppId(base_app_id_, generation_.generation);
+    }
     c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
     c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
     const auto columns = c.source->CapturedColumns(c.instance.name);
@@ -326,23 +331,17 @@ class Stream::Impl {
       if (table == kStagedFacts && c.facts) c.facts->DeleteUnnamedFiles(paths);
     });
 
+    if (params.on_data_loss == OnDataLoss::kResnapshot) ResnapshotIfLost();
     std::optional<Offset> start = c.checkpoint->ReadStart();
     auto snapshot = c.checkpoint->ReadSnapshot();
     if (!start && (params.bootstrap || snapshot)) {
       // A new checkpoint, or one whose bootstrap was interrupted: finish the snapshot first.
-      BootstrapRequest request;
-      request.instance = c.instance;
-      request.instances = InstancesOfTable(c.source->ListCaptureInstances(), c.instance);
-      request.columns = c.source->CapturedColumns(c.instance.name);
-      request.bronze_schema = c.bronze_schema;
-      request.app_id = params.app_id;
-      request.target = params.target;
-      request.arrow_batch_size = c.config.source.arrow_batch_size;
-      request.arrow_batch_bytes = c.arrow_batch_bytes;
-      request.partitions = c.partitions;
-      request.key_columns = c.config.source.snapshot_keys.value_or(std::vector<std::string>{});
+      const BootstrapRequest request = BootstrapRequestFor();
       std::optional<Offset> chunked;
-      if (params.snapshot == SnapshotMode::kChunked && !snapshot) chunked = OpenChunked(request);
+      if (params.snapshot == SnapshotMode::kChunked && !snapshot) {
+        const ChunkedOpenResult opened = OpenChunked(request);
+        if (!opened.found) chunked = opened.snapshot;
+      }
       if (chunked) {
         c.checkpoint->WriteSnapshot(SnapshotState{true, *chunked, 0, -1});
         start = chunked;
@@ -366,7 +365,11 @@ class Stream::Impl {
                    c.instance.name, params.checkpoint, start->lsn.ToString());
     }
 
-    if (params.bootstrap && params.snapshot == SnapshotMode::kChunked && c.facts) StartBackfill();
+    // A chunked snapshot of the bootstrap or of a re-snapshot is read next to the stream.
+    if (params.snapshot == SnapshotMode::kChunked && c.facts &&
+        (params.bootstrap || generation_.generation > 0)) {
+      StartBackfill();
+    }
 
     const RecoveryPoint recovery = c.checkpoint->Recover();
     replay_ = recovery.replay;
@@ -516,6 +519,84 @@ class Stream::Impl {
     return std::chrono::steady_clock::now();
   }
 
+  BootstrapRequest BootstrapRequestFor() {
+    StreamContext& c = context_;
+    BootstrapRequest request;
+    request.instance = c.instance;
+    request.instances = InstancesOfTable(c.source->ListCaptureInstances(), c.instance);
+    request.columns = c.source->CapturedColumns(c.instance.name);
+    request.bronze_schema = c.bronze_schema;
+    request.app_id = c.config.params.app_id;
+    request.target = c.config.params.target;
+    request.arrow_batch_size = c.config.source.arrow_batch_size;
+    request.arrow_batch_bytes = c.arrow_batch_bytes;
+    request.partitions = c.partitions;
+    request.key_columns = c.config.source.snapshot_keys.value_or(std::vector<std::string>{});
+    return request;
+  }
+
+  // The pre-flight of on_data_loss="resnapshot" (generations.h): when cleanup purged the
+  // changes after where this generation stands, the table is snapshotted again (full or
+  // chunked, as the stream's snapshot mode) and generation n+1 goes on from it, with its own
+  // checkpoint and sink id. At most once per resnapshot_interval_days.
+  void ResnapshotIfLost() {
+    StreamContext& c = context_;
+    const std::optional<Offset> start = c.checkpoint->ReadStart();
+    if (!start) return;  // a new checkpoint has read nothing it could have lost
+    const RecoveryPoint point = c.checkpoint->Recover();
+    const Offset last = point.replay ? point.replay->start : point.next_start.value_or(*start);
+    const auto loss = FindLoss(*c.source, *c.clock, c.instance.name, last);
+    if (!loss) return;
+    const UtcMicros now = NowUtc();
+    CheckResnapshotInterval(generation_, now, c.config.params.resnapshot_interval_days,
+                            c.instance.name, *loss);
+    const int next = generation_.generation + 1;
+    spdlog::warn("capture instance '{}': CDC cleanup purged the changes after LSN {} (they resume "
+                 "at {}); on_data_loss=\"resnapshot\": snapshotting the table again as generation {}",
+                 c.instance.name, last.lsn.ToString(), loss->retention.min_lsn.ToString(), next);
+    GenerationState recovering = generation_;
+    recovering.recovering = last.lsn;
+    recovering.Write(base_checkpoint_);
+
+    // Generation n+1: a checkpoint and sink id of its own, locked before anything is written.
+    StreamParams& params = c.config.params;
+    params.checkpoint = GenerationCheckpoint(base_checkpoint_, next);
+    params.app_id = GenerationAppId(base_app_id_, next);
+    std::filesystem::create_directories(params.checkpoint);
+    lock_ = CheckpointLock::Acquire(params.checkpoint);
+    lock_->RecordOwner();
+    c.checkpoint.emplace(params.checkpoint);
+    c.checkpoint->Check(Identity());
+    c.checkpoint->ClaimFor(Identity());
+
+    BootstrapRequest request = BootstrapRequestFor();
+    request.kind = "resnapshot";
+    request.generation = next;
+    request.lost_from_ts = last.commit_ts;
+    request.lost_to_ts = loss->retention.watermark_ts;
+    Offset snapshot;
+    try {
+      if (params.snapshot == SnapshotMode::kChunked) {
+        snapshot = OpenChunked(request).snapshot;
+        c.checkpoint->WriteSnapshot(SnapshotState{true, snapshot, 0, -1});
+      } else {
+        DeltaBootstrapTables tables(*c.bronze, c.facts.get(), c.write_options);
+        snapshot = RunBootstrap(request, *c.source, *c.sources, *c.clock, *c.checkpoint, tables).offset;
+      }
+    } catch (const DataLossError&) {
+      // The snapshot's own LSN was purged before it was read: a failed attempt, which counts.
+      GenerationState failed = recovering;
+      failed.failed_at = now;
+      failed.Write(base_checkpoint_);
+      throw;
+    }
+    c.checkpoint->WriteStart(snapshot);
+    generation_ = GenerationState{next, snapshot, now, std::nullopt, std::nullopt};
+    generation_.Write(base_checkpoint_);  // the commit point of the recovery
+    spdlog::info("capture instance '{}': generation {} starts at the re-snapshot's LSN {}",
+                 c.instance.name, next, snapshot.lsn.ToString());
+  }
+
   // The Delta tables a chunked snapshot's open and backfill read and write.
   DeltaBackfillConfig BackfillConfig() const {
     const StreamContext& c = context_;
@@ -537,9 +618,9 @@ class Stream::Impl {
                                *c.facts, *c.source, *c.sources);
   }
 
-  // Opens the chunked snapshot (or finds it open); nullopt when bronze holds a snapshot of
-  // the table already, which the full bootstrap's path starts from.
-  std::optional<Offset> OpenChunked(const BootstrapRequest& bootstrap) {
+  // Opens the chunked snapshot of `bootstrap` (or finds it open); `found` when bronze holds a
+  // snapshot of the table already, which the full bootstrap's path starts from.
+  ChunkedOpenResult OpenChunked(const BootstrapRequest& bootstrap) {
     StreamContext& c = context_;
     ChunkedOpenRequest request;
     request.instance = bootstrap.instance;
@@ -548,10 +629,12 @@ class Stream::Impl {
     request.key_columns = bootstrap.key_columns;
     request.app_id = bootstrap.app_id;
     request.target = bootstrap.target;
+    request.kind = bootstrap.kind;
+    request.generation = bootstrap.generation;
+    request.lost_from_ts = bootstrap.lost_from_ts;
+    request.lost_to_ts = bootstrap.lost_to_ts;
     auto tables = BackfillTablesFor();
-    const ChunkedOpenResult opened = OpenChunkedSnapshot(request, *c.source, *c.clock, tables);
-    if (opened.found) return std::nullopt;
-    return opened.snapshot;
+    return OpenChunkedSnapshot(request, *c.source, *c.clock, tables);
   }
 
   void StartBackfill() {
@@ -586,6 +669,9 @@ class Stream::Impl {
   }
 
   StreamContext context_;
+  // on_data_loss="resnapshot": the checkpoint and app_id as configured, and the generation.
+  std::string base_checkpoint_, base_app_id_;
+  GenerationState generation_;
   SourceFactory factory_;
   std::unique_ptr<BackfillRunner> backfill_;
   std::shared_ptr<arrow::Schema> output_schema_;

@@ -95,6 +95,10 @@ std::vector<OpenedSnapshot> SnapshotsOpened(const std::vector<SnapshotEvent>& ev
     s.kind = detail.value("kind", std::string("bootstrap"));
     s.generation = detail.value("generation", 0);
     s.app_id = event.app_id;
+    for (auto [key, into] : {std::pair{"lost_from_ts", &s.lost_from_ts}, std::pair{"lost_to_ts", &s.lost_to_ts}}) {
+      if (!detail.contains(key) || !detail[key].is_string()) continue;
+      if (auto micros = ParseDateTime(detail[key].get<std::string>())) *into = UtcMicros{*micros};
+    }
     opened.push_back(s);
   }
   std::sort(opened.begin(), opened.end(), [](const auto& a, const auto& b) {

@@ -38,6 +38,7 @@ struct OpenedSnapshot {
   int generation = 0;
   std::string app_id;   // the generation's
   bool complete = false;
+  std::optional<UtcMicros> lost_from_ts, lost_to_ts;  // a re-snapshot's lost interval
 };
 
 struct ChunkRecord {

@@ -24,12 +24,16 @@ void RunOnSources(std::size_t n, Source& first_source, SourcePool& sources,
       }
     }
   };
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < n; ++i) {
+  // Every Source lent at once is taken before any thread starts, so that a quick first item
+  // does not hand its Source back to be lent again in place of another.
+  std::vector<SourcePool::Lease> leases;
+  while (leases.size() + 1 < n) {
     auto lease = sources.TryAcquire();
     if (!lease) break;
-    threads.emplace_back([&, lease = std::move(*lease)]() mutable { run(*lease); });
+    leases.push_back(std::move(*lease));
   }
+  std::vector<std::thread> threads;
+  for (auto& lease : leases) threads.emplace_back([&run, &lease] { run(*lease); });
   run(first_source);
   for (auto& thread : threads) thread.join();
   for (const auto& error : errors) {
