@@ -12,8 +12,11 @@ StreamingQuery without waiting.
 With ``bootstrap=True`` and ``snapshot="chunked"`` it opens a chunked snapshot at S instead and
 starts the stream there at once; ``CdcStream.backfill`` then reads it (``mssql_cdc.backfill``).
 
-Not supported yet, refused with a ConfigError (a ``ValueError``): ``on_data_loss="resnapshot"``
-and ``snapshot_on_switch=True``.
+With ``on_data_loss="resnapshot"`` every start first runs the re-snapshot pre-flight
+(``mssql_cdc.generations``): when cleanup purged the changes after where the stream stands, the
+table is snapshotted again and generation n + 1 goes on from it.
+
+Not supported yet, refused with a ConfigError (a ``ValueError``): ``snapshot_on_switch=True``.
 Each batch's offsets and what its read measured reach the sink through a metrics directory
 (``mssql_cdc.handoff``): ``<metricsPath>/<app_id>`` when that option is given, else
 ``<checkpoint>/_mssql_cdc_metrics/<app_id>``. It is opened and written once before anything
@@ -31,7 +34,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, backfill, snapshot_source, tables
+from mssql_cdc import _core, backfill, generations, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import copy_options, find_option, get_option, join, set_option
 from mssql_cdc.datasource import NAME, register
@@ -85,9 +88,6 @@ class CdcStream:
         if isinstance(days, bool) or not isinstance(days, (int, float)) or days < 0:
             raise ConfigError(f"to_delta: resnapshot_interval_days must be a number of days, 0 or more, "
                               f"not {days!r}")
-        if on_data_loss == "resnapshot":
-            raise ConfigError('to_delta: on_data_loss="resnapshot" is not supported yet on Spark; '
-                              'use "fail" and recover by hand (docs/spark.md)')
         if snapshot == "chunked" and facts_table is None:
             raise ConfigError('to_delta: snapshot="chunked" needs a facts_table: its event rows record the '
                               'snapshot and which chunks are in bronze')
@@ -104,6 +104,14 @@ class CdcStream:
         if bootstrap and find_option(options, "startingLsn") is not None:
             raise ConfigError("to_delta: bootstrap=True starts at the snapshot's LSN; "
                               "remove the startingLsn option or pass bootstrap=False")
+        if on_data_loss == "resnapshot":
+            # The engine's rules for a re-snapshotting stream, before anything is written.
+            params = {"target": target, "app_id": app_id, "checkpoint": checkpoint, "on_data_loss": on_data_loss,
+                      "snapshot": snapshot, "bootstrap": str(bootstrap).lower(),
+                      "resnapshot_interval_days": str(days)}
+            if facts_table is not None:
+                params["facts_table"] = facts_table
+            _core.validate_stream(options, params)
         # The engine parses every option (warning about unknown names) and resolves the capture
         # instance: errors here start nothing. Bronze is created as a native stream creates it.
         feed = _core.Feed(options)
@@ -119,19 +127,32 @@ class CdcStream:
                       capture_instance=capture_instance, statements=bronze_plan)
         if facts is not None:
             tables.ensure(self._spark, facts, "facts", statements=facts_plan)
-        if bootstrap and facts is not None:
+        resnapshot = None
+        if on_data_loss == "resnapshot":
+            # Generation n's checkpoint and sink id stand for the stream's; the pre-flight may
+            # snapshot the table again and move on to generation n + 1 (mssql_cdc.generations).
+            current, resnapshot = generations.preflight(self._spark, options, checkpoint, app_id, facts,
+                                                        target_table.text, float(days))
+            checkpoint, app_id = current["checkpoint"], current["app_id"]
+            if resnapshot is None and current["generation"] > 0:
+                set_option(options, "startingLsn", current["snapshot_lsn"])
+        if bootstrap and facts is not None and resnapshot is None:
             # One mode per run: an open snapshot of the other mode refuses the start.
             _core.check_mode_lock(backfill.snapshot_events(self._spark, facts, target_table.text), app_id,
                                   snapshot, f'to_delta(bootstrap=True, snapshot="{snapshot}")')
         lsn = None
-        if bootstrap and snapshot == "chunked":
+        if resnapshot is not None:
+            lsn = generations.resnapshot(self._spark, options, target_table, facts, resnapshot, snapshot,
+                                         join(checkpoint, BOOTSTRAP_DIR), output_schema)
+            set_option(options, "startingLsn", lsn)
+        elif bootstrap and snapshot == "chunked":
             lsn = backfill.open_chunked(self._spark, options, target_table, facts, app_id, checkpoint,
                                         output_schema)
             if lsn is not None:
                 set_option(options, "startingLsn", lsn)
                 log.info("mssql_cdc: chunked snapshot of %s open at %s; the stream starts there and "
                          "backfill() reads the table", capture_instance, lsn)
-        if bootstrap and lsn is None:
+        if bootstrap and lsn is None and not (on_data_loss == "resnapshot" and current["generation"] > 0):
             log.info("mssql_cdc: bootstrap of %s into %s", capture_instance, target)
             lsn = bootstrap_snapshot.run(self._spark, options, target_table, facts, app_id,
                                          join(checkpoint, BOOTSTRAP_DIR), output_schema)

@@ -82,6 +82,10 @@ std::optional<PurgedRange> ChangeFeed::Purged(const Offset& start) {
   return PurgedRange{first, std::move(retention)};
 }
 
+std::optional<LossFound> ChangeFeed::FindLoss(const Offset& last_processed) {
+  return mssql_cdc::FindLoss(*source_, clock_, instance_.name, last_processed);
+}
+
 std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& end) {
   if (end.lsn <= start.lsn) return {};
   Lsn from = start.lsn.Increment();
@@ -150,6 +154,10 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
   snapshot.arrow_batch_size = options_.arrow_batch_size;
   snapshot.partitions = ReadPartitions(options_);
   snapshot.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  snapshot.kind = request.kind;
+  snapshot.generation = request.generation;
+  snapshot.lost_from_ts = request.lost_from_ts;
+  snapshot.lost_to_ts = request.lost_to_ts;
   // The feed's own Source reads the first range; the others open their own for the snapshot.
   SourcePool sources(factory_, std::max(1, snapshot.partitions - 1));
   const Offset start = RunBootstrap(snapshot, *source_, sources, clock_, state, tables).offset;
@@ -167,6 +175,10 @@ std::optional<Offset> ChangeFeed::OpenChunked(const FeedBootstrapRequest& reques
   open.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
   open.app_id = request.app_id;
   open.target = request.target;
+  open.kind = request.kind;
+  open.generation = request.generation;
+  open.lost_from_ts = request.lost_from_ts;
+  open.lost_to_ts = request.lost_to_ts;
   const ChunkedOpenResult result = OpenChunkedSnapshot(open, *source_, clock_, tables);
   if (result.found) return std::nullopt;
   return result.snapshot;

@@ -23,6 +23,7 @@
 #include "core/options.h"
 #include "core/timezone.h"
 #include "engine/batch_measures.h"
+#include "engine/generations.h"
 #include "engine/retention_guard.h"
 #include "plan/planner.h"
 #include "source/open_source.h"
@@ -45,6 +46,11 @@ struct FeedBootstrapRequest {
   std::string app_id;      // the stream's app id: names the snapshot's txn and facts row
   std::string state_dir;   // where the snapshot state is kept (a native checkpoint's layout)
   std::optional<std::string> facts_table;  // gets the `bootstrap` event row when given
+  // A re-snapshot after data loss (generations.h): kind "resnapshot", its generation and the
+  // lost interval.
+  std::string kind = "bootstrap";
+  int generation = 0;
+  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
 };
 
 class ChangeFeed {
@@ -80,6 +86,9 @@ class ChangeFeed {
 
   // The changes after `start` that cleanup has purged; nullopt when none were.
   std::optional<PurgedRange> Purged(const Offset& start);
+  // The re-snapshot pre-flight's question (generations.h): purged changes after the last
+  // processed offset while the source moved past it.
+  std::optional<LossFound> FindLoss(const Offset& last_processed);
 
   // The commit-aligned ranges (start, end] is read in, at most numPartitions (or the
   // hardware threads) of them; none when end <= start or the split finds no rows. A purged

@@ -21,6 +21,7 @@
 #include "core/table_ref.h"
 #include "python/arrow_stream.h"
 #include "python/found_snapshot.h"
+#include "python/resnapshot_request.h"
 #include "python/source_options.h"
 #include "snapshot/plans_table.h"
 
@@ -161,17 +162,20 @@ void BindBackfill(nb::module_& m) {
         nb::arg("uri"), "Creates the plans table at path `uri` when missing.");
   m.def("open_chunked",
         [](nb::handle options, nb::object tables, const std::string& target, const std::string& app_id,
-           const std::string& facts_table, const std::string& checkpoint) -> std::optional<std::string> {
+           const std::string& facts_table, const std::string& checkpoint,
+           const std::optional<std::string>& resnapshot) -> std::optional<std::string> {
           SourceOptions parsed = ParseSourceOptions(options);
           PythonBackfillTables writer(std::move(tables), PlansTableFor(target));
+          FeedBootstrapRequest request{target, app_id, checkpoint, facts_table};
+          if (resnapshot) SetResnapshot(request, *resnapshot);
           nb::gil_scoped_release release;
           ChangeFeed feed(std::move(parsed));
-          auto offset = feed.OpenChunked({target, app_id, checkpoint, facts_table}, writer);
+          auto offset = feed.OpenChunked(request, writer);
           if (!offset) return std::nullopt;
           return offset->ToJson();
         },
         nb::arg("options"), nb::arg("tables"), nb::arg("target"), nb::arg("app_id"),
-        nb::arg("facts_table"), nb::arg("checkpoint"),
+        nb::arg("facts_table"), nb::arg("checkpoint"), nb::arg("resnapshot") = nb::none(),
         "Opens the chunked snapshot of stream app_id (or finds it open or complete): the "
         "offset JSON the stream starts after. None when bronze holds a snapshot of the table "
         "the facts rows do not know (the full bootstrap then starts from it).");

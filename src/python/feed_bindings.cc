@@ -28,6 +28,7 @@
 #include "fleet/stream_group.h"
 #include "python/arrow_stream.h"
 #include "python/found_snapshot.h"
+#include "python/resnapshot_request.h"
 #include "python/source_options.h"
 
 namespace nb = nanobind;
@@ -198,12 +199,15 @@ class PythonBootstrapTables final : public BootstrapTables {
 
 std::string BootstrapInto(nb::handle options, nb::object tables, const std::string& target,
                           const std::string& app_id, const std::string& state_dir,
-                          const std::optional<std::string>& facts_table) {
+                          const std::optional<std::string>& facts_table,
+                          const std::optional<std::string>& resnapshot) {
   SourceOptions parsed = ParseSourceOptions(options);
   PythonBootstrapTables writer(std::move(tables), facts_table.has_value());
+  FeedBootstrapRequest request{target, app_id, state_dir, facts_table};
+  if (resnapshot) SetResnapshot(request, *resnapshot);
   nb::gil_scoped_release release;
   ChangeFeed feed(std::move(parsed));
-  return feed.Bootstrap({target, app_id, state_dir, facts_table}, writer).ToJson();
+  return feed.Bootstrap(request, writer).ToJson();
 }
 
 }  // namespace
@@ -267,6 +271,7 @@ void BindFeed(nb::module_& m) {
         "returns the offset JSON the stream starts after.");
   m.def("bootstrap_into", &BootstrapInto, nb::arg("options"), nb::arg("tables"), nb::arg("target"),
         nb::arg("app_id"), nb::arg("state_dir"), nb::arg("facts_table") = nb::none(),
+        nb::arg("resnapshot") = nb::none(),
         "The native bootstrap, its writes made by `tables` (holds_snapshot, append_snapshot, "
         "snapshot_rows, append_facts), its snapshot state kept in `state_dir`; returns the "
         "offset JSON the stream starts after.");

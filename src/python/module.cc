@@ -21,6 +21,7 @@ void BindDelta(nb::module_& m);   // delta_bindings.cc
 void BindFeed(nb::module_& m);    // feed_bindings.cc
 void BindSnapshot(nb::module_& m);  // snapshot_bindings.cc
 void BindBackfill(nb::module_& m);  // backfill_bindings.cc
+void BindGenerations(nb::module_& m);  // generation_bindings.cc
 void BindTables(nb::module_& m);  // table_bindings.cc
 void BindFinalization(nb::module_& m);  // finalization_bindings.cc
 void BindCatalog(nb::module_& m);  // catalog_bindings.cc
@@ -66,6 +67,7 @@ NB_MODULE(_core, m) {
   python::BindFeed(m);
   python::BindSnapshot(m);
   python::BindBackfill(m);
+  python::BindGenerations(m);
   python::BindTables(m);
   python::BindFinalization(m);
   python::BindCatalog(m);

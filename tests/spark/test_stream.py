@@ -38,7 +38,7 @@ def test_to_delta_refuses_bad_arguments_before_starting_anything(spark, shop, tm
     refusals = [
         (dict(on_data_loss="sometimes"), "on_data_loss"),
         (dict(snapshot="partial"), "snapshot"),
-        (dict(on_data_loss="resnapshot"), "not supported"),
+        (dict(on_data_loss="resnapshot"), "needs facts_table"),
         (dict(snapshot="chunked"), "needs a facts_table"),
         (dict(snapshot_on_switch=True), "not supported"),
         (dict(trigger="availableNow"), "trigger"),
