@@ -15,6 +15,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from deltalake import DeltaTable
 
 from helpers import BINARY, TABLES, SimServer, change_table_keys, pipeline_text
@@ -65,22 +67,26 @@ def latest_images(rows, key):
     return {k: image(r) for k, r in latest.items() if r["_operation"] != 1}
 
 
-def check_chunked(tmp_path, db, name, ci):
-    """Every promise of a chunked snapshot, for one table of the run `name`."""
+def check_chunked(tmp_path, db, name, ci, generation=0):
+    """Every promise of a chunked snapshot, for one table of the run `name` (of a generation's
+    re-snapshot when `generation` > 0)."""
     key = KEYS[ci]
+    app_id = f"{ci}-{name}" + (f".g{generation}" if generation else "")
     bronze_path = tmp_path / "lake" / name / ci
-    bronze = DeltaTable(str(bronze_path)).to_pyarrow_table().to_pylist()
     facts = [r for r in DeltaTable(str(tmp_path / "lake" / "ops" / "facts")).to_pyarrow_table().to_pylist()
-             if r["app_id"] == f"{ci}-{name}"]
+             if r["app_id"] == app_id]
     opened = [r for r in facts if r["event"] == "snapshot_open"]
     assert len(opened) == 1 and json.loads(opened[0]["detail"])["mode"] == "chunked", opened
     s = opened[0]["max_lsn"]
-    done = [r for r in facts if r["event"] == "bootstrap"]
+    done = [r for r in facts if r["event"] == ("resnapshot" if generation else "bootstrap")]
     assert len(done) == 1 and done[0]["max_lsn"] == s, done
+    # This snapshot's rows and the changes after it (before a re-snapshot, older generations').
+    bronze = [r for r in DeltaTable(str(bronze_path)).to_pyarrow_table().to_pylist()
+              if (r["_operation"] == 0 and r["_snapshot"] == s) or (r["_operation"] != 0 and r["_start_lsn"] > s)]
 
     # The plan beside bronze: chunks that tile the key space, the first open below.
-    plan = sorted(DeltaTable(str(tmp_path / "lake" / name / f"{ci}_snapshot_plans")).to_pyarrow_table().to_pylist(),
-                  key=lambda r: r["chunk"])
+    plan = sorted((r for r in DeltaTable(str(tmp_path / "lake" / name / f"{ci}_snapshot_plans")).to_pyarrow_table().to_pylist()
+                   if r["app_id"] == app_id), key=lambda r: r["chunk"])
     assert [r["chunk"] for r in plan] == list(range(len(plan))) and len(plan) >= 3, plan
     assert plan[0]["lo"] == "null"
     assert all(plan[i]["lo"] == plan[i - 1]["hi"] for i in range(1, len(plan)))
@@ -116,13 +122,18 @@ def check_chunked(tmp_path, db, name, ci):
             continue
         allowed = {image(c) for c in history[before[-1]:] if c["_operation"] != 1}
         assert image(row) in allowed, (ci, row, history)
-    return bronze
+    return s
 
 
-def check_against_full(tmp_path, name, full_name):
+def check_against_full(tmp_path, name, full_name, since=None):
+    """Latest images per key of bronze `name` (from the snapshot at LSN since[ci] on, when given)
+    equal those of a full snapshot's bronze `full_name` taken after."""
     for ci in TABLES:
         key = KEYS[ci]
         ours = DeltaTable(str(tmp_path / "lake" / name / ci)).to_pyarrow_table().to_pylist()
+        if since:
+            ours = [r for r in ours if (r["_operation"] == 0 and r["_snapshot"] == since[ci]) or
+                    (r["_operation"] != 0 and r["_start_lsn"] > since[ci])]
         full = DeltaTable(str(tmp_path / "lake" / full_name / ci)).to_pyarrow_table().to_pylist()
         assert latest_images(ours, key) == latest_images(full, key), ci
 
@@ -246,3 +257,41 @@ def test_status_shows_an_open_snapshots_progress_and_availablenow_leaves_a_waiti
     assert [t["open_snapshot"] for t in status["tables"]] == [None] * len(TABLES)
     for ci in TABLES:
         check_chunked(tmp_path, tmp_path / "shop.sim", "chunked", ci)
+
+
+@pytest.mark.parametrize("backend", ["sim", "odbc"])
+def test_t10_resnapshot_a_purged_gap_gives_a_chunked_resnapshot_in_generation_1(cli, tmp_path, backend):
+    db = tmp_path / "shop.sim"
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
+    cli("sim", "demo-schema", "--db", db)
+    cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 400, "--seed", 3, "--statements", 3)
+    server = SimServer(db) if backend == "odbc" else None
+    try:
+        source = odbc_source(cli, db, server) if server else 'simPath = "shop.sim"'
+        pipeline = write_pipeline(tmp_path, "chunked", "availableNow", source, backend, "chunked")
+        pipeline.write_text(pipeline.read_text().replace("bootstrap = true", 'bootstrap = true\non_data_loss = "resnapshot"'))
+        cli("run", pipeline)
+        # Changes, two hours, cleanup keeping the last hour (a gap the stream never read), changes.
+        cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 60, "--seed", 4, "--statements", 3)
+        cli("sim", "clock", "--db", db, "--advance", 7200)
+        cli("sim", "idle", "--db", db)
+        cli("sim", "cleanup", "--db", db, "--retention-minutes", 60)
+        cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 60, "--seed", 5, "--statements", 3)
+        result = cli("run", "--json", pipeline)
+        assert json.loads(result.stdout.splitlines()[-1])["failed"] == []
+        assert "snapshotting the table again as generation 1" in result.stdout + result.stderr
+        cli("run", write_pipeline(tmp_path, "full", "availableNow", source, backend, "full"))
+    finally:
+        os.environ.pop("MSSQL_CDC_CHUNKED_PASSWORD", None)
+        if server:
+            server.stop()
+    since = {}
+    for ci in TABLES:
+        state = json.loads((tmp_path / "checkpoints" / "chunked" / ci / "_mssql_cdc_generation.json").read_text())
+        assert state["generation"] == 1, state
+        since[ci] = check_chunked(tmp_path, db, "chunked", ci, generation=1)
+        assert since[ci] == state["snapshot_lsn"]
+        facts = DeltaTable(str(tmp_path / "lake" / "ops" / "facts")).to_pyarrow_table().to_pylist()
+        (row,) = [r for r in facts if r["event"] == "resnapshot" and r["app_id"] == f"{ci}-chunked.g1"]
+        assert row["lost_from_ts"] is not None and row["lost_to_ts"] > row["lost_from_ts"]
+    check_against_full(tmp_path, "chunked", "full", since)
