@@ -76,7 +76,7 @@ class SparkBackfillTables(SparkBootstrapTables):
     def write_plan(self, batch: pa.RecordBatch, txn_app_id: str, txn_version: int) -> None:
         tables.ensure(self._spark, self._plans, "plans")
         schema = _struct(_core.plans_schema_json())
-        frame = self._spark.createDataFrame(pa.Table.from_batches([batch]).to_pandas(), schema=schema)
+        frame = self._spark.createDataFrame(pa.Table.from_batches([batch]), schema=schema)
         tables.append(frame, self._plans, txn_app_id=txn_app_id, txn_version=txn_version)
 
     def last_wave(self, txn_app_id: str) -> tuple[int, str | None]:

@@ -214,17 +214,14 @@ class CdcStream:
                 log.info("mssql_cdc: %s already holds a snapshot of %s at %s; nothing is read",
                          target, capture_instance, found[0])
                 return json.loads(_core.snapshot_offset(options, found[0]))
-        scan = json.loads(_core.plan_snapshot(options, snapshot_source.partitions_of(self._spark, options)))
-        stamp = scan["stamp"]
-        plan = {"lsn": stamp["lsn"], "keys": scan["keys"],
-                "chunks": [[i, r["lo"], r["hi"]] for i, r in enumerate(scan["ranges"])] if scan["keys"] else []}
-        user_metadata = json.dumps({"snapshot": capture_instance, "lsn": stamp["lsn"],
-                                    "commit_ts": stamp.get("commit_ts")})
+        plan = json.loads(_core.plan_snapshot_read(options, snapshot_source.partitions_of(self._spark, options)))
+        user_metadata = json.dumps({"snapshot": capture_instance, "lsn": plan["lsn"],
+                                    "commit_ts": plan["commit_ts"]})
         log.info("mssql_cdc: snapshot of %s into %s at %s in %d range(s)", capture_instance, target,
-                 stamp["lsn"], len(scan["ranges"]))
+                 plan["lsn"], max(1, len(plan["chunks"])))
         frame = bootstrap_snapshot.snapshot_frame(self._spark, options, plan, writer.bronze_schema)
         tables.append(frame, target_table, user_metadata=user_metadata)
-        return {"lsn": stamp["lsn"], "commit_ts": stamp.get("commit_ts")}
+        return {"lsn": plan["lsn"], "commit_ts": plan["commit_ts"]}
 
 
     def seed(self, target: str, df: Any, as_of: Any, *, app_id: str | None = None,

@@ -28,6 +28,7 @@
 #include "fleet/stream_group.h"
 #include "python/arrow_stream.h"
 #include "python/found_snapshot.h"
+#include "python/read_plan.h"
 #include "python/resnapshot_request.h"
 #include "python/source_options.h"
 
@@ -142,21 +143,10 @@ std::string Bootstrap(nb::handle options, const std::string& target, const std::
 // catalog): holds_snapshot(lsn) -> bool, find_snapshot(instances) -> (lsn, chunked) | None,
 // append_snapshot(plan_json, txn_app_id, txn_version, user_metadata) (SnapshotPlanJson),
 // snapshot_rows(lsn) -> int, append_facts(batch, txn_app_id, txn_version).
-// {"lsn", "keys", "chunks": [[i, lo, hi], ...]}: a snapshot's stamp and ranges as the snapshot
-// source's options take them (snapshotLsn, snapshotKeys, snapshotChunks); "chunks" is empty
-// for a table read whole without a key.
 std::string SnapshotPlanJson(const ParallelSnapshotRequest& request) {
-  nlohmann::json chunks = nlohmann::json::array();
-  if (!request.plan.key_columns.empty()) {
-    for (std::size_t i = 0; i < request.plan.ranges.size(); ++i) {
-      const auto& range = request.plan.ranges[i];
-      chunks.push_back({i, range.lo, range.hi});
-    }
-  }
-  return nlohmann::json{{"lsn", request.snapshot_lsn.ToString()},
-                        {"keys", request.plan.key_columns},
-                        {"chunks", chunks}}
-      .dump();
+  std::vector<PlannedRange> ranges;
+  for (const auto& range : request.plan.ranges) ranges.push_back({range.lo, range.hi});
+  return ReadPlanJson(request.snapshot_lsn, request.plan.key_columns, ranges).dump();
 }
 
 class PythonBootstrapTables final : public BootstrapTables {

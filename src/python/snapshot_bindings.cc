@@ -15,6 +15,7 @@
 #include "engine/facts.h"
 #include "engine/snapshot_scan.h"
 #include "python/arrow_stream.h"
+#include "python/read_plan.h"
 #include "python/source_options.h"
 
 namespace nb = nanobind;
@@ -102,6 +103,23 @@ void BindSnapshot(nb::module_& m) {
         nb::arg("options"), nb::arg("partitions"),
         "Plans a snapshot scan: the stamp (snapshotLsn, or the max LSN now) and the key "
         "ranges (snapshotChunks, or at most `partitions` planned), as JSON.");
+  m.def("plan_snapshot_read",
+        [](nb::handle options, int partitions) {
+          const SourceOptions parsed = ParseSourceOptions(options);
+          SnapshotScan scan;
+          {
+            nb::gil_scoped_release release;
+            scan = PlanSnapshotScan(parsed, partitions);
+          }
+          std::vector<PlannedRange> ranges;
+          for (const auto& range : scan.ranges) ranges.push_back({range.lo, range.hi});
+          auto plan = ReadPlanJson(scan.stamp.lsn, scan.key_columns, ranges);
+          plan["commit_ts"] = nlohmann::json::parse(scan.stamp.ToJson())["commit_ts"];
+          return plan.dump();
+        },
+        nb::arg("options"), nb::arg("partitions"),
+        "Plans a snapshot read as snapshot() takes it: JSON {lsn, commit_ts, keys, chunks: "
+        "[[i, lo, hi], ...]}, the options snapshotLsn, snapshotKeys and snapshotChunks read.");
   m.def("read_snapshot_range",
         [](nb::handle options, const std::string& scan, std::size_t range) {
           const SourceOptions parsed = ParseSourceOptions(options);

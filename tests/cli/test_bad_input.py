@@ -179,6 +179,18 @@ CASES = [
          spoil=lambda root: (shutil.copy(root / "lake/bronze/dbo_orders/_delta_log/00000000000000000001.json",
                                           root / "lake/bronze/dbo_orders/_delta_log/00000000000000000002.json"),
                              os.remove(root / "lake/bronze/dbo_orders/_delta_log/00000000000000000001.json"))),
+    Case("[backfill] chunk_rows of 0", ["[backfill] chunk_rows = '0'", "at least 1"],
+         edit=lambda t: add_stream('bootstrap = true\nsnapshot = "chunked"')(t) + '\n[backfill]\nchunk_rows = 0\n'),
+    Case("unknown [backfill] key", ["unknown [backfill] key 'waves'", "chunk_rows"],
+         edit=lambda t: t + '\n[backfill]\nwaves = 3\n'),
+    Case("chunked snapshot without a facts table", ["snapshot=\"chunked\" needs facts_table"],
+         edit=lambda t: add_stream('bootstrap = true\nsnapshot = "chunked"')(
+             replace('facts_table = "lake/ops/facts"\n', '')(t))),
+    Case("resnapshot with a URI checkpoint", ["needs a local or Volume checkpoint path"],
+         edit=lambda t: add_stream('on_data_loss = "resnapshot"')(
+             replace('checkpoint = "checkpoints/{ci}"', 'checkpoint = "s3://bucket/checkpoints/{ci}"')(t))),
+    Case("resnapshot without a facts table", ["on_data_loss=\"resnapshot\" needs facts_table"],
+         edit=lambda t: add_stream('on_data_loss = "resnapshot"')(replace('facts_table = "lake/ops/facts"\n', '')(t))),
     Case("facts table that is not a facts table", ["not a facts table"],
          edit=replace('facts_table = "lake/ops/facts"', 'facts_table = "lake/other_bronze"'),
          spoil=lambda root: shutil.copytree(root / "seed_bronze", root / "lake/other_bronze")),

@@ -89,3 +89,16 @@ def test_resnapshot_refusals_come_before_anything_is_written(spark, shop, tmp_pa
         stream(spark, dict(sim_options(shop), captureInstance=CI, failOnDataLoss="false")).to_delta(
             target, "app", f"{tmp_path}/ckpt", facts, on_data_loss="resnapshot")
     assert not os.path.exists(target) and not os.path.exists(facts) and not os.path.exists(f"{tmp_path}/ckpt")
+
+
+def test_a_checkpoint_this_process_cannot_see_is_refused(spark, shop, tmp_path):
+    """The facts table has batches of the stream, but the checkpoint holds none of Spark's: the
+    pre-flight would read nothing, so to_delta refuses rather than start over silently."""
+    from mssql_cdc import ConfigError, stream
+
+    target, facts = f"{tmp_path}/bronze", f"{tmp_path}/facts"
+    cdc = stream(spark, dict(sim_options(shop), captureInstance=CI))
+    cdc.to_delta(target, "app", f"{tmp_path}/ckpt", facts, on_data_loss="resnapshot",
+                 trigger={"availableNow": True}).awaitTermination()
+    with pytest.raises(ConfigError, match="different directories"):
+        cdc.to_delta(target, "app", f"{tmp_path}/elsewhere", facts, on_data_loss="resnapshot")
