@@ -59,8 +59,8 @@ class Loader {
     config.many.shared_options = SourceSection(Section(doc, "source"), "[source]");
     StreamSection(Section(doc, "stream"), config);
     config.many.tables = Tables(doc);
-    config.many.limits = EngineSection(doc);
-    config.many.backfill = BackfillSection(doc);
+    config.many.limits = OptionalSection<EngineLimits>(doc, "engine");
+    config.many.backfill = OptionalSection<NativeBackfillOptions>(doc, "backfill");
     config.warnings = std::move(warnings_);
     config.from_environment = std::move(from_environment_);
     return config;
@@ -82,33 +82,19 @@ class Loader {
     return std::nullopt;
   }
 
-  // [engine]: what the process may use (engine_limits.h); optional, every key too.
-  EngineLimits EngineSection(const toml::table& doc) const {
-    const toml::node* node = doc.get("engine");
-    if (!node) return EngineLimits{};
-    if (!node->is_table()) Fail("'engine' must be a section ([engine])");
+  // An optional section of scalar keys, e.g. [engine] (engine_limits.h) or [backfill]
+  // (engine/backfill.h), parsed by `parse` (T::Parse); a default T when the file has none.
+  template <typename T>
+  T OptionalSection(const toml::table& doc, const std::string& name) const {
+    const toml::node* node = doc.get(name);
+    if (!node) return T{};
+    if (!node->is_table()) Fail("'" + name + "' must be a section ([" + name + "])");
     std::vector<Options::Entry> entries;
     for (const auto& [key, value] : *node->as_table()) {
-      entries.emplace_back(std::string(key.str()), Scalar(value, "[engine] " + std::string(key.str())));
+      entries.emplace_back(std::string(key.str()), Scalar(value, "[" + name + "] " + std::string(key.str())));
     }
     try {
-      return EngineLimits::Parse(Options(std::move(entries)));
-    } catch (const ConfigError& e) {
-      Fail(e.what());
-    }
-  }
-
-  // [backfill]: what the in-process backfill of a chunked snapshot may use; optional.
-  NativeBackfillOptions BackfillSection(const toml::table& doc) const {
-    const toml::node* node = doc.get("backfill");
-    if (!node) return NativeBackfillOptions{};
-    if (!node->is_table()) Fail("'backfill' must be a section ([backfill])");
-    std::vector<Options::Entry> entries;
-    for (const auto& [key, value] : *node->as_table()) {
-      entries.emplace_back(std::string(key.str()), Scalar(value, "[backfill] " + std::string(key.str())));
-    }
-    try {
-      return NativeBackfillOptions::Parse(Options(std::move(entries)));
+      return T::Parse(Options(std::move(entries)));
     } catch (const ConfigError& e) {
       Fail(e.what());
     }

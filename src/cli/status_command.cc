@@ -84,13 +84,12 @@ using delta::DoubleCell;
 using delta::IntCell;
 
 // The micro-batch rows (event NULL) of the target; the latest by written_at.
-void ReadFacts(const delta::DeltaTable& facts_table, TableStatus& status) {
-  auto facts = facts_table.Read({{"target", "=", status.target}});
+void ReadFacts(const arrow::Table& target_rows, TableStatus& status) {
   std::optional<std::int64_t> latest;
   std::optional<UtcMicros> latest_written;
-  for (std::int64_t row = 0; row < facts->num_rows(); ++row) {
-    const auto written = TimeCell(*facts, "written_at", row);
-    if (auto event = StringCell(*facts, "event", row)) {
+  for (std::int64_t row = 0; row < target_rows.num_rows(); ++row) {
+    const auto written = TimeCell(target_rows, "written_at", row);
+    if (auto event = StringCell(target_rows, "event", row)) {
       if (!status.last_event || (written && (!status.last_event_at || *written >= *status.last_event_at))) {
         status.last_event = std::move(event);
         status.last_event_at = written;
@@ -106,15 +105,15 @@ void ReadFacts(const delta::DeltaTable& facts_table, TableStatus& status) {
   if (!latest) return;
   const std::int64_t r = *latest;
   LastFacts last;
-  last.app_id = StringCell(*facts, "app_id", r).value_or("");
-  last.batch_id = IntCell(*facts, "batch_id", r);
-  last.rows = IntCell(*facts, "rows", r);
-  last.end_lsn = StringCell(*facts, "end_lsn", r);
-  last.end_commit_ts = TimeCell(*facts, "end_commit_ts", r);
+  last.app_id = StringCell(target_rows, "app_id", r).value_or("");
+  last.batch_id = IntCell(target_rows, "batch_id", r);
+  last.rows = IntCell(target_rows, "rows", r);
+  last.end_lsn = StringCell(target_rows, "end_lsn", r);
+  last.end_commit_ts = TimeCell(target_rows, "end_commit_ts", r);
   last.written_at = latest_written;
-  last.capture_lag_seconds = DoubleCell(*facts, "capture_lag_seconds", r);
-  last.ingestion_lag_seconds = DoubleCell(*facts, "ingestion_lag_seconds", r);
-  last.retention_headroom_hours = DoubleCell(*facts, "retention_headroom_hours", r);
+  last.capture_lag_seconds = DoubleCell(target_rows, "capture_lag_seconds", r);
+  last.ingestion_lag_seconds = DoubleCell(target_rows, "ingestion_lag_seconds", r);
+  last.retention_headroom_hours = DoubleCell(target_rows, "retention_headroom_hours", r);
   status.last = std::move(last);
 }
 
@@ -322,9 +321,10 @@ int Status(const StatusArgs& args) {
     s.capture_instance = table.capture_instance;
     s.target = ExpandTemplate(config.many.target, "target", table.capture_instance);
     if (facts) {
-      ReadFacts(*facts, s);
+      const auto rows = facts->Read({{"target", "=", s.target}});  // read once for both
+      ReadFacts(*rows, s);
       const std::string app_id = ExpandTemplate(config.many.app_id, "app_id", table.capture_instance);
-      auto chunked = NewestChunked(ReadSnapshotEvents(*facts, s.target), app_id);
+      auto chunked = NewestChunked(SnapshotEventsOf(*rows), app_id);
       if (chunked && !chunked->opened.complete) s.open_snapshot = std::move(chunked);
     }
     if (auto verdict = verdicts.find(s.target); verdict != verdicts.end()) s.verdict = verdict->second;

@@ -12,21 +12,24 @@
 
 namespace mssql_cdc {
 std::vector<SnapshotEvent> ReadSnapshotEvents(const delta::DeltaTable& facts, const std::string& target) {
+  return SnapshotEventsOf(*facts.Read({{"target", "=", target}}));
+}
+
+std::vector<SnapshotEvent> SnapshotEventsOf(const arrow::Table& table) {
   std::vector<SnapshotEvent> events;
-  auto rows = facts.Read({{"target", "=", target}});
-  for (std::int64_t r = 0; r < rows->num_rows(); ++r) {
-    auto event = delta::TextCell(*rows, "event", r);
+  for (std::int64_t r = 0; r < table.num_rows(); ++r) {
+    auto event = delta::TextCell(table, "event", r);
     if (!event) continue;
     SnapshotEvent e;
     e.event = *event;
-    e.app_id = delta::TextCell(*rows, "app_id", r).value_or("");
-    e.min_lsn = delta::TextCell(*rows, "min_lsn", r);
-    e.max_lsn = delta::TextCell(*rows, "max_lsn", r);
-    e.rows = delta::IntCell(*rows, "rows", r);
-    e.duration_ms = delta::IntCell(*rows, "duration_ms", r);
-    e.detail = delta::TextCell(*rows, "detail", r);
-    if (auto at = delta::TimestampCell(*rows, "started_at", r)) e.started_at = UtcMicros{*at};
-    if (auto at = delta::TimestampCell(*rows, "written_at", r)) e.written_at = UtcMicros{*at};
+    e.app_id = delta::TextCell(table, "app_id", r).value_or("");
+    e.min_lsn = delta::TextCell(table, "min_lsn", r);
+    e.max_lsn = delta::TextCell(table, "max_lsn", r);
+    e.rows = delta::IntCell(table, "rows", r);
+    e.duration_ms = delta::IntCell(table, "duration_ms", r);
+    e.detail = delta::TextCell(table, "detail", r);
+    if (auto at = delta::TimestampCell(table, "started_at", r)) e.started_at = UtcMicros{*at};
+    if (auto at = delta::TimestampCell(table, "written_at", r)) e.written_at = UtcMicros{*at};
     events.push_back(std::move(e));
   }
   return events;

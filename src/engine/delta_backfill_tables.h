@@ -53,5 +53,7 @@ class DeltaBackfillTables final : public BackfillTables {
 
 // The snapshot events (event not NULL) among the facts rows of `target`.
 std::vector<SnapshotEvent> ReadSnapshotEvents(const delta::DeltaTable& facts, const std::string& target);
+// The same among facts rows already read.
+std::vector<SnapshotEvent> SnapshotEventsOf(const arrow::Table& rows);
 
 }  // namespace mssql_cdc
