@@ -33,7 +33,12 @@ import spark_bench  # noqa: E402  (the reference's venv, the fake builder, the j
 import spark_bench_child  # noqa: E402  (the Spark session and the memory sampler)
 
 WARM_ROWS = 1000
-CHUNK_ROWS = 250_000  # four chunks of the 1,000,000-row table, two at a time
+
+
+def chunk_rows_for(rows):
+    """backfill's default of 1,000,000 rows a chunk; four chunks for a table smaller than 4,000,000
+    rows (two waves of two at numPartitions 2, as a big table's backfill goes)."""
+    return min(1_000_000, max(1, rows // 4))
 
 
 def sim_database(rows, out):
@@ -53,9 +58,12 @@ def gen_fake(args):
     shutil.rmtree(building, ignore_errors=True)
     ci = "bench_narrow"
     db = FakeCdcDatabase(building, [ci], keys={ci: "id"}, columns={ci: spark_bench_child.FAKE_COLUMNS})
-    for first in range(1, args.rows + 1, spark_bench_child.PER_COMMIT):
+    # The fake rewrites its whole table file on every commit: about ten commits keep the build
+    # linear in the rows (10,000 rows a commit would take hours at 10,000,000 rows).
+    per_commit = max(spark_bench_child.PER_COMMIT, -(-args.rows // 10))
+    for first in range(1, args.rows + 1, per_commit):
         rows = [(2, spark_bench_child.narrow_row(i))
-                for i in range(first, min(args.rows + 1, first + spark_bench_child.PER_COMMIT))]
+                for i in range(first, min(args.rows + 1, first + per_commit))]
         for _, r in rows:
             r["created"] = r["created"][:26] + "+00:00"  # the fake's timestamps take microseconds
         db.commit(ci, rows)
@@ -100,7 +108,7 @@ def child(args):
             cdc.to_delta(str(work / target), app, str(work / "ckpt"), facts, bootstrap=True, snapshot="chunked",
                          trigger={"availableNow": True}).awaitTermination()
             while cdc.backfill(str(work / target), app_id=app, facts_table=facts,
-                               chunk_rows=CHUNK_ROWS)["state"] != "done":
+                               chunk_rows=int(args.chunk_rows))["state"] != "done":
                 pass
         else:
             cdc.snapshot(str(work / target))
@@ -120,7 +128,7 @@ def main():
     g.add_argument("--path", required=True)
     g.add_argument("--rows", type=int, required=True)
     c = sub.add_parser("child")
-    for name in ("--lib", "--data", "--warm", "--jars", "--work", "--out"):
+    for name in ("--lib", "--data", "--warm", "--jars", "--work", "--out", "--chunk-rows"):
         c.add_argument(name, required=True)
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--dir", default="bench/out")
@@ -141,10 +149,13 @@ def main():
     results = {}
     for lib in ("ours", "ref"):
         result_file = out / f"snapshot_spark_{lib}.json"
-        subprocess.run([str(pythons[lib]), __file__, "child", "--lib", lib, "--data", str(data[lib][0]),
-                        "--warm", str(data[lib][1]), "--jars", str(jars), "--work", str(out / f"snapshot_spark_{lib}"),
-                        "--out", str(result_file)], check=True, env=spark_bench.clean_env(), cwd="/",
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log_file = out / f"snapshot_spark_{lib}.log"
+        with open(log_file, "w") as log:
+            subprocess.run([str(pythons[lib]), __file__, "child", "--lib", lib, "--data", str(data[lib][0]),
+                            "--warm", str(data[lib][1]), "--jars", str(jars), "--work",
+                            str(out / f"snapshot_spark_{lib}"), "--out", str(result_file),
+                            "--chunk-rows", str(chunk_rows_for(args.rows))],
+                           check=True, env=spark_bench.clean_env(), cwd="/", stdout=log, stderr=log)
         results[lib] = json.loads(result_file.read_text())
         for run in results[lib]:
             if run["rows"] != args.rows:

@@ -195,8 +195,8 @@ void ValidateBackfillRequest(const BackfillRequest& request) {
   }
 }
 
-BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const SourceClock& clock,
-                           BackfillTables& tables) {
+BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, SourcePool& more,
+                           const SourceClock& clock, BackfillTables& tables) {
   ValidateBackfillRequest(request);
   const auto call_started = Clock::now();
   const UtcMicros call_started_at = NowUtc();
@@ -253,8 +253,10 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const
       planning.columns = request.columns;
       planning.key_columns = request.key_columns;
       planning.chunk_rows = request.chunk_rows.value_or(kDefaultChunkRows);
+      planning.partitions = request.partitions;
+      planning.rows_estimate = opened.rows_estimate;
       const auto planning_started = Clock::now();
-      ChunkPlan made = PlanChunks(planning, source);
+      ChunkPlan made = PlanChunks(planning, source, &more);
       spdlog::info("backfill of '{}': planned {} chunks of at most {} rows ({} key) in {:.1f} s",
                    ci, made.chunks.size(), made.chunk_rows, made.kind, SecondsSince(planning_started));
       const delta::Txn txn{PlanTxnAppId(app_id, s), 0, std::nullopt};

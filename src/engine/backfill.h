@@ -161,8 +161,9 @@ struct BackfillStatus {
   std::string ToJson() const;
 };
 
-BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, const SourceClock& clock,
-                           BackfillTables& tables);
+// `source` stamps, plans and reads; `more` lends what a plan's grid counts at once besides it.
+BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, SourcePool& more,
+                           const SourceClock& clock, BackfillTables& tables);
 
 // The txn app ids of a chunked snapshot's waves in bronze, its chunk rows and its opens in the
 // facts table.

@@ -53,7 +53,7 @@ void BackfillRunner::Run() {
     DeltaBackfillTables tables(tables_, delta::DeltaTable::Open(tables_.target), facts_, *first,
                                sources_);
     for (;;) {
-      const BackfillStatus status = RunBackfill(request_, *first, clock_, tables);
+      const BackfillStatus status = RunBackfill(request_, *first, sources_, clock_, tables);
       {
         std::unique_lock lock(mu_);
         status_ = status;

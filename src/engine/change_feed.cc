@@ -189,7 +189,8 @@ BackfillStatus ChangeFeed::Backfill(BackfillRequest request, BackfillTables& tab
   request.columns = source_->CapturedColumns(instance_.name);
   request.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
   request.partitions = ReadPartitions(options_);
-  return RunBackfill(request, *source_, clock_, tables);
+  SourcePool more(factory_, std::max(1, request.partitions - 1));
+  return RunBackfill(request, *source_, more, clock_, tables);
 }
 
 std::optional<Offset> NativeHandoverOffset(const std::string& checkpoint_dir) {

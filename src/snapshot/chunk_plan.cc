@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "snapshot/snapshot_key.h"
+#include "source/parallel_reads.h"
 
 namespace mssql_cdc {
 namespace {
@@ -16,35 +17,60 @@ using Wide = __int128;
 
 std::int64_t CeilDiv(Wide a, Wide b) { return static_cast<std::int64_t>((a + b - 1) / b); }
 
-// Counts [lo, hi) in slices of `width`, in queries of at most kMaxSlicesPerQuery slices; the
-// non-empty slices, in key order, clipped to [lo, hi).
-std::vector<KeyCell> CountCells(Source& source, const KeyQuery& query, std::int64_t lo,
+// The Sources a plan counts on: `first`, and as many more as `more` lends at once.
+struct Counters {
+  Source& first;
+  SourcePool* more = nullptr;
+  int parts = 1;  // the grid is cut into this many queries at least, to count them at once
+};
+
+struct SliceQuery {
+  Wide start;
+  Wide width;
+  Wide slices;
+};
+
+// Counts [lo, hi) in slices of `width`, in queries of at most kMaxSlicesPerQuery slices (and
+// at most a `parts`th of the slices, so that every counter has one); the non-empty slices, in
+// key order, clipped to [lo, hi).
+std::vector<KeyCell> CountCells(Counters& counters, const KeyQuery& query, std::int64_t lo,
                                 std::int64_t hi, std::int64_t width) {
-  std::vector<KeyCell> cells;
-  Wide start = lo;
-  while (start < hi) {
-    // Whole slices that end at or before hi, at most kMaxSlicesPerQuery a query; a last
-    // slice of what is left, so that no slice counts keys past hi (the next cell's).
-    Wide slices = std::min<Wide>(kMaxSlicesPerQuery, (Wide(hi) - start) / width);
-    Wide slice_width = width;
-    if (slices < 1) {
-      slices = 1;
-      slice_width = Wide(hi) - start;
-    }
-    for (const SliceCount& slice : source.CountKeySlices(query, static_cast<std::int64_t>(start),
-                                                         static_cast<std::int64_t>(slice_width),
-                                                         static_cast<std::int64_t>(slices))) {
-      const Wide cell_lo = start + Wide(slice.slice) * slice_width;
-      cells.push_back({static_cast<std::int64_t>(cell_lo),
-                       static_cast<std::int64_t>(cell_lo + slice_width), slice.rows});
-    }
-    start += slices * slice_width;
+  const Wide whole = (Wide(hi) - lo) / width;
+  const Wide per_query =
+      std::clamp<Wide>((whole + counters.parts - 1) / counters.parts, 1, kMaxSlicesPerQuery);
+  std::vector<SliceQuery> queries;
+  for (Wide start = lo; start < hi;) {
+    // Whole slices that end at or before hi; a last slice of what is left, so that no slice
+    // counts keys past hi (the next cell's).
+    SliceQuery q{start, width, std::min<Wide>(per_query, (Wide(hi) - start) / width)};
+    if (q.slices < 1) q = {start, Wide(hi) - start, 1};
+    queries.push_back(q);
+    start += q.slices * q.width;
   }
+  std::vector<std::vector<KeyCell>> counted(queries.size());
+  auto count = [&](std::size_t i, Source& source) {
+    const SliceQuery& q = queries[i];
+    for (const SliceCount& slice : source.CountKeySlices(query, static_cast<std::int64_t>(q.start),
+                                                         static_cast<std::int64_t>(q.width),
+                                                         static_cast<std::int64_t>(q.slices))) {
+      const Wide cell_lo = q.start + Wide(slice.slice) * q.width;
+      counted[i].push_back({static_cast<std::int64_t>(cell_lo),
+                            static_cast<std::int64_t>(cell_lo + q.width), slice.rows});
+    }
+  };
+  if (counters.more && queries.size() > 1) {
+    RunOnSources(queries.size(), counters.first, *counters.more, count);
+  } else {
+    for (std::size_t i = 0; i < queries.size(); ++i) count(i, counters.first);
+  }
+  std::vector<KeyCell> cells;
+  for (auto& part : counted) cells.insert(cells.end(), part.begin(), part.end());
   return cells;
 }
 
 ChunkPlan PlanIntegerChunks(const ChunkPlanRequest& request, const KeyQuery& query,
-                            Source& source) {
+                            Counters& counters) {
+  Source& source = counters.first;
   ChunkPlan plan;
   plan.kind = "int";
   plan.keys = query.key_columns;
@@ -57,7 +83,8 @@ ChunkPlan PlanIntegerChunks(const ChunkPlanRequest& request, const KeyQuery& que
   // The grid's end, exclusive; bigint's largest key makes the last slice end at it.
   const Wide end = Wide(max) + 1;
   const Wide values = end - min;
-  const std::int64_t estimate = std::max<std::int64_t>(1, source.RowEstimate(request.instance.name));
+  const std::int64_t estimate = std::max<std::int64_t>(
+      1, request.rows_estimate ? *request.rows_estimate : source.RowEstimate(request.instance.name));
   const Wide slices = std::clamp<Wide>(Wide(CeilDiv(estimate, request.chunk_rows)) * kSlicesPerChunk,
                                        1, values);
   const std::int64_t width = std::max<std::int64_t>(1, CeilDiv(values, slices));
@@ -67,7 +94,7 @@ ChunkPlan PlanIntegerChunks(const ChunkPlanRequest& request, const KeyQuery& que
 
   // Slices over chunk_rows are counted again in finer slices, until each fits or is one value.
   std::deque<KeyCell> pending;
-  for (const auto& cell : CountCells(source, query, min, top, width)) pending.push_back(cell);
+  for (const auto& cell : CountCells(counters, query, min, top, width)) pending.push_back(cell);
   std::vector<KeyCell> cells;
   while (!pending.empty()) {
     KeyCell cell = pending.front();
@@ -80,7 +107,7 @@ ChunkPlan PlanIntegerChunks(const ChunkPlanRequest& request, const KeyQuery& que
     const Wide finer = std::clamp<Wide>(Wide(CeilDiv(cell.rows, request.chunk_rows)) * kSlicesPerChunk,
                                         2, cell_values);
     const std::int64_t finer_width = std::max<std::int64_t>(1, CeilDiv(cell_values, finer));
-    auto parts = CountCells(source, query, cell.lo, cell.hi, finer_width);
+    auto parts = CountCells(counters, query, cell.lo, cell.hi, finer_width);
     // In key order: the parts go before what follows the cell.
     for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_front(*it);
   }
@@ -142,7 +169,7 @@ std::string ChunkPlanKind(const CaptureInstanceInfo& instance,
   return key.integer() ? "int" : "keyset";
 }
 
-ChunkPlan PlanChunks(const ChunkPlanRequest& request, Source& source) {
+ChunkPlan PlanChunks(const ChunkPlanRequest& request, Source& source, SourcePool* more) {
   if (request.chunk_rows < 1) {
     throw ConfigError("chunk_rows must be a whole number of rows, 1 or more, not " +
                       std::to_string(request.chunk_rows));
@@ -151,8 +178,9 @@ ChunkPlan PlanChunks(const ChunkPlanRequest& request, Source& source) {
   const std::string kind =
       ChunkPlanKind(request.instance, request.columns, request.key_columns, &keys);
   const KeyQuery query{request.instance.name, keys};
-  return kind == "int" ? PlanIntegerChunks(request, query, source)
-                       : PlanKeysetChunks(request, query, source);
+  if (kind != "int") return PlanKeysetChunks(request, query, source);
+  Counters counters{source, more, more ? std::max(1, request.partitions) : 1};
+  return PlanIntegerChunks(request, query, counters);
 }
 
 std::string ChunkPlanDigest(const ChunkPlan& plan) {

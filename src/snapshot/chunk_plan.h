@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "source/source.h"
+#include "source/source_pool.h"
 
 namespace mssql_cdc {
 
@@ -68,10 +69,15 @@ struct ChunkPlanRequest {
   std::vector<CapturedColumn> columns;   // the instance's, for the key's types
   std::vector<std::string> key_columns;  // snapshotKeys; empty: the instance's index
   std::int64_t chunk_rows = kDefaultChunkRows;
+  int partitions = 1;                    // grid counts run at once (integer keys)
+  // The table's rows as estimated when the snapshot opened; asked of the source when absent.
+  std::optional<std::int64_t> rows_estimate;
 };
 
-// Plans every chunk, asking `source` (count by grid, or keyset seeks).
-ChunkPlan PlanChunks(const ChunkPlanRequest& request, Source& source);
+// Plans every chunk, asking `source` (count by grid, or keyset seeks). An integer key's grid
+// is cut into `partitions` ranges counted at once, on `source` and on what `more` lends, so
+// that planning takes a `partitions`th of one ordered pass over the key.
+ChunkPlan PlanChunks(const ChunkPlanRequest& request, Source& source, SourcePool* more = nullptr);
 
 // A digest of the plan's content (kind, keys, chunk_rows, each chunk's bounds): what the
 // snapshot_plan facts row records, so that a plans table changed by hand is found out.

@@ -39,6 +39,7 @@ struct OpenedSnapshot {
   std::string app_id;   // the generation's
   bool complete = false;
   std::optional<UtcMicros> lost_from_ts, lost_to_ts;  // a re-snapshot's lost interval
+  std::optional<std::int64_t> rows_estimate;  // the table's rows when opened (chunked)
 };
 
 struct ChunkRecord {

@@ -59,13 +59,15 @@ class ChunkPlanTest : public ::testing::Test {
     source_ = OpenSimSource(path_);
   }
 
-  ChunkPlan Plan(const std::string& ci, std::int64_t chunk_rows, std::vector<std::string> key = {}) {
+  ChunkPlan Plan(const std::string& ci, std::int64_t chunk_rows, std::vector<std::string> key = {},
+                 int partitions = 1, SourcePool* more = nullptr) {
     ChunkPlanRequest request;
     request.instance = source_->ResolveCaptureInstance(ci);
     request.columns = source_->CapturedColumns(ci);
     request.key_columns = std::move(key);
     request.chunk_rows = chunk_rows;
-    return PlanChunks(request, *source_);
+    request.partitions = partitions;
+    return PlanChunks(request, *source_, more);
   }
 
   testing::TempDir dir_;
@@ -98,6 +100,19 @@ TEST_F(ChunkPlanTest, AnIntegerKeyIsCountedByGridAndPackedUnderChunkRows) {
   EXPECT_EQ(planned, 1000);
   // The dense start was counted finer: no chunk there is far under chunk_rows but the last.
   EXPECT_GE(*plan.chunks[0].planned_rows, 80);
+}
+
+TEST_F(ChunkPlanTest, AGridCountedOnSeveralSourcesAtOnceGivesTheSamePlan) {
+  const std::string path = path_;
+  SourcePool more([path] { return OpenSimSource(path); }, 2);
+  const ChunkPlan alone = Plan("dbo_ints", 100);
+  const ChunkPlan together = Plan("dbo_ints", 100, {}, 3, &more);
+  EXPECT_EQ(Bounds(together.chunks), Bounds(alone.chunks));
+  EXPECT_EQ(ChunkPlanDigest(together), ChunkPlanDigest(alone));
+  for (std::size_t i = 0; i < alone.chunks.size(); ++i) {
+    EXPECT_EQ(together.chunks[i].planned_rows, alone.chunks[i].planned_rows) << "chunk " << i;
+  }
+  EXPECT_EQ(more.most_open(), 2);  // the grid's ranges were counted on three Sources
 }
 
 TEST_F(ChunkPlanTest, OtherKeysGetKeysetBoundsEveryChunkRowsKeys) {
@@ -137,7 +152,8 @@ SnapshotEvent Event(std::string event, std::string app_id, std::string lsn, json
 TEST(ChunkedStateTest, OpenPlannedAndDoneChunksComeFromTheFactsRows) {
   const std::string s = "0x0000002A000005D0001E";
   std::vector<SnapshotEvent> events = {
-      Event("snapshot_open", "a", s, {{"mode", "chunked"}, {"kind", "bootstrap"}, {"generation", 0}}),
+      Event("snapshot_open", "a", s, {{"mode", "chunked"}, {"kind", "bootstrap"}, {"generation", 0},
+                                       {"plan", {{"kind", "int"}, {"rows", 12}}}}),
       Event("snapshot_open", "other", s, {{"mode", "full"}, {"kind", "bootstrap"}, {"generation", 0}}),
       Event("snapshot_plan", "a", s, {{"snapshot", s}, {"chunks", 5}, {"digest", "d"}}),
       Event("snapshot_chunk", "a", s, {{"snapshot", s}, {"chunk", 0}, {"wave", 0}}, 7),
@@ -147,6 +163,7 @@ TEST(ChunkedStateTest, OpenPlannedAndDoneChunksComeFromTheFactsRows) {
   auto progress = NewestChunked(events, "a");
   ASSERT_TRUE(progress);
   EXPECT_FALSE(progress->opened.complete);
+  EXPECT_EQ(progress->opened.rows_estimate, 12);  // the grid of the plan follows it
   EXPECT_TRUE(progress->planned);
   EXPECT_EQ(progress->chunks_total, 5);
   EXPECT_EQ(progress->rows(), 15);
