@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,22 +74,30 @@ class SparkBackfillTables(SparkBootstrapTables):
             return None
         return pa.Table.from_pylist([row.asDict() for row in rows])
 
-    def write_plan(self, batch: pa.RecordBatch, txn_app_id: str, txn_version: int) -> None:
+    def write_plan(self, batch: pa.RecordBatch, txn_app_id: str, txn_version: int) -> bool:
+        """Appends the plan; True when this append is the commit that holds the txn (its
+        userMetadata, unique to it, is that commit's), so the plan need not be read back."""
         tables.ensure(self._spark, self._plans, "plans")
         schema = _struct(_core.plans_schema_json())
         frame = self._spark.createDataFrame(pa.Table.from_batches([batch]), schema=schema)
-        tables.append(frame, self._plans, txn_app_id=txn_app_id, txn_version=txn_version)
+        token = json.dumps({"plan_written_by": uuid.uuid4().hex})
+        tables.append(frame, self._plans, txn_app_id=txn_app_id, txn_version=txn_version,
+                      user_metadata=token)
+        _, metadata = _core.txn_commit(self._location(self._plans), txn_app_id)
+        return metadata == token
 
     def last_wave(self, txn_app_id: str) -> tuple[int, str | None]:
         """Bronze's txn version of `txn_app_id` and the userMetadata of the commit that set it,
         read from its Delta log (a named table's through its location)."""
         if not tables.check(self._spark, self._bronze, "bronze"):
             return -1, None
-        location = self._bronze.text
-        if self._bronze.is_name:
-            location = self._spark.sql(f"DESCRIBE DETAIL {self._bronze.name}").collect()[0]["location"]
-        version, metadata = _core.txn_commit(location, txn_app_id)
+        version, metadata = _core.txn_commit(self._location(self._bronze), txn_app_id)
         return int(version), metadata
+
+    def _location(self, table: tables.TableArg) -> str:
+        if not table.is_name:
+            return table.text
+        return self._spark.sql(f"DESCRIBE DETAIL {table.name}").collect()[0]["location"]
 
     def chunk_rows(self, snapshot: str) -> dict[int, int]:
         rows = (tables.read(self._spark, self._bronze)

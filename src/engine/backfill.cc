@@ -261,10 +261,13 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                    ci, made.chunks.size(), made.chunk_rows, made.kind, SecondsSince(planning_started));
       const delta::Txn txn{PlanTxnAppId(app_id, s), 0, std::nullopt};
       if (!made.chunks.empty()) {
-        tables.WritePlan(PlanToRecordBatch(made, app_id, s, ci, NowUtc()), txn);
-        // Another call may have won the plan's txn: the table's plan is the plan.
-        plan = tables.ReadPlan(app_id, s);
-        if (!plan) throw InternalError("the plan just written is not in " + request.plans_table);
+        if (tables.WritePlan(PlanToRecordBatch(made, app_id, s, ci, NowUtc()), txn)) {
+          plan = std::move(made);
+        } else {
+          // Another call won the plan's txn: the table's plan is the plan.
+          plan = tables.ReadPlan(app_id, s);
+          if (!plan) throw InternalError("the plan just written is not in " + request.plans_table);
+        }
       } else {
         plan = std::move(made);
       }

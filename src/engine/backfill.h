@@ -73,7 +73,9 @@ class BackfillTables {
   // that row's age in hours; nullopt when none has one.
   virtual std::optional<std::pair<double, double>> NewestHeadroom(const std::string& app_id) = 0;
   virtual std::optional<ChunkPlan> ReadPlan(const std::string& app_id, const Lsn& snapshot) = 0;
-  virtual void WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) = 0;
+  // True when this write committed the rows; false when the plans table held the txn already
+  // (another call planned first: the table's plan is the plan) or the writer cannot tell.
+  virtual bool WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) = 0;
   // Bronze's txn version of `txn_app_id`, and the userMetadata of the commit that set it (when
   // that commit is still in the log); version -1 when bronze holds none.
   virtual std::pair<std::int64_t, std::optional<std::string>> LastWave(const std::string& txn_app_id) = 0;

@@ -68,12 +68,12 @@ std::optional<ChunkPlan> DeltaBackfillTables::ReadPlan(const std::string& app_id
   return PlanFromTable(*rows, app_id, snapshot, config_.plans_table);
 }
 
-void DeltaBackfillTables::WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows,
+bool DeltaBackfillTables::WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows,
                                     const delta::Txn& txn) {
   auto plans = OpenOrCreateTable(config_.plans_table, PlansTableOptions());
   delta::AppendOptions options;
   options.txn = txn;
-  plans.Append({rows}, options);
+  return plans.Append({rows}, options).written;
 }
 
 std::pair<std::int64_t, std::optional<std::string>> DeltaBackfillTables::LastWave(

@@ -35,7 +35,7 @@ class DeltaBackfillTables final : public BackfillTables {
   std::vector<SnapshotEvent> SnapshotEvents() override;
   std::optional<std::pair<double, double>> NewestHeadroom(const std::string& app_id) override;
   std::optional<ChunkPlan> ReadPlan(const std::string& app_id, const Lsn& snapshot) override;
-  void WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) override;
+  bool WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) override;
   std::pair<std::int64_t, std::optional<std::string>> LastWave(const std::string& txn_app_id) override;
   std::map<int, std::int64_t> ChunkRows(const Lsn& snapshot) override;
   WaveWritten AppendWave(const WaveRead& wave, const delta::Txn& txn,

@@ -88,9 +88,9 @@ class PythonBackfillTables final : public BackfillTables {
     }
     return PlanFromTable(*rows, app_id, snapshot, plans_table_);
   }
-  void WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) override {
+  bool WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) override {
     nb::gil_scoped_acquire gil;
-    tables_.attr("write_plan")(ToPyArrowBatch(rows), txn.app_id, txn.version);
+    return nb::cast<bool>(tables_.attr("write_plan")(ToPyArrowBatch(rows), txn.app_id, txn.version));
   }
   std::pair<std::int64_t, std::optional<std::string>> LastWave(const std::string& txn_app_id) override {
     nb::gil_scoped_acquire gil;
