@@ -43,10 +43,14 @@ def chunk_rows_for(rows):
     return min(1_000_000, max(1, rows // 4))
 
 
-def sim_database(rows, out):
+# The capture instance of each table of build/bench/snapshot_bench (bench_tables.h).
+CAPTURE_INSTANCES = {"narrow": "bench_narrow", "wide": "bench_snapshot_wide"}
+
+
+def sim_database(rows, out, table="narrow"):
     subprocess.run([str(ROOT / "build" / "bench" / "snapshot_bench"), "--rows", str(rows), "--dir", str(out),
                     "--load-only"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return out / f"snapshot_narrow_{rows}.sim"
+    return out / f"snapshot_{table}_{rows}.sim"
 
 
 def gen_fake(args):
@@ -90,7 +94,7 @@ def child(args):
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)  # a target holding a snapshot would be found, not read
     spark = spark_bench_child.spark_session(args.jars, str(work))
-    base = {"numPartitions": "2", "captureInstance": "bench_narrow"}
+    base = {"numPartitions": "2", "captureInstance": args.ci}
 
     def options(data):
         return {**spark_bench_child.options_for(args.lib, data), **base}
@@ -135,10 +139,13 @@ def main():
     g.add_argument("--path", required=True)
     g.add_argument("--rows", type=int, required=True)
     c = sub.add_parser("child")
-    for name in ("--lib", "--data", "--warm", "--jars", "--work", "--out", "--chunk-rows"):
+    for name in ("--lib", "--data", "--warm", "--jars", "--work", "--out", "--chunk-rows", "--ci"):
         c.add_argument(name, required=True)
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--dir", default="bench/out")
+    parser.add_argument("--table", choices=sorted(CAPTURE_INSTANCES), default="narrow",
+                        help="the narrow table, or the wide one with two (max) columns (ours alone: the "
+                             "reference's fake backend is built with the narrow table's columns)")
     parser.add_argument("--libs", default="ours,ref",
                         help="which libraries run: ours, ref or both (the reference's fake backend holds "
                              "the whole table in each Python worker: 10,000,000 rows take over 11 GB each)")
@@ -156,7 +163,10 @@ def main():
     libs = [lib for lib in ("ours", "ref") if lib in args.libs.split(",")]
     if not libs:
         raise SystemExit("--libs: name ours, ref or both (ours,ref)")
-    data = {"ours": lambda: (sim_database(args.rows, out), sim_database(WARM_ROWS, out)),
+    if args.table != "narrow" and "ref" in libs:
+        raise SystemExit(f"--table {args.table}: the reference's fake backend holds the narrow table only; "
+                         "add --libs ours")
+    data = {"ours": lambda: (sim_database(args.rows, out, args.table), sim_database(WARM_ROWS, out, args.table)),
             "ref": lambda: (fake_table(ref_python, args.rows, out), fake_table(ref_python, WARM_ROWS, out))}
     data = {lib: data[lib]() for lib in libs}
     pythons = {"ours": ROOT / ".venv" / "bin" / "python", "ref": ref_python}
@@ -168,18 +178,19 @@ def main():
             subprocess.run([str(pythons[lib]), __file__, "child", "--lib", lib, "--data", str(data[lib][0]),
                             "--warm", str(data[lib][1]), "--jars", str(jars), "--work",
                             str(out / f"snapshot_spark_{lib}"), "--out", str(result_file),
-                            "--chunk-rows", str(chunk_rows_for(args.rows))],
+                            "--chunk-rows", str(chunk_rows_for(args.rows)),
+                            "--ci", CAPTURE_INSTANCES[args.table] if lib == "ours" else "bench_narrow"],
                            check=True, env=spark_bench.clean_env(), cwd="/", stdout=log, stderr=log)
         results[lib] = json.loads(result_file.read_text())
         for run in results[lib]:
             if run["rows"] != args.rows:
                 raise SystemExit(f"{lib}: the snapshot wrote {run['rows']} rows, expected {args.rows}")
-    print("| library | run | rows | seconds | rows/s | driver peak MB | executor Python MB |")
-    print("|---|---|---|---|---|---|---|")
+    print("| library | table | run | rows | seconds | rows/s | driver peak MB | executor Python MB |")
+    print("|---|---|---|---|---|---|---|---|")
     names = {"ours": "mssql_cdc (ours)", "ref": "mssql-cdc-pyspark 0.8.0"}
     for lib in libs:
         for label, r in zip(RUNS, results[lib]):
-            print(f"| {names[lib]} | {label} | {r['rows']} | {r['seconds']:.1f} | {r['rows'] / r['seconds']:.0f} | "
+            print(f"| {names[lib]} | {args.table} | {label} | {r['rows']} | {r['seconds']:.1f} | {r['rows'] / r['seconds']:.0f} | "
                   f"{r['peak_mb']:.0f} | {r['executor_py_mb']:.0f} |")
     for lib in libs:
         runs = dict(zip(RUNS, results[lib]))

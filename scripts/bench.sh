@@ -96,6 +96,12 @@ fi
     --dir bench/out
   took
   echo
+  echo "Command: \`.venv/bin/python bench/snapshot_spark_bench.py --rows ${BENCH_SNAPSHOT_SPARK_BIG_ROWS:-10000000} --table wide --libs ours --dir bench/out\`"
+  echo
+  .venv/bin/python bench/snapshot_spark_bench.py --rows "${BENCH_SNAPSHOT_SPARK_BIG_ROWS:-10000000}" --table wide \
+    --libs ours --dir bench/out
+  took
+  echo
   echo "make bench took $((SECONDS - started)) s in all; bench/out held $databases_at_start benchmark databases at the start."
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md
