@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructType, TimestampNTZType, TimestampType
 
 from mssql_cdc import _core, tables
 from mssql_cdc.bootstrap import SparkBootstrapTables
@@ -92,8 +92,8 @@ def seed(spark: Any, options: Mapping[str, str], target: str, df: Any, as_of: An
     else:
         frame = _frame(df, columns, writer.bronze_schema, capture_instance, offset)
         log.info("mssql_cdc: seeding %s with a copy of %s as of %s", target, capture_instance, offset["lsn"])
-        tables.append(frame, target_table, user_metadata=json.dumps(
-            {"seed": capture_instance, "lsn": offset["lsn"], "commit_ts": offset["commit_ts"]}))
+        tables.append(frame, target_table,
+                      user_metadata=_core.seed_commit_metadata(capture_instance, json.dumps(offset)))
     if facts is not None:
         rows = writer.snapshot_rows(offset["lsn"])
         row = _core.bootstrap_facts_row(app_id, target, json.dumps(offset), rows, started_at.isoformat(),
@@ -104,23 +104,19 @@ def seed(spark: Any, options: Mapping[str, str], target: str, df: Any, as_of: An
 
 def _frame(df: Any, columns: list[tuple[str, str | None]], bronze: StructType, capture_instance: str,
            offset: Mapping[str, str]) -> Any:
-    """The copy in bronze's schema: captured columns by name, cast; snapshot metadata."""
+    """The copy in bronze's schema: captured columns by name, cast; the engine's seed metadata
+    (``_core.seed_metadata``), any other column NULL."""
     copy = dict(columns)
-    commit_ts = offset["commit_ts"] or None
-    metadata = {
-        "_capture_instance": F.lit(capture_instance),
-        "_start_lsn": F.lit(offset["lsn"]),
-        "_snapshot": F.lit(offset["lsn"]),
-        "_operation": F.lit(0),
-        "_commit_ts": F.lit(commit_ts).cast("timestamp_ntz") if commit_ts else F.lit(None),
-    }
+    metadata = _core.seed_metadata(capture_instance, json.dumps(offset))
     selected = []
     for field in bronze.fields:
         if field.name in metadata:
-            value = metadata[field.name]
+            value = F.lit(metadata[field.name])
+            if isinstance(field.dataType, (TimestampType, TimestampNTZType)):
+                value = value.cast("timestamp_ntz")  # UTC text: read without the session's zone
         elif copy.get(field.name) is not None:
             value = F.col(f"`{copy[field.name]}`")
         else:
-            value = F.lit(None)  # _seqval, _command_id, _batch_id, _chunk, and allowed missing columns
+            value = F.lit(None)
         selected.append(value.cast(field.dataType).alias(field.name))
     return df.select(*selected)

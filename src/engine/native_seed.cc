@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -110,21 +112,29 @@ std::shared_ptr<arrow::RecordBatch> SeedRows(const arrow::RecordBatch& copy,
                                              const Offset& offset,
                                              const std::shared_ptr<arrow::Schema>& bronze) {
   const std::int64_t n = copy.num_rows();
-  auto constant = [&](const std::shared_ptr<arrow::Scalar>& value) {
-    return *arrow::MakeArrayFromScalar(*value, n);
-  };
+  const auto metadata = SeedMetadata(capture_instance, offset);
   arrow::ArrayVector columns;
-  columns.push_back(constant(arrow::MakeScalar(capture_instance)));
-  columns.push_back(constant(arrow::MakeScalar(offset.lsn.ToString())));
-  columns.push_back(*arrow::MakeArrayOfNull(arrow::utf8(), n));          // _seqval
-  columns.push_back(constant(arrow::MakeScalar(std::int32_t{0})));       // _operation
-  if (output->GetFieldIndex(std::string(kCommandIdColumn)) >= 0) {
-    columns.push_back(*arrow::MakeArrayOfNull(arrow::int32(), n));
+  // The output schema's metadata columns come first, then the captured ones.
+  const int metadata_columns = output->num_fields() - static_cast<int>(captured.size());
+  for (int i = 0; i < metadata_columns; ++i) {
+    const auto& field = output->field(i);
+    const auto value = metadata.find(field->name());
+    if (value == metadata.end()) {
+      columns.push_back(*arrow::MakeArrayOfNull(field->type(), n));
+      continue;
+    }
+    const auto scalar = std::visit(
+        [&](const auto& v) -> std::shared_ptr<arrow::Scalar> {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, UtcMicros>) {
+            return std::make_shared<arrow::TimestampScalar>(v.value, field->type());
+          } else {
+            return arrow::MakeScalar(v);
+          }
+        },
+        value->second);
+    columns.push_back(*arrow::MakeArrayFromScalar(*scalar, n));
   }
-  const auto commit_type = output->GetFieldByName(std::string(kCommitTsColumn))->type();
-  columns.push_back(offset.commit_ts
-                        ? constant(std::make_shared<arrow::TimestampScalar>(offset.commit_ts->value, commit_type))
-                        : *arrow::MakeArrayOfNull(commit_type, n));
   for (std::size_t i = 0; i < captured.size(); ++i) {
     const auto& field = output->field(static_cast<int>(columns.size()));
     if (!matched.from[i]) {
@@ -145,7 +155,7 @@ std::shared_ptr<arrow::RecordBatch> SeedRows(const arrow::RecordBatch& copy,
     columns.push_back(std::move(column));
   }
   auto rows = arrow::RecordBatch::Make(output, n, std::move(columns));
-  return AlignToBronze(rows, bronze, std::nullopt, offset.lsn.ToString());
+  return AlignToBronze(rows, bronze, std::nullopt, std::get<std::string>(metadata.at("_snapshot")));
 }
 
 }  // namespace
@@ -188,11 +198,7 @@ NativeSeedResult SeedNatively(const NativeSeedRequest& request, SourceFactory fa
   if (action == SeedAction::kWrite) {
     const auto bronze_schema = BronzeSchema(output);
     delta::AppendOptions append;
-    append.user_metadata =
-        nlohmann::json{{"seed", options.capture_instance},
-                       {"lsn", offset.lsn.ToString()},
-                       {"commit_ts", offset.commit_ts ? FormatIsoMillis(offset.commit_ts->value) : ""}}
-            .dump();
+    append.user_metadata = SeedCommitMetadata(options.capture_instance, offset);
     const auto staged = bronze.StageAppend(bronze_schema, append);
     auto stream = staged.NewFileStream(0);
     copy->ForEachBatch([&](const arrow::RecordBatch& batch) {

@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "delta/schema.h"
 #include "core/errors.h"
@@ -17,6 +19,7 @@
 #include "python/arrow_stream.h"
 #include "python/read_plan.h"
 #include "python/source_options.h"
+#include "snapshot/seed.h"
 
 namespace nb = nanobind;
 
@@ -52,6 +55,32 @@ void BindSnapshot(nb::module_& m) {
         "Per captured column, (its name, the copy's column of that name ignoring case or "
         "None). ConfigError when the copy lacks a key column, or another captured column "
         "without allow_missing_columns.");
+  m.def("seed_metadata",
+        [](const std::string& capture_instance, const std::string& offset) {
+          nb::dict values;
+          for (const auto& [column, value] : SeedMetadata(capture_instance, Offset::FromJson(offset))) {
+            std::visit(
+                [&, &column = column](const auto& v) {
+                  using V = std::decay_t<decltype(v)>;
+                  if constexpr (std::is_same_v<V, UtcMicros>) {
+                    values[column.c_str()] = FormatDateTime(v.value, 6);  // read as timestamp_ntz
+                  } else {
+                    values[column.c_str()] = v;
+                  }
+                },
+                value);
+          }
+          return values;
+        },
+        nb::arg("capture_instance"), nb::arg("offset"),
+        "The values of a seed's metadata columns by name (a timestamp as UTC text); bronze's "
+        "other metadata columns are NULL in its rows.");
+  m.def("seed_commit_metadata",
+        [](const std::string& capture_instance, const std::string& offset) {
+          return SeedCommitMetadata(capture_instance, Offset::FromJson(offset));
+        },
+        nb::arg("capture_instance"), nb::arg("offset"),
+        "The userMetadata of the bronze commit that writes a seed.");
   m.def("seed_action",
         [](const std::optional<std::string>& found_lsn, bool found_chunked,
            const std::string& seed_lsn, bool reseed) {

@@ -2,8 +2,11 @@
 
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "core/ascii.h"
 #include "core/errors.h"
+#include "source/output_schema.h"
 
 namespace mssql_cdc {
 namespace {
@@ -124,6 +127,24 @@ SeedColumns MatchSeedColumns(const std::vector<CapturedColumn>& captured,
                       "(--allow-missing-columns) to read them as NULL");
   }
   return columns;
+}
+
+std::map<std::string, SeedValue> SeedMetadata(const std::string& capture_instance, const Offset& offset) {
+  std::map<std::string, SeedValue> values{
+      {std::string(kCaptureInstanceColumn), capture_instance},
+      {std::string(kStartLsnColumn), offset.lsn.ToString()},
+      {"_snapshot", offset.lsn.ToString()},
+      {std::string(kOperationColumn), std::int32_t{0}},
+  };
+  if (offset.commit_ts) values.emplace(std::string(kCommitTsColumn), *offset.commit_ts);
+  return values;
+}
+
+std::string SeedCommitMetadata(const std::string& capture_instance, const Offset& offset) {
+  return nlohmann::json{{"seed", capture_instance},
+                        {"lsn", offset.lsn.ToString()},
+                        {"commit_ts", offset.commit_ts ? FormatIsoMillis(offset.commit_ts->value) : ""}}
+      .dump();
 }
 
 }  // namespace mssql_cdc

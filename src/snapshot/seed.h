@@ -11,9 +11,12 @@
 // those changes must still be in CDC.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <arrow/type_fwd.h>
@@ -62,5 +65,15 @@ SeedColumns MatchSeedColumns(const std::vector<CapturedColumn>& captured,
                              const std::vector<std::string>& key_columns,
                              const std::vector<std::string>& copy_columns,
                              bool allow_missing_columns);
+
+// What a seed's rows hold besides the copy's columns, by bronze column: each is an operation-0
+// row of the seed's capture instance stamped with its LSN (_start_lsn and _snapshot) and that
+// LSN's commit time (_commit_ts, absent when unknown). Every metadata column not named
+// (_seqval, _command_id, _batch_id, _chunk, and _commit_ts when absent) is NULL.
+using SeedValue = std::variant<std::string, std::int32_t, UtcMicros>;
+std::map<std::string, SeedValue> SeedMetadata(const std::string& capture_instance, const Offset& offset);
+
+// The userMetadata of the bronze commit that writes a seed.
+std::string SeedCommitMetadata(const std::string& capture_instance, const Offset& offset);
 
 }  // namespace mssql_cdc

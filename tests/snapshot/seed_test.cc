@@ -110,5 +110,20 @@ TEST(DecideSeedTest, ARerunFindsItsSeedAndAnotherSnapshotNeedsANewerReseed) {
   EXPECT_THROW(DecideSeed(FoundSnapshot{{older, std::nullopt}, true}, seed, true), ConfigError);
 }
 
+TEST(SeedMetadataTest, OperationZeroRowsStampedWithTheSeedsLsnAndCommitTime) {
+  const Lsn lsn = Lsn::Parse("0x00000000000000000010");
+  const UtcMicros at{1'700'000'000'123'000};
+  const auto values = SeedMetadata("dbo_t", Offset{lsn, at});
+  EXPECT_EQ(std::get<std::string>(values.at("_capture_instance")), "dbo_t");
+  EXPECT_EQ(std::get<std::string>(values.at("_start_lsn")), lsn.ToString());
+  EXPECT_EQ(std::get<std::string>(values.at("_snapshot")), lsn.ToString());
+  EXPECT_EQ(std::get<std::int32_t>(values.at("_operation")), 0);
+  EXPECT_EQ(std::get<UtcMicros>(values.at("_commit_ts")).value, at.value);
+  EXPECT_EQ(values.size(), 5u) << "the other metadata columns are NULL";
+  EXPECT_FALSE(SeedMetadata("dbo_t", Offset{lsn, std::nullopt}).count("_commit_ts"));
+  EXPECT_EQ(SeedCommitMetadata("dbo_t", Offset{lsn, at}),
+            "{\"commit_ts\":\"2023-11-14T22:13:20.123\",\"lsn\":\"" + lsn.ToString() + "\",\"seed\":\"dbo_t\"}");
+}
+
 }  // namespace
 }  // namespace mssql_cdc

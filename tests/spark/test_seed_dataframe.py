@@ -62,6 +62,8 @@ def test_a_seed_then_a_bootstrapped_stream_gives_the_table_reading_nothing(spark
     assert len(seeded) == copy.count()
     assert {(r["_operation"], r["_start_lsn"], r["_snapshot"], r["_capture_instance"]) for r in seeded} == \
         {(0, lsn, lsn, CI)}
+    # Stamped with the commit time of the seed's LSN (UTC, whatever the session's zone).
+    assert {r["_commit_ts"].replace(tzinfo=None) for r in seeded} == {dt.datetime.fromisoformat(offset["commit_ts"])}
     # The same as_of again: the seed is there, nothing is written.
     assert cdc.seed(target, copy, lsn) == offset
     assert len(delta(target).to_pylist()) == len(seeded)
