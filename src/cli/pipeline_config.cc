@@ -83,7 +83,7 @@ class Loader {
   }
 
   // An optional section of scalar keys, e.g. [engine] (engine_limits.h) or [backfill]
-  // (engine/backfill.h), parsed by `parse` (T::Parse); a default T when the file has none.
+  // (engine/backfill.h), parsed by T::Parse; a default T when the file has none.
   template <typename T>
   T OptionalSection(const toml::table& doc, const std::string& name) const {
     const toml::node* node = doc.get(name);

@@ -16,9 +16,6 @@
 namespace mssql_cdc {
 namespace {
 
-constexpr char kSnapshotColumn[] = "_snapshot";
-constexpr char kChunkColumn[] = "_chunk";
-
 std::shared_ptr<arrow::Array> Checked(arrow::Result<std::shared_ptr<arrow::Array>> result,
                                       const std::string& what) {
   if (!result.ok()) throw InternalError(what + ": " + result.status().ToString());

@@ -22,14 +22,12 @@
 #include "engine/batch_measures.h"
 #include "plan/planner.h"
 #include "source/open_source.h"
+#include "source/output_schema.h"
 #include "source/source_pool.h"
 
 namespace mssql_cdc {
 
 class SourceClock;
-
-// Bronze's column of the micro-batch that wrote a row (int32).
-inline constexpr std::string_view kBatchIdColumn = "_batch_id";
 
 // What the rows of a batch hold, summed over its ranges.
 struct RowStats {

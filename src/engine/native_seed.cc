@@ -155,7 +155,7 @@ std::shared_ptr<arrow::RecordBatch> SeedRows(const arrow::RecordBatch& copy,
     columns.push_back(std::move(column));
   }
   auto rows = arrow::RecordBatch::Make(output, n, std::move(columns));
-  return AlignToBronze(rows, bronze, std::nullopt, std::get<std::string>(metadata.at("_snapshot")));
+  return AlignToBronze(rows, bronze, std::nullopt, std::get<std::string>(metadata.at(std::string(kSnapshotColumn))));
 }
 
 }  // namespace

@@ -15,8 +15,6 @@
 namespace mssql_cdc {
 namespace {
 
-constexpr char kChunkColumn[] = "_chunk";
-
 struct Opened {
   std::unique_ptr<Source> source;
   CaptureInstanceInfo instance;
@@ -37,7 +35,7 @@ std::shared_ptr<arrow::Schema> SchemaOf(const SourceOptions& options,
                                         const std::vector<CapturedColumn>& columns) {
   auto schema = OutputSchema(columns, options.include_command_id);
   if (!options.snapshot_chunks) return schema;
-  return *schema->AddField(schema->num_fields(), arrow::field(kChunkColumn, arrow::int32()));
+  return *schema->AddField(schema->num_fields(), arrow::field(std::string(kChunkColumn), arrow::int32()));
 }
 
 // The snapshotChunks ranges, their key checked against the captured columns' types.

@@ -96,7 +96,8 @@ std::vector<OpenedSnapshot> SnapshotsOpened(const std::vector<SnapshotEvent>& ev
     s.generation = detail.value("generation", 0);
     s.app_id = event.app_id;
     const auto plan = detail.find("plan");
-    if (plan != detail.end() && plan->is_object() && plan->value("rows", nlohmann::json()).is_number_integer()) {
+    if (plan != detail.end() && plan->is_object() &&
+        plan->value("rows", nlohmann::json()).is_number_integer()) {
       s.rows_estimate = (*plan)["rows"].get<std::int64_t>();
     }
     for (auto [key, into] : {std::pair{"lost_from_ts", &s.lost_from_ts}, std::pair{"lost_to_ts", &s.lost_to_ts}}) {

@@ -133,7 +133,7 @@ std::map<std::string, SeedValue> SeedMetadata(const std::string& capture_instanc
   std::map<std::string, SeedValue> values{
       {std::string(kCaptureInstanceColumn), capture_instance},
       {std::string(kStartLsnColumn), offset.lsn.ToString()},
-      {"_snapshot", offset.lsn.ToString()},
+      {std::string(kSnapshotColumn), offset.lsn.ToString()},
       {std::string(kOperationColumn), std::int32_t{0}},
   };
   if (offset.commit_ts) values.emplace(std::string(kCommitTsColumn), *offset.commit_ts);

@@ -11,8 +11,8 @@ namespace mssql_cdc {
 
 bool IsReservedColumnName(std::string_view name) {
   static constexpr std::string_view kReserved[] = {
-      "_capture_instance", "_start_lsn", "_seqval", "_operation", "_command_id",
-      "_commit_ts",        "_batch_id",  "_snapshot", "_chunk"};
+      kCaptureInstanceColumn, kStartLsnColumn, kSeqvalColumn,   kOperationColumn, kCommandIdColumn,
+      kCommitTsColumn,        kBatchIdColumn,  kSnapshotColumn, kChunkColumn};
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

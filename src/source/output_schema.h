@@ -21,6 +21,12 @@ inline constexpr std::string_view kOperationColumn = "_operation";
 inline constexpr std::string_view kCommandIdColumn = "_command_id";
 inline constexpr std::string_view kCommitTsColumn = "_commit_ts";
 
+// Names of the columns bronze adds after them: the micro-batch that wrote a row (int32), the
+// snapshot a row belongs to (its LSN) and its chunk in a chunked snapshot (int32).
+inline constexpr std::string_view kBatchIdColumn = "_batch_id";
+inline constexpr std::string_view kSnapshotColumn = "_snapshot";
+inline constexpr std::string_view kChunkColumn = "_chunk";
+
 // True for the names no source column may have (metadata and bronze columns, any case).
 bool IsReservedColumnName(std::string_view name);
 
