@@ -250,6 +250,19 @@ void AddAlterColumn(CLI::App& sim) {
     db->DropColumn(table, drop->column);
     std::cout << "dropped column " << drop->column << " from " << table.ToString() << "\n";
   });
+  auto alter = std::make_shared<Args>();
+  auto* alter_cmd = sim.add_subcommand("alter-column", "ALTER TABLE ALTER COLUMN (a new type)");
+  alter_cmd->add_option("--db", alter->db, "The database file")->required();
+  alter_cmd->add_option("--table", alter->table, "schema.table")->required();
+  alter_cmd->add_option("--column", alter->column, "'name type [not null]'")->required();
+  alter_cmd->callback([alter] {
+    const auto table = sim::ParseTableName(alter->table);
+    const auto column = sim::ParseColumnDeclaration(alter->column);
+    auto db = SimDatabase::Open(alter->db);
+    db->AlterColumn(table, column);
+    std::cout << "altered column " << column.name << " of " << table.ToString() << " to "
+              << column.type.ToString() << "\n";
+  });
 }
 
 void AddDml(CLI::App& sim) {

@@ -29,6 +29,26 @@ void Catalog::SetMeta(std::string_view key, std::string_view value) {
   st.BindText(1, key).BindText(2, value).Run();
 }
 
+void Catalog::AddPendingEnable(std::int64_t object_id, const Lsn& start_lsn) {
+  SetMeta(std::string(kMetaPendingEnablePrefix) + std::to_string(object_id), start_lsn.ToString());
+}
+
+void Catalog::ProcessPendingEnables() {
+  Statement pending(db_, "SELECT key, value FROM sim_meta WHERE key >= ?1 AND key < ?2");
+  const std::string prefix(kMetaPendingEnablePrefix);
+  pending.BindText(1, prefix).BindText(2, prefix.substr(0, prefix.size() - 1) + ";");
+  std::vector<std::pair<std::string, Lsn>> found;
+  while (pending.Step()) found.emplace_back(pending.Text(0), Lsn::Parse(pending.Text(1)));
+  for (const auto& [key, lsn] : found) {
+    Statement start(db_, "UPDATE cdc_change_tables SET start_lsn = ? WHERE object_id = ?");
+    start.BindBlob(1, lsn.data(), Lsn::kSize)
+        .BindInt(2, std::stoll(key.substr(prefix.size())))
+        .Run();
+    Statement done(db_, "DELETE FROM sim_meta WHERE key = ?");
+    done.BindText(1, key).Run();
+  }
+}
+
 std::int64_t Catalog::NextObjectId() {
   const std::int64_t id = std::stoll(RequireMeta(kMetaNextObjectId));
   SetMeta(kMetaNextObjectId, std::to_string(id + 1));

@@ -49,6 +49,14 @@ class Catalog {
   std::optional<CaptureInstance> FindInstance(std::string_view capture_instance);
   std::vector<CaptureInstance> ListInstances();
 
+  // Records that the enable of `object_id` (a capture instance) committed at `start_lsn` and
+  // waits for the capture process: its start_lsn reads zero until ProcessPendingEnables.
+  void AddPendingEnable(std::int64_t object_id, const Lsn& start_lsn);
+  // The capture process reaching the enables it has not processed: each waiting instance's
+  // start_lsn becomes its enable's LSN. Runs inside the caller's write transaction, before the
+  // capture process writes anything after them.
+  void ProcessPendingEnables();
+
   // Appends a cdc_lsn_time_mapping row.
   void AddLsnTimeEntry(const Lsn& lsn, std::string_view begin_time, std::string_view end_time,
                        const std::string& tran_id);

@@ -437,7 +437,12 @@ std::string SimDatabase::EnableCdc(const TableName& table, const EnableCdcOption
         CapturedColumnInfo{captured[i]->name, captured[i]->column_id, type, static_cast<int>(i + 1)});
   }
   instance.index_columns = info.key;
-  instance.start_lsn = CommitMetadataChange();
+  const Lsn enabled_at = CommitMetadataChange();
+  // Beside another instance of the table, the new one's start_lsn reads zero until the
+  // capture process reaches its enable (the next commit or idle entry), as SQL Server's does;
+  // a table's first instance starts at once.
+  const bool pending = !existing.empty();
+  instance.start_lsn = pending ? Lsn() : enabled_at;
   instance.object_id = catalog_.NextObjectId();
   instance.create_date = ServerTime(NowUtc());
 
@@ -481,6 +486,7 @@ std::string SimDatabase::EnableCdc(const TableName& table, const EnableCdcOption
         .Run();
   }
   CreateChangeTable(instance);
+  if (pending) catalog_.AddPendingEnable(instance.object_id, enabled_at);
   tx.Commit();
   return instance.name;
 }
@@ -568,6 +574,112 @@ void SimDatabase::DropColumn(const TableName& table, std::string_view column) {
   tx.Commit();
 }
 
+namespace {
+
+// Converts the stored values of `column` in `storage` to `type` in place, one distinct value
+// at a time (change tables have no rowid); `what` names the table in the error of a value that
+// does not fit.
+void ConvertStoredValues(SqliteDb& db, const std::string& storage, const std::string& column,
+                         const SqlType& type, const std::string& what) {
+  Statement read(db, "SELECT DISTINCT " + QuoteIdent(column) + " FROM " + QuoteIdent(storage) +
+                         " WHERE " + QuoteIdent(column) + " IS NOT NULL");
+  std::vector<std::pair<Value, Value>> changed;
+  while (read.Step()) {
+    const Value stored = read.Get(0);
+    Value converted;
+    try {
+      converted = EncodeValue(type, stored, column);
+    } catch (const ConfigError& e) {
+      throw ConfigError("cannot alter column " + column + " to " + type.ToString() + ": " +
+                        what + " holds a value that does not fit (" + e.what() +
+                        "); SQL Server refuses the statement too (error 8115 or 2628), and "
+                        "nothing was changed");
+    }
+    if (!(converted == stored)) changed.emplace_back(stored, std::move(converted));
+  }
+  Statement write(db, "UPDATE " + QuoteIdent(storage) + " SET " + QuoteIdent(column) +
+                          " = ?1 WHERE " + QuoteIdent(column) + " = ?2");
+  for (const auto& [stored, converted] : changed) {
+    write.Reset();
+    write.Bind(1, converted).Bind(2, stored).Run();
+  }
+}
+
+}  // namespace
+
+void SimDatabase::AlterColumn(const TableName& table, const ColumnDef& column) {
+  CheckColumn(column);
+  WriteTransaction tx(*db_);
+  const TableInfo info = catalog_.LoadTable(table);
+  const ColumnInfo* c = info.Find(column.name);
+  if (!c) {
+    throw ConfigError("table " + info.name.ToString() + " has no column named " + column.name);
+  }
+  if (c->key_ordinal > 0) {
+    throw ConfigError("cannot alter column " + c->name + " of " + info.name.ToString() +
+                      ": it is part of the primary key, whose index depends on it (SQL Server "
+                      "error 5074)");
+  }
+  if (IsRowversion(c->type) || IsRowversion(column.type)) {
+    throw ConfigError("cannot alter column " + c->name + " of " + info.name.ToString() +
+                      " to or from rowversion: SQL Server refuses it (error 4928)");
+  }
+  if (StorageAffinity(c->type) != StorageAffinity(column.type)) {
+    throw ConfigError("the simulator does not model altering column " + c->name + " from " +
+                      c->type.ToString() + " to " + column.type.ToString() +
+                      ", which changes how its values are stored; alter it within the integer, "
+                      "floating-point, binary or character/decimal/date types");
+  }
+  const std::string name = c->name;
+  const std::string source_storage = SourceTableStorageName(info.name.schema, info.name.name);
+  if (!column.nullable) {
+    Statement nulls(*db_, "SELECT count(*) FROM " + QuoteIdent(source_storage) + " WHERE " +
+                              QuoteIdent(name) + " IS NULL");
+    nulls.Step();
+    if (nulls.Int(0) > 0) {
+      throw ConfigError("cannot alter column " + name + " of " + info.name.ToString() +
+                        " to NOT NULL: " + std::to_string(nulls.Int(0)) +
+                        " rows hold NULL in it (SQL Server error 515); nothing was changed");
+    }
+  }
+  ConvertStoredValues(*db_, source_storage, name, column.type, info.name.ToString());
+  Statement retype(*db_, "UPDATE sim_columns SET type = ?, is_nullable = ? "
+                         "WHERE object_id = ? AND column_id = ?");
+  retype.BindText(1, column.type.ToString())
+      .BindInt(2, column.nullable ? 1 : 0)
+      .BindInt(3, info.object_id)
+      .BindInt(4, c->column_id)
+      .Run();
+  const auto instances = catalog_.InstancesOf(info.object_id);
+  const bool wire_rows = KeepsWireRows(*db_);
+  for (const auto& instance : instances) {
+    const auto captured = std::find_if(instance.columns.begin(), instance.columns.end(),
+                                       [&](const CapturedColumnInfo& x) { return x.column_id == c->column_id; });
+    if (captured == instance.columns.end()) continue;
+    ConvertStoredValues(*db_, ChangeTableStorageName(instance.name), captured->name, column.type,
+                        "change table cdc." + instance.name + "_CT");
+    Statement recapture(*db_, "UPDATE cdc_captured_columns SET column_type = ? "
+                              "WHERE object_id = ? AND column_id = ?");
+    recapture.BindText(1, column.type.ToString())
+        .BindInt(2, instance.object_id)
+        .BindInt(3, c->column_id)
+        .Run();
+    // The wire form of the stored rows follows the old type: they are served from the change
+    // table from now on.
+    if (wire_rows) {
+      db_->Exec("UPDATE " + QuoteIdent(WireTableStorageName(instance.name)) +
+                " SET \"__$values\" = NULL");
+    }
+  }
+  if (!instances.empty()) {
+    const Lsn lsn = CommitMetadataChange();
+    const std::string ddl = "ALTER TABLE " + Bracketed(info.name) + " ALTER COLUMN [" + name +
+                            "] " + column.type.ToString() + (column.nullable ? " NULL" : " NOT NULL");
+    RecordDdl(*db_, info.object_id, instances, ddl, lsn, ServerTime(NowUtc()));
+  }
+  tx.Commit();
+}
+
 // ---- DML and the capture process ----
 
 std::unique_ptr<Transaction> SimDatabase::Begin() {
@@ -576,6 +688,7 @@ std::unique_ptr<Transaction> SimDatabase::Begin() {
 
 Lsn SimDatabase::WriteIdleEntry() {
   WriteTransaction tx(*db_);
+  catalog_.ProcessPendingEnables();
   LsnSequence sequence = catalog_.LoadLsnSequence();
   const Lsn lsn = sequence.NextBlock();
   catalog_.StoreLsnSequence(sequence);
@@ -609,6 +722,7 @@ CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {
   const Lsn low_water = LsnFromBlob(first.Blob(0));
   result.low_water_mark = low_water;
   for (const auto& instance : catalog_.ListInstances()) {
+    if (instance.start_lsn.IsZero()) continue;  // an enable capture has not reached: no rows
     const Lsn start = std::max(instance.start_lsn, low_water);
     if (start != instance.start_lsn) {
       Statement raise(*db_, "UPDATE cdc_change_tables SET start_lsn = ? WHERE object_id = ?");

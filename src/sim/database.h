@@ -130,6 +130,14 @@ class SimDatabase {
   // ALTER TABLE DROP COLUMN (not of a key column). Capture instances keep the column; their
   // later rows hold NULL for it.
   void DropColumn(const TableName& table, std::string_view column);
+  // ALTER TABLE ALTER COLUMN `column.name` to `column.type` and nullability (not of a key
+  // column). As SQL Server does, every stored value is converted, and the capture instances
+  // that capture the column take the new type in their change tables and
+  // sys.sp_cdc_get_captured_columns; the DDL is recorded in cdc.ddl_history of each. Throws
+  // ConfigError, changing nothing, when a stored value does not fit the new type, a NOT NULL
+  // column holds NULLs, or the change moves the column to another storage class (integers to
+  // text, say), which the simulator does not model.
+  void AlterColumn(const TableName& table, const ColumnDef& column);
 
   // ---- DML ----
   // A transaction whose begin time is now. Statements run at Commit (see Transaction).

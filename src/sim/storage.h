@@ -118,6 +118,10 @@ inline constexpr std::string_view kMetaWireRows = "wire_rows";
 inline constexpr std::string_view kMetaLastRowversion = "last_rowversion";
 // "real" (the machine's clock) or "manual" (kMetaManualClock, set and advanced explicitly).
 inline constexpr std::string_view kMetaClockMode = "clock_mode";
+// "pending_enable:<object_id>" = hex LSN: a capture instance enabled beside another one of its
+// table whose enable the capture process has not reached yet; its start_lsn stays zero until
+// then (Catalog::ProcessPendingEnables).
+inline constexpr std::string_view kMetaPendingEnablePrefix = "pending_enable:";
 // The manual clock's UTC instant, "YYYY-MM-DD HH:MM:SS.ffffff".
 inline constexpr std::string_view kMetaManualClock = "manual_clock_utc";
 

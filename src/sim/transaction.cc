@@ -443,6 +443,7 @@ CommitResult Transaction::Commit() {
   SqliteDb& sqlite = db_.sqlite();
   Catalog& catalog = db_.catalog();
   WriteTransaction tx(sqlite);
+  catalog.ProcessPendingEnables();  // the capture process reaches them before this commit
   LsnSequence sequence = catalog.LoadLsnSequence();
   sequence.SkipThenNext(1);  // the transaction's begin record, after other log traffic
   std::map<std::string, std::unique_ptr<TableWriter>> writers;

@@ -225,13 +225,17 @@ TEST_F(SimDatabaseTest, SecondCaptureInstanceAfterAddColumn) {
   EnableCdcOptions v2;
   v2.capture_instance = "dbo_items_v2";
   db_->EnableCdc(items_, v2);
-  EXPECT_GT(db_->MinLsn("dbo_items_v2"), db_->MinLsn("dbo_items"));
+  const Lsn enabled_at = *db_->MaxLsn();
+  // Until the capture process reaches the enable, the new instance's min LSN reads zero.
+  EXPECT_TRUE(db_->MinLsn("dbo_items_v2").IsZero());
   EXPECT_EQ(db_->Instance("dbo_items").columns.size(), 5u);
   EXPECT_EQ(db_->Instance("dbo_items_v2").columns.size(), 6u);
 
   auto txn = db_->Begin();
   txn->Insert(items_, {{"id", 2}, {"color", "red"}});
   const Lsn lsn = *txn->Commit().commit_lsn;
+  EXPECT_EQ(db_->MinLsn("dbo_items_v2"), enabled_at);
+  EXPECT_GT(db_->MinLsn("dbo_items_v2"), db_->MinLsn("dbo_items"));
   const auto old_rows = db_->ChangeRows("dbo_items");
   const auto new_rows = db_->ChangeRows("dbo_items_v2");
   ASSERT_EQ(new_rows.size(), 1u);
@@ -249,6 +253,45 @@ TEST_F(SimDatabaseTest, SecondCaptureInstanceAfterAddColumn) {
   db_->DisableCdc("dbo_items");
   EXPECT_THROW(db_->EnableCdc(items_, v2), ConfigError);
   EXPECT_NO_THROW(db_->EnableCdc(items_, v3));
+}
+
+TEST_F(SimDatabaseTest, IdleEntryProcessesAPendingEnable) {
+  EnableCdcOptions v2;
+  v2.capture_instance = "dbo_items_v2";
+  db_->EnableCdc(items_, v2);
+  const Lsn enabled_at = *db_->MaxLsn();
+  EXPECT_TRUE(db_->MinLsn("dbo_items_v2").IsZero());
+  db_->Cleanup(0);  // cleanup is not the capture process
+  EXPECT_TRUE(db_->MinLsn("dbo_items_v2").IsZero());
+  db_->WriteIdleEntry();
+  EXPECT_EQ(db_->MinLsn("dbo_items_v2"), enabled_at);
+}
+
+TEST_F(SimDatabaseTest, AlterColumnConvertsStoredValuesAndRecapturesTheType) {
+  InsertItem(1, "a");
+  db_->AlterColumn(items_, ParseColumnDeclaration("price decimal(12,3)"));
+  const auto history = db_->DdlHistory("dbo_items");
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].ddl_command, "ALTER TABLE [dbo].[items] ALTER COLUMN [price] decimal(12,3) NULL");
+  EXPECT_EQ(history[0].ddl_lsn, *db_->MaxLsn());
+  EXPECT_EQ(db_->Table(items_).Find("price")->type.ToString(), "decimal(12,3)");
+  EXPECT_EQ(db_->Instance("dbo_items").columns[2].type.ToString(), "decimal(12,3)");
+  // Rows written before, in the table and the change table, hold the new type's form.
+  EXPECT_EQ(db_->Rows(items_)[0].at("price"), Value("1.500"));
+  EXPECT_EQ(db_->ChangeRows("dbo_items")[0].values[2], Value("1.500"));
+  auto txn = db_->Begin();
+  txn->Insert(items_, {{"id", 2}, {"price", "123456789.125"}});
+  txn->Commit();
+
+  // A value that does not fit, a key column, NOT NULL over NULLs, another storage class:
+  // refused, nothing changed.
+  EXPECT_THROW(db_->AlterColumn(items_, ParseColumnDeclaration("price decimal(5,2)")), ConfigError);
+  EXPECT_THROW(db_->AlterColumn(items_, ParseColumnDeclaration("id bigint not null")), ConfigError);
+  EXPECT_THROW(db_->AlterColumn(items_, ParseColumnDeclaration("name nvarchar(20) not null")),
+               ConfigError);
+  EXPECT_THROW(db_->AlterColumn(items_, ParseColumnDeclaration("price int")), ConfigError);
+  EXPECT_EQ(db_->Table(items_).Find("price")->type.ToString(), "decimal(12,3)");
+  EXPECT_EQ(db_->DdlHistory("dbo_items").size(), 1u);
 }
 
 TEST_F(SimDatabaseTest, DroppedColumnGivesNull) {
