@@ -1,0 +1,60 @@
+// What the schema of a table does inside one batch's range (after, through]: which capture
+// instance serves which piece of it, the DDL recorded in it, the newer instances taking over,
+// and whether the columns the stream reads with still hold what it will read
+// (reference-features 4.5). Both modes ask it at every planning; each decides what to do when
+// the columns no longer hold (a native stream evolves in place, Spark stops at the change).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/lsn.h"
+#include "core/options.h"
+#include "schema_change/ddl_kind.h"
+#include "schema_change/table_instances.h"
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+// Facts event names (reference-features 3.3).
+inline constexpr std::string_view kSchemaChangeEvent = "schema_change";
+inline constexpr std::string_view kCaptureInstanceSwitchedEvent = "capture_instance_switched";
+
+// A facts event the batch writes beside its micro-batch row.
+struct SchemaEvent {
+  std::string event;  // kSchemaChangeEvent or kCaptureInstanceSwitchedEvent
+  Lsn lsn;            // the DDL's LSN, or the newer instance's start LSN
+  std::string detail;
+};
+
+struct BatchSchemaRules {
+  std::vector<CapturedColumn> reads;  // the columns the stream reads with
+  bool columns_given = false;         // by the `columns` option: a switch leaves out the rest
+  SchemaChangePolicy policy = SchemaChangePolicy::kClassify;
+};
+
+struct BatchSchema {
+  std::vector<InstanceSegment> segments;  // the range cut where a newer instance takes over
+  std::vector<InstanceSwitch> switches;
+  std::vector<SchemaEvent> events;        // in LSN order
+  std::vector<std::string> warnings;
+  // Columns the range holds that `reads` cannot hold: a newer instance's columns the stream
+  // lacks (unless columns_given), or types a DDL widened past what the stream reads with.
+  std::vector<CapturedColumn> not_held;
+  // Where they are met: "capture instance 'x' (from LSN S)" or "a type change at LSN L".
+  std::string not_held_at;
+};
+
+// Reads the DDL history and captured columns of the instances serving [after + 1, through].
+// Throws SchemaChangedError, before anything is read, when policy is fail and the range holds
+// DDL.
+BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
+                            const BatchSchemaRules& rules, const Lsn& after, const Lsn& through);
+
+// The LSN a batch may not plan past while an instance of the table waits for the capture
+// process: the last commit before the earliest pending enable (reading past it would read
+// from the older instance changes the newer one serves). nullopt when none is pending; the
+// zero LSN when no commit precedes it.
+std::optional<Lsn> PendingEnableLimit(Source& source, const TableInstances& instances);
+
+}  // namespace mssql_cdc

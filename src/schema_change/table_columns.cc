@@ -1,0 +1,84 @@
+#include "schema_change/table_columns.h"
+
+#include <arrow/type.h>
+
+#include "core/ascii.h"
+#include "core/errors.h"
+#include "core/sql_type.h"
+#include "schema_change/type_holds.h"
+
+namespace mssql_cdc {
+namespace {
+
+CapturedColumn* FindColumn(std::vector<CapturedColumn>& columns, const std::string& name) {
+  for (auto& column : columns) {
+    if (EqualsIgnoringAsciiCase(column.name, name)) return &column;
+  }
+  return nullptr;
+}
+
+const CapturedColumn* FindColumn(const std::vector<CapturedColumn>& columns, const std::string& name) {
+  for (const auto& column : columns) {
+    if (EqualsIgnoringAsciiCase(column.name, name)) return &column;
+  }
+  return nullptr;
+}
+
+bool Holds(const CapturedColumn& column, const CapturedColumn& incoming) {
+  return TypeHolds(*ArrowTypeFor(column.type, column.name), *ArrowTypeFor(incoming.type, incoming.name));
+}
+
+}  // namespace
+
+std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances) {
+  std::vector<CapturedColumn> out;
+  std::vector<std::string> typed_by;  // the instance each column's type came from
+  for (const auto& instance : instances) {
+    for (const auto& column : instance.columns) {
+      CapturedColumn* known = FindColumn(out, column.name);
+      if (!known) {
+        out.push_back(column);
+        out.back().column_ordinal = static_cast<int>(out.size());
+        typed_by.push_back(instance.capture_instance);
+        continue;
+      }
+      const std::size_t at = static_cast<std::size_t>(known - out.data());
+      if (!(known->type == column.type) && !Holds(column, *known)) {
+        throw SchemaChangedError(
+            "capture instances '" + typed_by[at] + "' and '" + instance.capture_instance +
+            "' type column '" + column.name + "' incompatibly (" + known->type.ToString() +
+            " and " + column.type.ToString() + "): the newer type does not hold every value of "
+            "the older, so the table has no one schema to read both with. Name the columns to "
+            "read and their types in the 'columns' option (e.g. columns='" + column.name + " " +
+            SparkTypeFor(column.type, column.name) + ", ...'), or disable the instance no longer "
+            "needed");
+      }
+      const int ordinal = known->column_ordinal;
+      *known = column;
+      known->column_ordinal = ordinal;
+      typed_by[at] = instance.capture_instance;
+    }
+  }
+  return out;
+}
+
+std::vector<CapturedColumn> ColumnsNotHeld(const std::vector<CapturedColumn>& reads,
+                                           const std::vector<CapturedColumn>& captured) {
+  std::vector<CapturedColumn> out;
+  for (const auto& column : captured) {
+    const CapturedColumn* known = FindColumn(reads, column.name);
+    if (!known || !Holds(*known, column)) out.push_back(column);
+  }
+  return out;
+}
+
+std::string DescribeColumns(const std::vector<CapturedColumn>& columns) {
+  std::string out;
+  for (const auto& column : columns) {
+    if (!out.empty()) out += ", ";
+    out += column.name + " " + SparkTypeFor(column.type, column.name);
+  }
+  return out;
+}
+
+}  // namespace mssql_cdc

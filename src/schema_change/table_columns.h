@@ -1,0 +1,33 @@
+// The captured columns a stream of a table reads when it infers them (reference-features 3.1):
+// the union by name, ignoring case, of the columns of every capture instance of the table,
+// older instances first, a newer instance's new columns appended. Where two instances type a
+// column differently, the newer type wins when it holds the older's values (type_holds.h);
+// otherwise the table has no one schema and SchemaChangedError says so and how to choose one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+struct InstanceColumns {
+  std::string capture_instance;
+  std::vector<CapturedColumn> columns;  // in ordinal order
+};
+
+// `instances` oldest first. The result keeps each column's name and type as its newest
+// instance reports them.
+std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances);
+
+// The columns of `captured` (an instance's) that `reads` lacks or types so that it cannot
+// hold them: what a stream reading `reads` would lose or fail on when that instance takes
+// over. Names match ignoring case.
+std::vector<CapturedColumn> ColumnsNotHeld(const std::vector<CapturedColumn>& reads,
+                                           const std::vector<CapturedColumn>& captured);
+
+// "name TYPE, name TYPE" with the Spark type names, for messages.
+std::string DescribeColumns(const std::vector<CapturedColumn>& columns);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,64 @@
+// The capture instances of one source table, and which of them a stream reads each LSN from
+// (reference-features 4.5, decision record 0023 of the reference: D2).
+//
+// A newer instance takes over at its start LSN S: changes below S are read from the older
+// instance, changes from S on from the newer, so a range that crosses S is read in two pieces
+// and every commit once. An instance whose enable the capture process has not reached yet
+// (start LSN zero) takes over nothing; a batch must not read past the commits before its
+// enable (FirstCommitNotBefore), or it would read from the older instance changes the newer
+// one will hold with its new columns.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lsn.h"
+#include "source/source.h"
+
+namespace mssql_cdc {
+
+// A piece of a read range served by one instance: rows with __$start_lsn in [from, to].
+struct InstanceSegment {
+  std::string capture_instance;
+  Lsn from;
+  Lsn to;
+};
+
+// A newer instance taking over inside a batch's range.
+struct InstanceSwitch {
+  std::string from_instance;
+  CaptureInstanceInfo to;  // to.start_lsn is S
+};
+
+class TableInstances {
+ public:
+  // The instances of `of`'s table among `listed` (sys.sp_cdc_help_change_data_capture rows).
+  static TableInstances Of(const std::vector<CaptureInstanceInfo>& listed,
+                           const CaptureInstanceInfo& of);
+
+  // Instances that have taken over, oldest first (by start LSN); never empty once built from
+  // a list holding `of`, unless every instance is pending.
+  const std::vector<CaptureInstanceInfo>& active() const { return active_; }
+  // Instances whose enable the capture process has not reached (start LSN zero).
+  const std::vector<CaptureInstanceInfo>& pending() const { return pending_; }
+  // Every instance, oldest first, pending ones last.
+  std::vector<CaptureInstanceInfo> all() const;
+  std::string table() const { return schema_ + "." + table_; }
+
+  // The instance changes at `lsn` are read from: the newest active one whose start LSN is at
+  // or below it, else the oldest. Throws InternalError when none is active.
+  const CaptureInstanceInfo& At(const Lsn& lsn) const;
+  // [from, to] cut at each newer instance's start LSN.
+  std::vector<InstanceSegment> Segments(const Lsn& from, const Lsn& to) const;
+  // The instances taking over in (after, through]: a batch that starts after `after` and ends
+  // at `through` crosses them.
+  std::vector<InstanceSwitch> SwitchesIn(const Lsn& after, const Lsn& through) const;
+
+ private:
+  std::string schema_, table_;
+  std::vector<CaptureInstanceInfo> active_;
+  std::vector<CaptureInstanceInfo> pending_;
+};
+
+}  // namespace mssql_cdc
