@@ -46,7 +46,8 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
   result.measures.round_trip_ms = source.RoundTripMs();
   const auto started = std::chrono::steady_clock::now();
   ChangeReadRequest read;
-  read.capture_instance = request.capture_instance;
+  read.capture_instance =
+      range.capture_instance.empty() ? request.capture_instance : range.capture_instance;
   read.from = range.from;
   read.to = range.to;
   read.include_command_id = request.include_command_id;

@@ -18,6 +18,7 @@
 #include "engine/stream_batch.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
+#include "schema_change/batch_schema.h"
 #include "snapshot/chunk_plan.h"
 #include "snapshot/plans_table.h"
 #include "snapshot/snapshot_finder.h"
@@ -241,7 +242,11 @@ class Stream::Impl {
     }
     c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
     c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
-    const auto columns = c.source->CapturedColumns(c.instance.name);
+    // Every instance of the table, a newer one's columns too: two that type a column
+    // incompatibly are refused here, before anything is written.
+    const auto columns = InferTableColumns(
+        *c.source, TableInstances::Of(c.source->ListCaptureInstances(), c.instance));
+    c.columns = columns;
     output_schema_ = OutputSchema(columns, c.config.source.include_command_id);
     c.bronze_schema = BronzeSchema(output_schema_);
     // numPartitions left to its default never asks for more connections than there are.

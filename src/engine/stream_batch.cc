@@ -16,6 +16,9 @@
 #include "engine/staged_files.h"
 #include "source/output_schema.h"
 #include "plan/planner.h"
+#include "sim/schema.h"
+#include "schema_change/table_columns.h"
+#include "engine/table_schemas.h"
 
 namespace mssql_cdc {
 namespace {
@@ -99,23 +102,58 @@ void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
   if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
 }
 
+TableInstances BatchRunner::ListInstances() {
+  return TableInstances::Of(context_.source->ListCaptureInstances(), context_.instance);
+}
+
 std::optional<BatchOffsets> BatchRunner::Plan(std::int64_t batch_id, const Offset& start,
                                               const Lsn& target) {
-  auto end = BatchPlanner::PlanEnd(*context_.source, *context_.clock, start, target,
+  const TableInstances instances = ListInstances();
+  Lsn until = target;
+  if (auto limit = PendingEnableLimit(*context_.source, instances); limit && *limit < until) {
+    spdlog::info("capture instance '{}': a newer capture instance of {} waits for the capture "
+                 "process; the batch ends at LSN {}, before its enable",
+                 context_.instance.name, instances.table(), limit->ToString());
+    until = *limit;
+  }
+  auto end = BatchPlanner::PlanEnd(*context_.source, *context_.clock, start, until,
                                    context_.config.source.max_commits_per_batch);
   if (!end) return std::nullopt;
   BatchOffsets offsets{batch_id, start, *end, std::nullopt, std::nullopt};
-  CheckBeforeRead(offsets);
+  CheckBeforeRead(offsets, instances);
   context_.checkpoint->WriteOffsets(offsets);
   Hook(BatchStep::kOffsetsWritten, batch_id);
   return offsets;
 }
 
-bool BatchRunner::CheckBeforeRead(BatchOffsets& offsets) {
+bool BatchRunner::CheckBeforeRead(BatchOffsets& offsets, const TableInstances& instances) {
   const Lsn first = offsets.start.lsn.Increment();
-  const std::string& ci = context_.instance.name;
+  if (instances.active().empty()) {
+    throw NotFoundError("no capture instance of " + instances.table() +
+                        " has started capturing yet: wait for the capture process to reach the "
+                        "enable (sys.fn_cdc_get_min_lsn is 0x00000000000000000000 until then)");
+  }
+  const std::string ci = instances.At(first).name;
   const Retention retention = ReadRetention(*context_.source, *context_.clock, ci);
   if (!Purged(retention, first)) return false;
+  const auto all = instances.all();
+  // The instance the stream was configured with is gone, and its successor starts after the
+  // changes the stream has still to read: they went with it.
+  const std::string& configured = context_.config.source.capture_instance;
+  const bool configured_gone =
+      std::none_of(all.begin(), all.end(),
+                   [&](const CaptureInstanceInfo& i) { return sim::SameName(i.name, configured); });
+  if (configured_gone && first < instances.active().front().start_lsn &&
+      context_.config.source.fail_on_data_loss) {
+    throw DataLossError(
+        "capture instance '" + configured + "' was disabled before the stream read "
+        "up to LSN " + instances.active().front().start_lsn.ToString() + ", where '" +
+        instances.active().front().name + "' takes over: the changes after LSN " +
+        offsets.start.lsn.ToString() + " and before it are gone with it. Disable an old capture "
+        "instance only after every stream wrote a capture_instance_switched facts row and one "
+        "more batch; to go on, take a new snapshot (on_data_loss=resnapshot) or start a new "
+        "checkpoint");
+  }
   if (context_.config.source.fail_on_data_loss) {
     ThrowDataLoss(ci, offsets.start, retention, offsets.batch_id, /*during_read=*/false);
   }
@@ -144,20 +182,22 @@ void BatchRunner::Measure(FactsRow& row, const BatchOffsets& offsets,
   row.end_lsn = offsets.end.lsn.ToString();
   row.end_commit_ts = offsets.end.commit_ts;
   const Retention retention =
-      after_read ? *after_read : ReadRetention(*context_.source, *context_.clock, context_.instance.name);
+      after_read ? *after_read
+                 : ReadRetention(*context_.source, *context_.clock,
+                                 ListInstances().At(offsets.end.lsn).name);
   FoldMeasures(row, ranges, MeasureEnd(*context_.source, *context_.clock, retention));
 }
 
 BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   StreamContext& c = context_;
   const std::string& app_id = c.config.params.app_id;
-  const std::string& ci = c.instance.name;
   const BronzeCheck check{app_id, c.config.params.checkpoint, c.bronze_txn,
                           !c.bronze_range_checked};
   const bool in_bronze = CheckBronzeAgrees(*c.bronze, *c.checkpoint, check, offsets);
   c.bronze_range_checked = true;
-  if (in_bronze) return FinishFromBronze(offsets);
-  if (CheckBeforeRead(offsets)) c.checkpoint->WriteOffsets(offsets);
+  const TableInstances instances = ListInstances();
+  if (in_bronze) return FinishFromBronze(offsets, instances);
+  if (CheckBeforeRead(offsets, instances)) c.checkpoint->WriteOffsets(offsets);
 
   FactsRow row;
   row.app_id = app_id;
@@ -167,9 +207,19 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   const auto started = std::chrono::steady_clock::now();
 
   const Lsn from = offsets.read_from.value_or(offsets.start.lsn.Increment());
+  // The instance serving the range's start: its retention decides whether the range was read
+  // whole.
+  const std::string ci = instances.At(from).name;
+  BatchSchema schema;
+  std::vector<FactsRow> schema_events = FollowSchema(offsets, instances, schema);
   std::vector<LsnRange> ranges;
-  if (from <= offsets.end.lsn) {
-    ranges = BatchPlanner::Split(*c.source, ci, from, offsets.end.lsn, c.partitions);
+  for (const auto& segment : schema.segments) {
+    if (segment.to < from) continue;
+    const Lsn segment_from = std::max(segment.from, from);
+    for (auto& range : BatchPlanner::Split(*c.source, segment.capture_instance, segment_from,
+                                           segment.to, c.partitions)) {
+      ranges.push_back(std::move(range));
+    }
   }
   BatchReadRequest request;
   request.capture_instance = ci;
@@ -188,7 +238,7 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   BatchRead read = ReadBatchRanges(request, *c.source, *c.sources, *c.clock,
                                    [&](std::size_t range) { return staged.NewFileStream(range); });
 
-  std::vector<FactsRow> events;
+  std::vector<FactsRow> events = std::move(schema_events);
   if (offsets.read_from) events.push_back(SkippedRow(offsets, true, offsets.lost_to_ts, ""));
   // Cleanup during the read leaves the change table with less than the range held; only the
   // min LSN now tells.
@@ -219,7 +269,50 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   return Finish(offsets, std::move(row), std::move(events), version, &staged_files);
 }
 
-BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
+std::vector<FactsRow> BatchRunner::FollowSchema(const BatchOffsets& offsets,
+                                                const TableInstances& instances,
+                                                BatchSchema& schema) {
+  StreamContext& c = context_;
+  BatchSchemaRules rules;
+  rules.reads = c.columns;
+  rules.policy = c.config.source.schema_change_policy;
+  schema = ReadBatchSchema(*c.source, instances, rules, offsets.start.lsn, offsets.end.lsn);
+  for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
+  if (!schema.not_held.empty()) {
+    // A native stream evolves in place: it reads on with the table's columns as they are now,
+    // and bronze takes them with this batch (new columns appended; a wider type where type
+    // widening is on, else SchemaChangedError giving the ALTER TABLE, before any read).
+    std::vector<CapturedColumn> columns = InferTableColumns(*c.source, instances);
+    std::shared_ptr<arrow::Schema> bronze =
+        BronzeSchema(OutputSchema(columns, c.config.source.include_command_id));
+    c.bronze->StageAppend(bronze);  // throws when bronze cannot take it
+    spdlog::info("capture instance '{}': the stream reads on with the columns of {} ({}); "
+                 "bronze {} takes them with batch {}",
+                 c.instance.name, schema.not_held_at, DescribeColumns(schema.not_held),
+                 c.config.params.target, offsets.batch_id);
+    c.columns = std::move(columns);
+    c.bronze_schema = std::move(bronze);
+  }
+  std::vector<FactsRow> rows;
+  for (const auto& event : schema.events) {
+    FactsRow row;
+    row.app_id = c.config.params.app_id;
+    row.batch_id = offsets.batch_id;
+    row.rows = 0;
+    row.event = event.event;
+    row.min_lsn = row.max_lsn = row.end_lsn = event.lsn.ToString();
+    if (auto local = c.source->CommitTime(event.lsn)) {
+      row.end_commit_ts = c.clock->ToUtc(*local);
+    }
+    row.detail = event.detail;
+    row.target = c.config.params.target;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets,
+                                           const TableInstances& instances) {
   StreamContext& c = context_;
   const auto started = std::chrono::steady_clock::now();
   spdlog::info("capture instance '{}': batch {} is already in bronze; finishing it from there",
@@ -234,7 +327,8 @@ BatchOutcome BatchRunner::FinishFromBronze(const BatchOffsets& offsets) {
   delta::AppendOptions options;
   options.txn = delta::Txn{c.config.params.app_id, offsets.batch_id, std::nullopt};
   const std::int64_t version = c.bronze->Append({}, options).version;
-  std::vector<FactsRow> events;
+  BatchSchema schema;
+  std::vector<FactsRow> events = FollowSchema(offsets, instances, schema);
   if (offsets.read_from) events.push_back(SkippedRow(offsets, true, offsets.lost_to_ts, ""));
   row.duration_ms = MillisSince(started);
   return Finish(offsets, std::move(row), std::move(events), version);

@@ -19,6 +19,7 @@
 #include "engine/staged_files.h"
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
+#include "schema_change/batch_schema.h"
 #include "source/source.h"
 
 namespace mssql_cdc {
@@ -30,6 +31,10 @@ struct StreamContext {
   Source* source = nullptr;  // lent for the current turn: planning, measuring, the first range
   std::optional<SourceClock> clock;
   CaptureInstanceInfo instance;
+  // The captured columns the stream reads with (the union of its table's instances), and the
+  // bronze schema they make; a batch that meets columns they cannot hold widens both
+  // (schema_change/batch_schema.h).
+  std::vector<CapturedColumn> columns;
   std::shared_ptr<arrow::Schema> bronze_schema;
   std::optional<delta::DeltaTable> bronze;
   std::shared_ptr<delta::GroupedAppender> facts;   // when the stream has a facts table
@@ -87,12 +92,21 @@ class BatchRunner {
   BatchOutcome Execute(BatchOffsets offsets);
 
  private:
-  // The retention check before reading: DataLossError, or with failOnDataLoss=false sets
-  // read_from to the min LSN. True when it changed `offsets`.
-  bool CheckBeforeRead(BatchOffsets& offsets);
+  // The retention check before reading, on the instance that serves the batch's first LSN:
+  // DataLossError (naming an instance disabled before the stream passed its successor's
+  // start), or with failOnDataLoss=false sets read_from to the min LSN. True when it changed
+  // `offsets`.
+  bool CheckBeforeRead(BatchOffsets& offsets, const TableInstances& instances);
+  // The table's instances now (sys.sp_cdc_help_change_data_capture, listed at every planning).
+  TableInstances ListInstances();
+  // The schema changes of the batch's range; widens the stream's columns and bronze schema
+  // when they cannot hold what the range holds (bronze then takes the new columns, or refuses
+  // with SchemaChangedError before anything is read). Returns the facts events to write.
+  std::vector<FactsRow> FollowSchema(const BatchOffsets& offsets, const TableInstances& instances,
+                                     BatchSchema& schema);
   // A replayed batch whose bronze commit landed before the crash: facts from bronze's rows,
   // without reading the source again (which cleanup may have purged meanwhile).
-  BatchOutcome FinishFromBronze(const BatchOffsets& offsets);
+  BatchOutcome FinishFromBronze(const BatchOffsets& offsets, const TableInstances& instances);
   // Fills the measured fields of a micro-batch row (batch_measures.h) and its end offset from
   // the ranges read and the retention seen after the read (read again when nullopt).
   void Measure(FactsRow& row, const BatchOffsets& offsets, const std::vector<RangeMeasures>& ranges,

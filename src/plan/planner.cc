@@ -129,7 +129,7 @@ std::vector<LsnRange> BatchPlanner::Split(Source& source, const std::string& cap
 
   // One partition is the whole range: counting its rows would scan them all once more
   // (NTILE buffers the range) only to read them again.
-  if (max_partitions == 1) return {LsnRange{from, to, kUnknownRows}};
+  if (max_partitions == 1) return {LsnRange{from, to, kUnknownRows, capture_instance}};
   const int n = std::min(max_partitions, kMaxPartitionsForTiling) * kTilesPerPartition;
   const std::vector<Run> runs = RunsOfTiles(source.SplitPoints(capture_instance, from, to, n));
   if (runs.empty()) return {};
@@ -144,7 +144,7 @@ std::vector<LsnRange> BatchPlanner::Split(Source& source, const std::string& cap
   out.reserve(ranges.size());
   Lsn range_from = from;
   for (const Run& run : ranges) {
-    out.push_back(LsnRange{range_from, run.bound, run.rows});
+    out.push_back(LsnRange{range_from, run.bound, run.rows, capture_instance});
     range_from = run.next;
   }
   out.back().to = to;

@@ -31,6 +31,9 @@ struct LsnRange {
   // Change rows of the capture instance in the range, from the split; kUnknownRows when the
   // range was not split (one partition), which costs no count.
   std::int64_t rows = 0;
+  // The capture instance whose change table the range is read from (a batch that crosses a
+  // newer instance's start reads each side from its own).
+  std::string capture_instance;
 };
 
 class BatchPlanner {

@@ -27,7 +27,7 @@ std::string DdlNote(DdlKind kind) {
     case DdlKind::kDropColumn:
       return "the column stays captured and reads NULL from here on";
     case DdlKind::kAlterColumn:
-      return "the captured type changed; the stream's type still holds it";
+      return "the captured type changed";
     case DdlKind::kOther:
       return "nothing changes for the stream";
   }
@@ -141,6 +141,14 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const SchemaEvent& a, const SchemaEvent& b) { return a.lsn < b.lsn; });
   return out;
+}
+
+std::vector<CapturedColumn> InferTableColumns(Source& source, const TableInstances& instances) {
+  std::vector<InstanceColumns> columns;
+  for (const auto& instance : instances.all()) {
+    columns.push_back({instance.name, source.CapturedColumns(instance.name)});
+  }
+  return UnionOfInstances(columns);
 }
 
 std::optional<Lsn> PendingEnableLimit(Source& source, const TableInstances& instances) {

@@ -51,6 +51,10 @@ struct BatchSchema {
 BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
                             const BatchSchemaRules& rules, const Lsn& after, const Lsn& through);
 
+// The columns a stream of the table reads when it infers them: UnionOfInstances over every
+// instance of `instances`, oldest first (table_columns.h).
+std::vector<CapturedColumn> InferTableColumns(Source& source, const TableInstances& instances);
+
 // The LSN a batch may not plan past while an instance of the table waits for the capture
 // process: the last commit before the earliest pending enable (reading past it would read
 // from the older instance changes the newer one serves). nullopt when none is pending; the

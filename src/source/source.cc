@@ -34,6 +34,16 @@ CaptureInstanceInfo Source::ResolveCaptureInstance(const std::string& name) {
     throw ConfigError("capture instance '" + name + "' matches " + JoinNames(matches) +
                       ", which differ only in case: give the name exactly");
   }
+  // A default-named instance (<schema>_<table>) that was disabled still names its table: a
+  // stream configured with it follows the table's newest instance.
+  const CaptureInstanceInfo* newest = nullptr;
+  for (const auto& instance : instances) {
+    if (sim::SameName(instance.source_schema + "_" + instance.source_table, name) &&
+        !instance.start_lsn.IsZero() && (!newest || newest->start_lsn < instance.start_lsn)) {
+      newest = &instance;
+    }
+  }
+  if (newest) return *newest;
   std::sort(names.begin(), names.end());
   const std::string there =
       names.empty() ? "there are none (enable CDC on a table first)"

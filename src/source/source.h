@@ -121,8 +121,9 @@ class Source {
 
   // sys.sp_cdc_help_change_data_capture: all instances, or those of one table.
   virtual std::vector<CaptureInstanceInfo> ListCaptureInstances() = 0;
-  // The instance named `name`: the exact name first, else the one name equal ignoring case.
-  // Throws NotFoundError listing the instances there are; ConfigError when two names differ
+  // The instance named `name`: the exact name first, else the one name equal ignoring case,
+  // else, for a default name <schema>_<table> no instance has any more, the newest instance of
+  // that table. Throws NotFoundError listing the instances there are; ConfigError when two names differ
   // only in case. The list is kept for a few seconds (kInstanceListKept): a database of a
   // thousand instances answers a batch's questions without listing them all for each, and a
   // name not in the kept list is looked up in a new one before it is refused.

@@ -1,0 +1,222 @@
+// A native stream meeting schema changes of its table (reference-features 4.5): DDL recorded
+// in a batch, a newer capture instance taking over at its start LSN, bronze evolving in place,
+// and the refusals: a type bronze cannot take, schemaChangePolicy=fail, an old instance
+// disabled before the stream passed its successor's start.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/errors.h"
+#include "engine/stream.h"
+#include "sim/transaction.h"
+#include "tests/testing/stream_test_util.h"
+
+namespace mssql_cdc {
+namespace {
+
+using stream_testing::Int64Column;
+using stream_testing::StreamTest;
+using stream_testing::StringColumn;
+
+class StreamSchemaChangeTest : public StreamTest {
+ protected:
+  static constexpr char kNewInstance[] = "dbo_items_v2";
+
+  // Adds `color`, then enables the instance that captures it.
+  void SwitchToAnInstanceWithColor() {
+    db_->AdvanceClock(1'000'000);
+    db_->AddColumn(items_, sim::ParseColumnDeclaration("color varchar(10)"));
+    db_->AdvanceClock(1'000'000);
+    sim::EnableCdcOptions v2;
+    v2.capture_instance = kNewInstance;
+    db_->EnableCdc(items_, v2);
+  }
+
+  Lsn InsertColored(int id, const char* color) {
+    db_->AdvanceClock(1'000'000);
+    auto txn = db_->Begin();
+    txn->Insert(items_, {{"id", id}, {"name", "colored"}, {"qty", 1}, {"color", color}});
+    return *txn->Commit().commit_lsn;
+  }
+
+  // The changes of the table as a stream must read them: the older instance below the newer
+  // one's start, the newer from it.
+  std::multiset<stream_testing::ChangeKey> TableChanges(const Lsn& switch_at) const {
+    std::multiset<stream_testing::ChangeKey> keys;
+    for (const auto& row : db_->ChangeRows(kInstance)) {
+      if (row.start_lsn < switch_at) {
+        keys.emplace(row.start_lsn.ToString(), row.seqval.ToString(), row.operation);
+      }
+    }
+    for (const auto& row : db_->ChangeRows(kNewInstance)) {
+      keys.emplace(row.start_lsn.ToString(), row.seqval.ToString(), row.operation);
+    }
+    return keys;
+  }
+
+  // Facts rows of `event`, as (min_lsn, detail).
+  std::vector<std::pair<std::string, std::string>> Events(const std::string& event) const {
+    const auto facts = Facts();
+    const auto events = StringColumn(facts, "event");
+    const auto lsns = StringColumn(facts, "min_lsn");
+    const auto details = StringColumn(facts, "detail");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (events[i] && *events[i] == event) out.emplace_back(*lsns[i], *details[i]);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+TEST_F(StreamSchemaChangeTest, ANewerInstanceWithANewColumnTakesOverInPlaceAndBronzeGainsIt) {
+  Insert(1, 3);
+  RunOnce(Config());
+  SwitchToAnInstanceWithColor();
+  Update(1, 9);  // the capture process reaches the enable with this commit
+  InsertColored(10, "red");
+  const Lsn s = db_->MinLsn(kNewInstance);
+  ASSERT_FALSE(s.IsZero());
+
+  const StreamProgress progress = RunOnce(Config());
+  EXPECT_TRUE(progress.caught_up);
+  EXPECT_EQ(BronzeChanges(), TableChanges(s));
+  // New rows carry the new column; rows read from the older instance read NULL in it.
+  const auto bronze = Bronze();
+  const auto colors = StringColumn(bronze, "color");
+  const auto instances = StringColumn(bronze, "_capture_instance");
+  const auto lsns = StringColumn(bronze, "_start_lsn");
+  int red = 0;
+  for (std::size_t i = 0; i < colors.size(); ++i) {
+    const bool newer = *lsns[i] >= s.ToString();
+    EXPECT_EQ(*instances[i], newer ? kNewInstance : kInstance) << *lsns[i];
+    if (colors[i] && *colors[i] == "red") ++red;
+  }
+  EXPECT_EQ(red, 1);
+  const auto switched = Events("capture_instance_switched");
+  ASSERT_EQ(switched.size(), 1u);
+  EXPECT_EQ(switched[0].first, s.ToString());
+  EXPECT_EQ(switched[0].second, "dbo_items -> dbo_items_v2");
+  const auto ddl = Events("schema_change");
+  ASSERT_EQ(ddl.size(), 1u);
+  EXPECT_EQ(ddl[0].second, "ALTER TABLE [dbo].[items] ADD [color] varchar(10) NULL");
+
+  // The old instance may go now: the stream goes on with the new one, no event again.
+  const std::size_t read_before = TableChanges(s).size();
+  db_->DisableCdc(kInstance);
+  InsertColored(11, "blue");
+  RunOnce(Config());
+  EXPECT_EQ(BronzeChanges().size(), read_before + 1);
+  EXPECT_EQ(Events("capture_instance_switched").size(), 1u);
+}
+
+TEST_F(StreamSchemaChangeTest, ABatchStopsBeforeAnEnableTheCaptureProcessHasNotReached) {
+  Insert(1, 2);
+  SwitchToAnInstanceWithColor();
+  ASSERT_TRUE(db_->MinLsn(kNewInstance).IsZero());
+  RunOnce(Config());
+  EXPECT_TRUE(Events("capture_instance_switched").empty());
+  InsertColored(10, "red");  // processes the enable
+  const Lsn s = db_->MinLsn(kNewInstance);
+  RunOnce(Config());
+  EXPECT_EQ(BronzeChanges(), TableChanges(s));
+  EXPECT_EQ(Events("capture_instance_switched").size(), 1u);
+}
+
+TEST_F(StreamSchemaChangeTest, ASwitchCrossedBySmallBatchesIsWrittenOnce) {
+  Insert(1, 2);
+  SwitchToAnInstanceWithColor();
+  for (int id = 10; id < 16; ++id) InsertColored(id, "red");
+  const Lsn s = db_->MinLsn(kNewInstance);
+  RunOnce(Config({{"maxCommitsPerBatch", "2"}}));
+  EXPECT_EQ(BronzeChanges(), TableChanges(s));
+  EXPECT_EQ(Events("capture_instance_switched").size(), 1u);
+}
+
+TEST_F(StreamSchemaChangeTest, AnOldInstanceDisabledBeforeTheStreamPassedTheSwitchIsDataLoss) {
+  Insert(1, 2);
+  RunOnce(Config());
+  Insert(5, 2);  // not read yet
+  SwitchToAnInstanceWithColor();
+  InsertColored(10, "red");
+  db_->DisableCdc(kInstance);
+  try {
+    RunOnce(Config());
+    FAIL() << "expected DataLossError";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("capture instance 'dbo_items' was disabled before the "
+                                         "stream read up to LSN"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(StreamSchemaChangeTest, DroppedColumnReadsNullAndTheDdlIsAFactsRow) {
+  Insert(1, 2);
+  RunOnce(Config());
+  db_->AdvanceClock(1'000'000);
+  db_->DropColumn(items_, "name");
+  db_->AdvanceClock(1'000'000);
+  auto txn = db_->Begin();
+  txn->Insert(items_, {{"id", 5}, {"qty", 1}});
+  txn->Commit();
+  RunOnce(Config());
+  EXPECT_EQ(BronzeChanges(), SourceChanges());
+  const auto ddl = Events("schema_change");
+  ASSERT_EQ(ddl.size(), 1u);
+  EXPECT_EQ(ddl[0].second, "ALTER TABLE [dbo].[items] DROP COLUMN [name]");
+  const auto names = StringColumn(Bronze(), "name");
+  EXPECT_EQ(std::count(names.begin(), names.end(), std::nullopt), 1);
+}
+
+TEST_F(StreamSchemaChangeTest, ATypeChangeTheStreamHoldsGoesOn) {
+  Insert(1, 2);
+  RunOnce(Config());
+  db_->AdvanceClock(1'000'000);
+  db_->AlterColumn(items_, sim::ParseColumnDeclaration("qty smallint"));
+  Update(1, 3);
+  RunOnce(Config());
+  EXPECT_EQ(BronzeChanges(), SourceChanges());
+  EXPECT_EQ(Events("schema_change").size(), 1u);
+  EXPECT_EQ(Bronze()->schema()->GetFieldByName("qty")->type()->ToString(), "int32");
+}
+
+TEST_F(StreamSchemaChangeTest, AWideningBronzeCannotTakeStopsBeforeReadingWithTheStatement) {
+  Insert(1, 2);
+  RunOnce(Config());
+  db_->AdvanceClock(1'000'000);
+  db_->AlterColumn(items_, sim::ParseColumnDeclaration("qty bigint"));
+  Update(1, 3);
+  const auto before = BronzeChanges();
+  try {
+    RunOnce(Config());
+    FAIL() << "expected SchemaChangedError";
+  } catch (const SchemaChangedError& e) {
+    EXPECT_NE(std::string(e.what()).find("SET TBLPROPERTIES ('delta.enableTypeWidening'='true')"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(BronzeChanges(), before);
+}
+
+TEST_F(StreamSchemaChangeTest, SchemaChangePolicyFailStopsAtAnyDdl) {
+  Insert(1, 2);
+  RunOnce(Config());
+  db_->AdvanceClock(1'000'000);
+  db_->AddColumn(items_, sim::ParseColumnDeclaration("color varchar(10)"));
+  Insert(5, 1);
+  try {
+    RunOnce(Config({{"schemaChangePolicy", "fail"}}));
+    FAIL() << "expected SchemaChangedError";
+  } catch (const SchemaChangedError& e) {
+    EXPECT_NE(std::string(e.what()).find("schemaChangePolicy=fail stops at any DDL"),
+              std::string::npos)
+        << e.what();
+  }
+  // Once with classify passes it.
+  RunOnce(Config());
+  EXPECT_EQ(BronzeChanges(), SourceChanges());
+}
+
+}  // namespace
+}  // namespace mssql_cdc
