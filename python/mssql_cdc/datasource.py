@@ -54,22 +54,26 @@ class LsnRange(InputPartition):
     """One commit-aligned range [from_lsn, to_lsn] of a batch, read by one Spark task; the
     batch's last range also measures the batch's end."""
 
-    def __init__(self, options: dict[str, str], from_lsn: str, to_lsn: str, last: bool = False) -> None:
+    def __init__(self, options: dict[str, str], from_lsn: str, to_lsn: str, last: bool = False,
+                 capture_instance: str = "", schema_json: str | None = None) -> None:
         super().__init__((from_lsn, to_lsn))
         self.options = options
         self.from_lsn = from_lsn
         self.to_lsn = to_lsn
         self.last = last
+        self.capture_instance = capture_instance  # the instance serving the range
+        self.schema_json = schema_json  # the schema the query was told
 
     def __repr__(self) -> str:
-        return f"LsnRange({self.from_lsn}, {self.to_lsn})"
+        return f"LsnRange({self.capture_instance}, {self.from_lsn}, {self.to_lsn})"
 
 
 class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The stream reader; see the module docstring for what runs where."""
 
-    def __init__(self, options: dict[str, str]) -> None:
+    def __init__(self, options: dict[str, str], schema_json: str | None = None) -> None:
         self._options = options
+        self._schema_json = schema_json  # the query's schema: fixed while it runs
         self._feed: Any = None  # _core.Feed, driver only
         self._initial: dict | None = None
         self._available_now = False
@@ -84,7 +88,7 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _get_feed(self) -> Any:
         if self._feed is None:
-            self._feed = _core.Feed(self._options)
+            self._feed = _core.Feed(self._options, self._schema_json)
         return self._feed
 
     # ---- driver side
@@ -122,9 +126,11 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._metrics is not None:
             # A batch that reads no range is measured here, as there is no task to do it.
             empty = None if ranges else feed.empty_read_metrics(start_json, end_json)
-            handoff.write(self._metrics, start_json, end_json, feed.skipped_range(start_json), empty)
+            handoff.write(self._metrics, start_json, end_json, feed.skipped_range(start_json), empty,
+                          feed.schema_events(start_json, end_json))
         last = len(ranges) - 1
-        return [LsnRange(self._options, from_lsn, to_lsn, i == last) for i, (from_lsn, to_lsn) in enumerate(ranges)]
+        return [LsnRange(self._options, from_lsn, to_lsn, i == last, instance, self._schema_json)
+                for i, (from_lsn, to_lsn, instance) in enumerate(ranges)]
 
     def commit(self, end: dict) -> None:
         pass  # Spark commits late and not at all at the end of a run: nothing depends on it
@@ -134,7 +140,9 @@ class MssqlCdcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Iterated directly (not through pyarrow's C stream import), so that a failure keeps
         # the engine's error class, e.g. DataLossError when cleanup passed the range meanwhile.
         reading = _core.read_range(partition.options, partition.from_lsn, partition.to_lsn,
-                                   measure_end=partition.last)
+                                   measure_end=partition.last,
+                                   capture_instance=partition.capture_instance,
+                                   schema=partition.schema_json)
         yield from reading
         if self._metrics is not None:
             handoff.write_range(self._metrics, reading.metrics_json())
@@ -164,7 +172,7 @@ class MssqlCdcDataSource(DataSource):
         return spark_schema(self._source_options())
 
     def streamReader(self, schema: StructType) -> MssqlCdcStreamReader:
-        return MssqlCdcStreamReader(self._source_options())
+        return MssqlCdcStreamReader(self._source_options(), schema.json())
 
 
 def register(spark: Any) -> None:

@@ -7,7 +7,8 @@ the rows and the batch id. So each leaves files in the stream's metrics director
 committed:
 
 - the planner, one ``batch-<end LSN>.json`` per planned batch: its start and end offsets (as
-  the engine gave them) and the range cleanup skipped, if any; for a batch that reads no range,
+  the engine gave them), the range cleanup skipped, if any, and its schema events (DDL, a newer
+  capture instance taking over; ``_core.Feed.schema_events``); for a batch that reads no range,
   also the batch's metrics (nothing read, its end measured at planning);
 - each task, one ``range-<to LSN>-<from LSN>.json``: what reading the range measured
   (``_core.RangeRead.metrics_json``), the batch's last range with the batch's end measures.
@@ -39,6 +40,7 @@ class PlannedBatch:
     end: str  # offset JSON
     skipped: tuple[str, str] | None  # (first lost LSN, min LSN) when cleanup purged changes
     metrics: str | None  # range metrics JSON of a batch that reads no range
+    events: str = "[]"  # schema events JSON (_core.Feed.schema_events)
 
     @property
     def end_lsn(self) -> str:
@@ -46,10 +48,11 @@ class PlannedBatch:
 
 
 def write(directory: MetricsDir, start: str, end: str, skipped: tuple[str, str] | None,
-          metrics: str | None = None) -> None:
+          metrics: str | None = None, events: str = "[]") -> None:
     """Records a planned batch (offsets as the engine's JSON text)."""
     end_lsn = json.loads(end)["lsn"]
-    doc = {"start": start, "end": end, "skipped": list(skipped) if skipped else None, "metrics": metrics}
+    doc = {"start": start, "end": end, "skipped": list(skipped) if skipped else None, "metrics": metrics,
+           "events": events}
     try:
         directory.write(f"{_BATCH}{end_lsn}{_SUFFIX}", json.dumps(doc))
     except Exception as e:  # noqa: BLE001 (best effort: the facts then lack the batch's offsets)
@@ -74,7 +77,8 @@ def newest(directory: MetricsDir) -> PlannedBatch | None:
         return None
     doc = json.loads(directory.read(names[-1]))
     skipped = tuple(doc["skipped"]) if doc.get("skipped") else None
-    return PlannedBatch(start=doc["start"], end=doc["end"], skipped=skipped, metrics=doc.get("metrics"))
+    return PlannedBatch(start=doc["start"], end=doc["end"], skipped=skipped, metrics=doc.get("metrics"),
+                        events=doc.get("events") or "[]")
 
 
 def range_metrics(directory: MetricsDir, end_lsn: str) -> list[str]:

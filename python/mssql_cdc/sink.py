@@ -252,6 +252,10 @@ def sink_for(
                                 "retention and lag columns are NULL (warned once per run)", batch_id,
                                 target, metrics.location if metrics else "(no metricsPath)")
                 rows = [row]
+                if planned is not None:
+                    events = _core.schema_event_facts(app_id, target, batch_id, planned.events)
+                    if events is not None:
+                        rows.append(events)
                 if planned is not None and planned.skipped is not None and source_options is not None:
                     skipped = _core.Feed(source_options).skipped_facts(app_id, target, batch_id, start, end)
                     if skipped is not None:

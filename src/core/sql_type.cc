@@ -169,8 +169,13 @@ std::shared_ptr<arrow::DataType> ArrowTypeFor(const SqlType& t, std::string_view
 }
 
 std::string SparkTypeFor(const SqlType& t, std::string_view column) {
-  auto type = ArrowTypeFor(t, column);
+  return SparkTypeName(*ArrowTypeFor(t, column));
+}
+
+std::string SparkTypeName(const arrow::DataType& type_ref) {
+  const arrow::DataType* type = &type_ref;
   switch (type->id()) {
+    case arrow::Type::INT8: return "TINYINT";
     case arrow::Type::BOOL: return "BOOLEAN";
     case arrow::Type::INT16: return "SMALLINT";
     case arrow::Type::INT32: return "INT";

@@ -46,5 +46,7 @@ bool IsIntegerKeyType(const SqlType& type);
 
 // The Spark SQL type name of the same mapping ("INT", "DECIMAL(18,2)", "TIMESTAMP_NTZ").
 std::string SparkTypeFor(const SqlType& type, std::string_view column);
+// The Spark SQL type name of an Arrow type of the mapping (and TINYINT for int8).
+std::string SparkTypeName(const arrow::DataType& type);
 
 }  // namespace mssql_cdc

@@ -1,5 +1,6 @@
 #include "engine/change_feed.h"
 
+#include <arrow/type.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "engine/stream_checkpoint.h"
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
+#include "schema_change/table_columns.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
 
@@ -38,14 +40,38 @@ void ChangeFeed::CheckOptions(const SourceOptions& options) {
   }
 }
 
-ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory)
+ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory,
+                       std::shared_ptr<arrow::Schema> query_schema)
     : options_(std::move(options)),
       factory_(std::move(factory)),
       source_(OpenChecked(options_, factory_)),
       instance_(source_->ResolveCaptureInstance(options_.capture_instance)),
       clock_(ResolveSourceClock(*source_, options_.source_time_zone)),
-      output_schema_(OutputSchema(source_->CapturedColumns(instance_.name),
-                                  options_.include_command_id)) {}
+      columns_(InferTableColumns(*source_, ListInstances())),
+      output_schema_(query_schema ? std::move(query_schema)
+                                  : OutputSchema(columns_, options_.include_command_id)) {}
+
+mssql_cdc::TableInstances ChangeFeed::ListInstances() {
+  return mssql_cdc::TableInstances::Of(source_->ListCaptureInstances(), instance_);
+}
+
+BatchSchemaRules ChangeFeed::SchemaRules() const {
+  BatchSchemaRules rules;
+  for (const auto& field : output_schema_->fields()) {
+    if (!IsReservedColumnName(field->name())) rules.reads.push_back(field);
+  }
+  rules.policy = options_.schema_change_policy;
+  return rules;
+}
+
+std::vector<SchemaEvent> ChangeFeed::SchemaEvents(const Offset& start, const Offset& end) {
+  BatchSchema schema = ReadBatchSchema(*source_, ListInstances(), SchemaRules(), start.lsn, end.lsn);
+  for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
+  for (auto& event : schema.events) {
+    if (auto local = source_->CommitTime(event.lsn)) event.commit_ts = clock_.ToUtc(*local);
+  }
+  return schema.events;
+}
 
 std::vector<std::string> ChangeFeed::TableInstances() {
   return InstancesOfTable(source_->ListCaptureInstances(), instance_);
@@ -67,17 +93,40 @@ Offset ChangeFeed::LatestOffset(const Offset& start, std::optional<std::int64_t>
                                 std::optional<Lsn> target) {
   if (!target) target = source_->MaxLsn();
   if (!target) return start;
+  const mssql_cdc::TableInstances instances = ListInstances();
+  if (auto limit = PendingEnableLimit(*source_, instances); limit && *limit < *target) {
+    target = *limit;
+  }
   std::optional<Offset> end = BatchPlanner::PlanEnd(*source_, clock_, start, *target, max_commits);
   if (!end) return start;
   if (auto purged = Purged(start); purged && options_.fail_on_data_loss) {
     ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt, /*during_read=*/false);
   }
-  return *end;
+  const BatchSchema schema = ReadBatchSchema(*source_, instances, SchemaRules(), start.lsn, end->lsn);
+  if (schema.not_held.empty()) return *end;
+  // A query's schema is fixed while it runs: it reads up to the newer instance's start, and
+  // stops there.
+  for (const auto& change : schema.switches) {
+    if (ColumnsNotHeld(SchemaRules().reads, source_->CapturedColumns(change.to.name)).empty()) continue;
+    if (auto before = BatchPlanner::PlanEnd(*source_, clock_, start, change.to.start_lsn.Decrement(),
+                                            max_commits)) {
+      const BatchSchema upto =
+          ReadBatchSchema(*source_, instances, SchemaRules(), start.lsn, before->lsn);
+      if (upto.not_held.empty()) return *before;
+    }
+    break;
+  }
+  ThrowNotHeld(schema, instances.table());
 }
 
 std::optional<PurgedRange> ChangeFeed::Purged(const Offset& start) {
   const Lsn first = start.lsn.Increment();
-  Retention retention = ReadRetention(*source_, clock_, instance_.name);
+  const mssql_cdc::TableInstances instances = ListInstances();
+  const std::string serving = instances.active().empty() ? instance_.name : instances.At(first).name;
+  Retention retention = ReadRetention(*source_, clock_, serving);
+  if (mssql_cdc::Purged(retention, first) && options_.fail_on_data_loss) {
+    CheckNotDisabledTooEarly(instances, options_.capture_instance, start);
+  }
   if (!mssql_cdc::Purged(retention, first)) return std::nullopt;
   return PurgedRange{first, std::move(retention)};
 }
@@ -101,14 +150,24 @@ std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& 
     from = purged->retention.min_lsn;
   }
   if (end.lsn < from) return {};
-  return BatchPlanner::Split(*source_, instance_.name, from, end.lsn, ReadPartitions(options_));
+  std::vector<LsnRange> ranges;
+  for (const auto& segment : ListInstances().Segments(from, end.lsn)) {
+    for (auto& range : BatchPlanner::Split(*source_, segment.capture_instance, segment.from,
+                                           segment.to, ReadPartitions(options_))) {
+      ranges.push_back(std::move(range));
+    }
+  }
+  return ranges;
 }
 
 RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& end) {
   RangeMeasures measures;
   measures.from = start.lsn.Increment();
   measures.to = end.lsn;
-  measures.end = MeasureEnd(*source_, clock_, ReadRetention(*source_, clock_, instance_.name));
+  const mssql_cdc::TableInstances instances = ListInstances();
+  const std::string serving =
+      instances.active().empty() ? instance_.name : instances.At(end.lsn).name;
+  measures.end = MeasureEnd(*source_, clock_, ReadRetention(*source_, clock_, serving));
   return measures;
 }
 

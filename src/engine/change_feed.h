@@ -26,6 +26,7 @@
 #include "engine/generations.h"
 #include "engine/retention_guard.h"
 #include "plan/planner.h"
+#include "schema_change/batch_schema.h"
 #include "source/open_source.h"
 
 namespace mssql_cdc {
@@ -59,7 +60,11 @@ class ChangeFeed {
   // column is read), then opens the source through `factory` (MakeSourceFactory(options)
   // when null), resolves the capture instance (NotFoundError) and the source clock, and
   // builds the output schema (UnsupportedTypeError, ConfigError for a reserved name).
-  explicit ChangeFeed(SourceOptions options, SourceFactory factory = nullptr);
+  // The feed reads with the union of the columns of its table's capture instances
+  // (schema_change/table_columns.h), or with `query_schema` when given: the output schema a
+  // running query was told, which a feed opened later must keep.
+  explicit ChangeFeed(SourceOptions options, SourceFactory factory = nullptr,
+                      std::shared_ptr<arrow::Schema> query_schema = nullptr);
 
   // The refusals of the constructor, for callers that read with these options elsewhere.
   static void CheckOptions(const SourceOptions& options);
@@ -78,9 +83,14 @@ class ChangeFeed {
   std::optional<Offset> MaxOffset();
 
   // The end of the batch after `start`: up to `target` (the max LSN when nullopt), at most
-  // `max_commits` commits when given; `start` itself when nothing follows it. When a batch
+  // `max_commits` commits when given, and never past the commits before an enable the
+  // capture process has not reached; `start` itself when nothing follows it. When a batch
   // follows, retention is checked first: a purged start throws DataLossError (writing
-  // nothing) with failOnDataLoss, and is otherwise left for Purged() to report.
+  // nothing) with failOnDataLoss, and is otherwise left for Purged() to report. Then the
+  // batch's schema changes (schema_change/batch_schema.h): with schemaChangePolicy=fail any
+  // DDL, and a type change the query's types cannot hold, throw SchemaChangedError; a newer
+  // capture instance with columns the query cannot hold ends the batch before its start, and
+  // the batch at its start throws SchemaChangedError ("The stream reaches capture instance").
   Offset LatestOffset(const Offset& start, std::optional<std::int64_t> max_commits,
                       std::optional<Lsn> target);
 
@@ -90,11 +100,15 @@ class ChangeFeed {
   // processed offset while the source moved past it.
   std::optional<LossFound> FindLoss(const Offset& last_processed);
 
-  // The commit-aligned ranges (start, end] is read in, at most numPartitions (or the
-  // hardware threads) of them; none when end <= start or the split finds no rows. A purged
-  // start throws DataLossError with failOnDataLoss, and otherwise reading starts at the min
-  // LSN.
+  // The commit-aligned ranges (start, end] is read in, each of the capture instance serving
+  // it (a newer one from its start), at most numPartitions (or the hardware threads) per
+  // instance; none when end <= start or the split finds no rows. A purged start throws
+  // DataLossError with failOnDataLoss, and otherwise reading starts at the min LSN.
   std::vector<LsnRange> Partitions(const Offset& start, const Offset& end);
+
+  // The facts events of the batch (start, end]: its DDL and the newer instances it starts
+  // reading, with their commit times; warnings are logged.
+  std::vector<SchemaEvent> SchemaEvents(const Offset& start, const Offset& end);
 
   // The measures of a batch (start, end] that Partitions splits into no range: nothing read,
   // and the batch's end measured now (batch_measures.h), as its facts row reports them.
@@ -118,6 +132,9 @@ class ChangeFeed {
   BackfillStatus Backfill(BackfillRequest request, BackfillTables& tables);
 
  private:
+  // The table's capture instances now.
+  mssql_cdc::TableInstances ListInstances();
+  BatchSchemaRules SchemaRules() const;
   // The rules a stream's bootstrap in `mode` would check (ValidateStreamConfig).
   void CheckBootstrap(const FeedBootstrapRequest& request, SnapshotMode mode) const;
 
@@ -126,6 +143,7 @@ class ChangeFeed {
   std::unique_ptr<Source> source_;
   CaptureInstanceInfo instance_;
   SourceClock clock_;
+  std::vector<CapturedColumn> columns_;  // the table's columns when the feed opened
   std::shared_ptr<arrow::Schema> output_schema_;
 };
 

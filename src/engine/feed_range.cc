@@ -12,6 +12,7 @@
 #include "engine/batch_reader.h"
 #include "engine/change_feed.h"
 #include "engine/retention_guard.h"
+#include "schema_change/batch_schema.h"
 #include "source/error_status.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
@@ -98,13 +99,19 @@ class MeasuredRangeReader final : public FeedRangeReader {
 
 std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, const Lsn& from,
                                                const Lsn& to, bool measure_end,
-                                               SourceFactory factory) {
+                                               SourceFactory factory, const FeedRangeShape& shape) {
   ChangeFeed::CheckOptions(options);
   if (!factory) factory = MakeSourceFactory(options);
   std::unique_ptr<Source> source = factory();
-  const CaptureInstanceInfo instance = source->ResolveCaptureInstance(options.capture_instance);
+  const CaptureInstanceInfo instance = source->ResolveCaptureInstance(
+      shape.capture_instance.empty() ? options.capture_instance : shape.capture_instance);
   SourceClock clock = ResolveSourceClock(*source, options.source_time_zone);
-  auto schema = OutputSchema(source->CapturedColumns(instance.name), options.include_command_id);
+  auto schema = shape.schema;
+  if (!schema) {
+    schema = OutputSchema(
+        InferTableColumns(*source, TableInstances::Of(source->ListCaptureInstances(), instance)),
+        options.include_command_id);
+  }
   ChangeReadRequest request;
   request.capture_instance = instance.name;
   request.from = from;

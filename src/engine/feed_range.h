@@ -17,6 +17,7 @@
 #include <arrow/record_batch.h>
 
 #include <memory>
+#include <string>
 
 #include "core/lsn.h"
 #include "core/options.h"
@@ -31,11 +32,22 @@ class FeedRangeReader : public arrow::RecordBatchReader {
   virtual const RangeMeasures& measures() const = 0;
 };
 
+// Which change table a range is read from, and in which schema.
+struct FeedRangeShape {
+  // The capture instance serving the range (LsnRange::capture_instance); empty: the one the
+  // options name.
+  std::string capture_instance;
+  // The output schema the query was told: columns the instance lacks read NULL, narrower
+  // types are cast up. Null: the union of the table's instances' columns, as ChangeFeed infers.
+  std::shared_ptr<arrow::Schema> schema;
+};
+
 // Opens the source through `factory` (MakeSourceFactory(options) when null), resolves the
 // capture instance and the clock, and starts the read. Throws what ChangeFeed's constructor
 // throws, and the request errors of Source::ReadChanges.
 std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, const Lsn& from,
                                                const Lsn& to, bool measure_end = false,
-                                               SourceFactory factory = nullptr);
+                                               SourceFactory factory = nullptr,
+                                               const FeedRangeShape& shape = {});
 
 }  // namespace mssql_cdc

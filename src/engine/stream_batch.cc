@@ -98,6 +98,20 @@ FactsRow DataSkippedRow(const std::string& app_id, const std::string& target,
   return row;
 }
 
+FactsRow SchemaEventRow(const std::string& app_id, const std::string& target,
+                        std::int64_t batch_id, const SchemaEvent& event) {
+  FactsRow row;
+  row.app_id = app_id;
+  row.batch_id = batch_id;
+  row.rows = 0;
+  row.event = event.event;
+  row.min_lsn = row.max_lsn = row.end_lsn = event.lsn.ToString();
+  row.end_commit_ts = event.commit_ts;
+  row.detail = event.detail;
+  row.target = target;
+  return row;
+}
+
 void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
   if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
 }
@@ -136,23 +150,8 @@ bool BatchRunner::CheckBeforeRead(BatchOffsets& offsets, const TableInstances& i
   const std::string ci = instances.At(first).name;
   const Retention retention = ReadRetention(*context_.source, *context_.clock, ci);
   if (!Purged(retention, first)) return false;
-  const auto all = instances.all();
-  // The instance the stream was configured with is gone, and its successor starts after the
-  // changes the stream has still to read: they went with it.
-  const std::string& configured = context_.config.source.capture_instance;
-  const bool configured_gone =
-      std::none_of(all.begin(), all.end(),
-                   [&](const CaptureInstanceInfo& i) { return sim::SameName(i.name, configured); });
-  if (configured_gone && first < instances.active().front().start_lsn &&
-      context_.config.source.fail_on_data_loss) {
-    throw DataLossError(
-        "capture instance '" + configured + "' was disabled before the stream read "
-        "up to LSN " + instances.active().front().start_lsn.ToString() + ", where '" +
-        instances.active().front().name + "' takes over: the changes after LSN " +
-        offsets.start.lsn.ToString() + " and before it are gone with it. Disable an old capture "
-        "instance only after every stream wrote a capture_instance_switched facts row and one "
-        "more batch; to go on, take a new snapshot (on_data_loss=resnapshot) or start a new "
-        "checkpoint");
+  if (context_.config.source.fail_on_data_loss) {
+    CheckNotDisabledTooEarly(instances, context_.config.source.capture_instance, offsets.start);
   }
   if (context_.config.source.fail_on_data_loss) {
     ThrowDataLoss(ci, offsets.start, retention, offsets.batch_id, /*during_read=*/false);
@@ -274,7 +273,7 @@ std::vector<FactsRow> BatchRunner::FollowSchema(const BatchOffsets& offsets,
                                                 BatchSchema& schema) {
   StreamContext& c = context_;
   BatchSchemaRules rules;
-  rules.reads = c.columns;
+  rules.reads = FieldsOf(c.columns);
   rules.policy = c.config.source.schema_change_policy;
   schema = ReadBatchSchema(*c.source, instances, rules, offsets.start.lsn, offsets.end.lsn);
   for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
@@ -294,19 +293,10 @@ std::vector<FactsRow> BatchRunner::FollowSchema(const BatchOffsets& offsets,
     c.bronze_schema = std::move(bronze);
   }
   std::vector<FactsRow> rows;
-  for (const auto& event : schema.events) {
-    FactsRow row;
-    row.app_id = c.config.params.app_id;
-    row.batch_id = offsets.batch_id;
-    row.rows = 0;
-    row.event = event.event;
-    row.min_lsn = row.max_lsn = row.end_lsn = event.lsn.ToString();
-    if (auto local = c.source->CommitTime(event.lsn)) {
-      row.end_commit_ts = c.clock->ToUtc(*local);
-    }
-    row.detail = event.detail;
-    row.target = c.config.params.target;
-    rows.push_back(std::move(row));
+  for (auto& event : schema.events) {
+    if (auto local = c.source->CommitTime(event.lsn)) event.commit_ts = c.clock->ToUtc(*local);
+    rows.push_back(SchemaEventRow(c.config.params.app_id, c.config.params.target,
+                                  offsets.batch_id, event));
   }
   return rows;
 }

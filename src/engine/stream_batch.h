@@ -78,6 +78,12 @@ FactsRow DataSkippedRow(const std::string& app_id, const std::string& target,
                         const BatchOffsets& offsets, bool certain,
                         const std::optional<UtcMicros>& lost_to_ts, const std::string& reason);
 
+// The facts row of a schema event of micro-batch `batch_id` (reference-features 3.3): no
+// rows, min = max = end LSN = the event's LSN, its commit time as end_commit_ts, the DDL text
+// or the switch as detail. Every field but written_at is set.
+FactsRow SchemaEventRow(const std::string& app_id, const std::string& target,
+                        std::int64_t batch_id, const SchemaEvent& event);
+
 class BatchRunner {
  public:
   explicit BatchRunner(StreamContext& context) : context_(context) {}

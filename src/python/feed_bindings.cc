@@ -6,10 +6,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,9 +43,37 @@ std::optional<std::string> JsonOf(const std::optional<Offset>& offset) {
   return offset ? std::optional<std::string>(offset->ToJson()) : std::nullopt;
 }
 
+std::shared_ptr<arrow::Schema> SchemaOfJson(const std::optional<std::string>& json) {
+  if (!json) return nullptr;
+  return delta::FromDeltaSchemaString(*json, "the query's schema");
+}
+
+// A batch's schema events as the planner hands them to the sink (mssql_cdc.handoff).
+std::string SchemaEventsJson(const std::vector<SchemaEvent>& events) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& event : events) {
+    nlohmann::json e = {{"event", event.event}, {"lsn", event.lsn.ToString()}, {"detail", event.detail}};
+    e["commit_ts"] = event.commit_ts ? nlohmann::json(event.commit_ts->value) : nlohmann::json();
+    out.push_back(std::move(e));
+  }
+  return out.dump();
+}
+
+std::vector<SchemaEvent> SchemaEventsFromJson(const std::string& text) {
+  std::vector<SchemaEvent> out;
+  for (const auto& e : nlohmann::json::parse(text)) {
+    SchemaEvent event{e.at("event").get<std::string>(), Lsn::Parse(e.at("lsn").get<std::string>()),
+                      e.at("detail").get<std::string>(), std::nullopt};
+    if (!e.at("commit_ts").is_null()) event.commit_ts = UtcMicros{e.at("commit_ts").get<std::int64_t>()};
+    out.push_back(std::move(event));
+  }
+  return out;
+}
+
 class PyFeed {
  public:
-  explicit PyFeed(nb::handle options) : feed_(ParseSourceOptions(options)) {}
+  PyFeed(nb::handle options, const std::optional<std::string>& query_schema)
+      : feed_(ParseSourceOptions(options), nullptr, SchemaOfJson(query_schema)) {}
 
   const std::string& CaptureInstance() const { return feed_.instance().name; }
   std::vector<std::string> TableInstances() { return feed_.TableInstances(); }
@@ -67,13 +97,18 @@ class PyFeed {
     return std::pair{purged->first_lost.ToString(), purged->retention.min_lsn.ToString()};
   }
 
-  std::vector<std::pair<std::string, std::string>> Partitions(const std::string& start,
-                                                              const std::string& end) {
-    std::vector<std::pair<std::string, std::string>> out;
+  // (from LSN, to LSN, capture instance) per range.
+  std::vector<std::tuple<std::string, std::string, std::string>> Partitions(const std::string& start,
+                                                                            const std::string& end) {
+    std::vector<std::tuple<std::string, std::string, std::string>> out;
     for (const LsnRange& range : feed_.Partitions(Offset::FromJson(start), Offset::FromJson(end))) {
-      out.emplace_back(range.from.ToString(), range.to.ToString());
+      out.emplace_back(range.from.ToString(), range.to.ToString(), range.capture_instance);
     }
     return out;
+  }
+
+  std::string SchemaEvents(const std::string& start, const std::string& end) {
+    return SchemaEventsJson(feed_.SchemaEvents(Offset::FromJson(start), Offset::FromJson(end)));
   }
 
   std::string EmptyReadMetrics(const std::string& start, const std::string& end) {
@@ -119,14 +154,16 @@ class RangeRead {
 };
 
 RangeRead ReadRange(nb::handle options, const std::string& from_lsn, const std::string& to_lsn,
-                    bool measure_end) {
+                    bool measure_end, const std::string& capture_instance,
+                    const std::optional<std::string>& schema_json) {
   const SourceOptions parsed = ParseSourceOptions(options);
   const Lsn from = Lsn::ParseLenient(from_lsn);
   const Lsn to = Lsn::ParseLenient(to_lsn);
+  const FeedRangeShape shape{capture_instance, SchemaOfJson(schema_json)};
   std::shared_ptr<FeedRangeReader> reader;
   {
     nb::gil_scoped_release release;
-    reader = ReadFeedRange(parsed, from, to, measure_end);
+    reader = ReadFeedRange(parsed, from, to, measure_end, nullptr, shape);
   }
   return RangeRead(std::move(reader));
 }
@@ -208,7 +245,10 @@ void BindFeed(nb::module_& m) {
                      "starts, where each batch ends, the retention check and the split into "
                      "commit-aligned ranges, decided as a native stream decides them. Holds "
                      "one source connection; not thread-safe.")
-      .def(nb::init<nb::handle>(), nb::arg("options"))
+      .def(nb::init<nb::handle, const std::optional<std::string>&>(), nb::arg("options"),
+           nb::arg("query_schema") = nb::none(),
+           "query_schema: the StructType JSON a running query was told; the feed reads and "
+           "judges schema changes with it rather than inferring the table's columns again.")
       .def_prop_ro("capture_instance", &PyFeed::CaptureInstance)
       .def("table_instances", &PyFeed::TableInstances,
            "The capture instances of the instance's table, the instance first.")
@@ -226,7 +266,11 @@ void BindFeed(nb::module_& m) {
       .def("skipped_range", &PyFeed::SkippedRange, nb::arg("start"),
            "(first_lost_lsn, min_lsn) when cleanup purged changes after `start`, else None.")
       .def("partitions", &PyFeed::Partitions, nb::arg("start"), nb::arg("end"),
-           "Commit-aligned (from_lsn, to_lsn) ranges of (start, end], at most numPartitions.")
+           "Commit-aligned (from_lsn, to_lsn, capture_instance) ranges of (start, end], each "
+           "read from the capture instance serving it, at most numPartitions per instance.")
+      .def("schema_events", &PyFeed::SchemaEvents, nb::arg("start"), nb::arg("end"),
+           "JSON list of the batch's schema events ({event, lsn, detail, commit_ts}): its DDL "
+           "and the newer capture instances it starts reading; warnings are logged.")
       .def("empty_read_metrics", &PyFeed::EmptyReadMetrics, nb::arg("start"), nb::arg("end"),
            "The metrics JSON of a batch that partitions() splits into no range: nothing read, "
            "the batch's end measured now.")
@@ -249,12 +293,29 @@ void BindFeed(nb::module_& m) {
            "The range's measures as JSON (rows, bytes, read_seconds, round_trip_ms, and with "
            "measure_end the batch's end measures); complete once iterated to the end.");
   m.def("read_range", &ReadRange, nb::arg("options"), nb::arg("from_lsn"), nb::arg("to_lsn"),
-        nb::arg("measure_end") = false,
-        "The change rows of [from_lsn, to_lsn] in the output schema, as a RangeRead, in "
+        nb::arg("measure_end") = false, nb::arg("capture_instance") = "",
+        nb::arg("schema") = nb::none(),
+        "The change rows of [from_lsn, to_lsn] of `capture_instance` (the options' when empty) "
+        "in the output schema (`schema`, StructType JSON, when given), as a RangeRead, in "
         "batches of arrowBatchSize rows. After the last batch retention is checked again: "
         "changes purged during the read fail the next read with DataLossError when "
         "failOnDataLoss is on. measure_end: the batch's last range also measures the batch's "
         "end (retention watermark, newest commit, capture lag).");
+  m.def(
+      "schema_event_facts",
+      [](const std::string& app_id, const std::string& target, std::int64_t batch_id,
+         const std::string& events_json) -> nb::object {
+        std::vector<FactsRow> rows;
+        for (const auto& event : SchemaEventsFromJson(events_json)) {
+          rows.push_back(SchemaEventRow(app_id, target, batch_id, event));
+          rows.back().written_at = NowUtc();
+        }
+        if (rows.empty()) return nb::none();
+        return ToPyArrowBatch(FactsToRecordBatch(rows));
+      },
+      nb::arg("app_id"), nb::arg("target"), nb::arg("batch_id"), nb::arg("events_json"),
+      "The facts rows (a pyarrow.RecordBatch in the facts schema) of a batch's schema events "
+      "as Feed.schema_events gave them; None when there are none.");
   m.def("bootstrap", &Bootstrap, nb::arg("options"), nb::arg("target"), nb::arg("app_id"),
         nb::arg("state_dir"), nb::arg("facts_table") = nb::none(),
         "The native bootstrap into bronze `target`, its snapshot state kept in `state_dir`; "

@@ -1,5 +1,7 @@
 #include "schema_change/batch_schema.h"
 
+#include <arrow/type.h>
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -16,6 +18,13 @@ namespace {
 const CapturedColumn* Find(const std::vector<CapturedColumn>& columns, const std::string& name) {
   for (const auto& column : columns) {
     if (EqualsIgnoringAsciiCase(column.name, name)) return &column;
+  }
+  return nullptr;
+}
+
+const arrow::Field* Find(const arrow::FieldVector& fields, const std::string& name) {
+  for (const auto& field : fields) {
+    if (EqualsIgnoringAsciiCase(field->name(), name)) return field.get();
   }
   return nullptr;
 }
@@ -90,9 +99,8 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
   if (type_changed) {
     for (const auto& name : read_instances) {
       for (const auto& column : source.CapturedColumns(name)) {
-        const CapturedColumn* reads = Find(rules.reads, column.name);
-        if (reads && !TypeHolds(*ArrowTypeFor(reads->type, reads->name),
-                                *ArrowTypeFor(column.type, column.name))) {
+        const arrow::Field* reads = Find(rules.reads, column.name);
+        if (reads && !TypeHolds(*reads->type(), *ArrowTypeFor(column.type, column.name))) {
           if (!Find(out.not_held, column.name)) out.not_held.push_back(column);
           if (out.not_held_at.empty()) {
             out.not_held_at = "a type change of capture instance '" + name + "' (DDL in LSNs " +
@@ -105,9 +113,9 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
 
   for (const auto& change : out.switches) {
     const std::vector<CapturedColumn> captured = source.CapturedColumns(change.to.name);
-    std::vector<CapturedColumn> left_out;  // read by the stream, not captured by the new one
-    for (const auto& column : rules.reads) {
-      if (!Find(captured, column.name)) left_out.push_back(column);
+    arrow::FieldVector left_out;  // read by the stream, not captured by the new one
+    for (const auto& field : rules.reads) {
+      if (!Find(captured, field->name())) left_out.push_back(field);
     }
     std::vector<CapturedColumn> not_read;  // captured by the new one, left out by `columns`
     for (const auto& column : ColumnsNotHeld(rules.reads, captured)) {
@@ -123,10 +131,10 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
     }
     std::string detail = change.from_instance + " -> " + change.to.name;
     if (!left_out.empty()) {
-      detail += "; not captured by " + change.to.name + ": " + DescribeColumns(left_out);
+      detail += "; not captured by " + change.to.name + ": " + DescribeFields(left_out);
       out.warnings.push_back("capture instance '" + change.to.name +
                              "' does not capture columns the stream reads (" +
-                             DescribeColumns(left_out) + "): they read NULL from LSN " +
+                             DescribeFields(left_out) + "): they read NULL from LSN " +
                              change.to.start_lsn.ToString() + " on");
     }
     if (!not_read.empty()) {
@@ -141,6 +149,24 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const SchemaEvent& a, const SchemaEvent& b) { return a.lsn < b.lsn; });
   return out;
+}
+
+void ThrowNotHeld(const BatchSchema& schema, const std::string& table) {
+  const bool reaches = !schema.switches.empty() && schema.not_held_at.rfind("capture instance", 0) == 0;
+  if (reaches) {
+    throw SchemaChangedError(
+        "The stream reaches " + schema.not_held_at + " of " + table + ", which captures columns "
+        "the query's schema lacks or cannot hold: " + DescribeColumns(schema.not_held) +
+        ". Restart the query: it infers its schema again (the union of the table's capture "
+        "instances) and goes on from here, every change once; or name the columns to read in "
+        "the 'columns' option, with which a stream switches without stopping");
+  }
+  throw SchemaChangedError(
+      "a type change of " + table + " within the batch (" + schema.not_held_at +
+      ") gives columns the query's types cannot hold: " + DescribeColumns(schema.not_held) +
+      ". Nothing of the batch was read. Restart the query: it infers the new types (bronze then "
+      "takes the wider type only with type widening on: ALTER TABLE <bronze> SET TBLPROPERTIES "
+      "('delta.enableTypeWidening'='true'))");
 }
 
 std::vector<CapturedColumn> InferTableColumns(Source& source, const TableInstances& instances) {

@@ -5,11 +5,14 @@
 // the columns no longer hold (a native stream evolves in place, Spark stops at the change).
 #pragma once
 
+#include <arrow/type_fwd.h>
+
 #include <string>
 #include <vector>
 
 #include "core/lsn.h"
 #include "core/options.h"
+#include "core/time.h"
 #include "schema_change/ddl_kind.h"
 #include "schema_change/table_instances.h"
 #include "source/source.h"
@@ -25,10 +28,11 @@ struct SchemaEvent {
   std::string event;  // kSchemaChangeEvent or kCaptureInstanceSwitchedEvent
   Lsn lsn;            // the DDL's LSN, or the newer instance's start LSN
   std::string detail;
+  std::optional<UtcMicros> commit_ts;  // of `lsn`, filled by a caller with a clock
 };
 
 struct BatchSchemaRules {
-  std::vector<CapturedColumn> reads;  // the columns the stream reads with
+  arrow::FieldVector reads;           // the captured columns the stream reads with
   bool columns_given = false;         // by the `columns` option: a switch leaves out the rest
   SchemaChangePolicy policy = SchemaChangePolicy::kClassify;
 };
@@ -44,6 +48,11 @@ struct BatchSchema {
   // Where they are met: "capture instance 'x' (from LSN S)" or "a type change at LSN L".
   std::string not_held_at;
 };
+
+// The SchemaChangedError of a batch whose columns do not hold what it meets (not_held set),
+// for a reader that cannot change its columns while it runs (Spark's query): it names what was
+// met and where, and that a restart reads with the new columns.
+[[noreturn]] void ThrowNotHeld(const BatchSchema& schema, const std::string& table);
 
 // Reads the DDL history and captured columns of the instances serving [after + 1, through].
 // Throws SchemaChangedError, before anything is read, when policy is fail and the range holds

@@ -62,12 +62,25 @@ std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>&
   return out;
 }
 
-std::vector<CapturedColumn> ColumnsNotHeld(const std::vector<CapturedColumn>& reads,
+arrow::FieldVector FieldsOf(const std::vector<CapturedColumn>& columns) {
+  arrow::FieldVector out;
+  for (const auto& column : columns) {
+    out.push_back(arrow::field(column.name, ArrowTypeFor(column.type, column.name)));
+  }
+  return out;
+}
+
+std::vector<CapturedColumn> ColumnsNotHeld(const arrow::FieldVector& reads,
                                            const std::vector<CapturedColumn>& captured) {
   std::vector<CapturedColumn> out;
   for (const auto& column : captured) {
-    const CapturedColumn* known = FindColumn(reads, column.name);
-    if (!known || !Holds(*known, column)) out.push_back(column);
+    const arrow::Field* known = nullptr;
+    for (const auto& field : reads) {
+      if (EqualsIgnoringAsciiCase(field->name(), column.name)) known = field.get();
+    }
+    if (!known || !TypeHolds(*known->type(), *ArrowTypeFor(column.type, column.name))) {
+      out.push_back(column);
+    }
   }
   return out;
 }
@@ -77,6 +90,19 @@ std::string DescribeColumns(const std::vector<CapturedColumn>& columns) {
   for (const auto& column : columns) {
     if (!out.empty()) out += ", ";
     out += column.name + " " + SparkTypeFor(column.type, column.name);
+  }
+  return out;
+}
+
+}  // namespace mssql_cdc
+
+namespace mssql_cdc {
+
+std::string DescribeFields(const arrow::FieldVector& fields) {
+  std::string out;
+  for (const auto& field : fields) {
+    if (!out.empty()) out += ", ";
+    out += field->name() + " " + SparkTypeName(*field->type());
   }
   return out;
 }

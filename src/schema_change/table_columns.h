@@ -5,6 +5,8 @@
 // otherwise the table has no one schema and SchemaChangedError says so and how to choose one.
 #pragma once
 
+#include <arrow/type_fwd.h>
+
 #include <string>
 #include <vector>
 
@@ -21,13 +23,17 @@ struct InstanceColumns {
 // instance reports them.
 std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances);
 
+// The captured columns as the output schema's fields (core/sql_type.h's mapping), nullable.
+arrow::FieldVector FieldsOf(const std::vector<CapturedColumn>& columns);
+
 // The columns of `captured` (an instance's) that `reads` lacks or types so that it cannot
-// hold them: what a stream reading `reads` would lose or fail on when that instance takes
+// hold them: what a stream reading with `reads` would lose or fail on when that instance takes
 // over. Names match ignoring case.
-std::vector<CapturedColumn> ColumnsNotHeld(const std::vector<CapturedColumn>& reads,
+std::vector<CapturedColumn> ColumnsNotHeld(const arrow::FieldVector& reads,
                                            const std::vector<CapturedColumn>& captured);
 
 // "name TYPE, name TYPE" with the Spark type names, for messages.
 std::string DescribeColumns(const std::vector<CapturedColumn>& columns);
+std::string DescribeFields(const arrow::FieldVector& fields);
 
 }  // namespace mssql_cdc

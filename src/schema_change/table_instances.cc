@@ -78,4 +78,22 @@ std::vector<InstanceSwitch> TableInstances::SwitchesIn(const Lsn& after, const L
   return out;
 }
 
+void CheckNotDisabledTooEarly(const TableInstances& instances, const std::string& configured,
+                              const Offset& last_processed) {
+  const auto all = instances.all();
+  const bool gone = std::none_of(all.begin(), all.end(), [&](const CaptureInstanceInfo& i) {
+    return EqualsIgnoringAsciiCase(i.name, configured);
+  });
+  if (!gone || instances.active().empty()) return;
+  const CaptureInstanceInfo& successor = instances.active().front();
+  if (last_processed.lsn.Increment() >= successor.start_lsn) return;
+  throw DataLossError(
+      "capture instance '" + configured + "' was disabled before the stream read up to LSN " +
+      successor.start_lsn.ToString() + ", where '" + successor.name +
+      "' takes over: the changes after LSN " + last_processed.lsn.ToString() +
+      " and before it are gone with it. Disable an old capture instance only after every stream "
+      "wrote a capture_instance_switched facts row and one more batch; to go on, take a new "
+      "snapshot (on_data_loss=resnapshot) or start a new checkpoint");
+}
+
 }  // namespace mssql_cdc

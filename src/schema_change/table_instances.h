@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/lsn.h"
+#include "core/offset.h"
 #include "source/source.h"
 
 namespace mssql_cdc {
@@ -60,5 +61,12 @@ class TableInstances {
   std::vector<CaptureInstanceInfo> active_;
   std::vector<CaptureInstanceInfo> pending_;
 };
+
+// Throws DataLossError naming the cause when the instance a stream was configured with
+// (`configured`, matched ignoring case) is no longer listed and the changes after
+// `last_processed` begin below the oldest remaining instance's start: disabled before the
+// stream passed the switch, they went with it. Meant for a range retention found purged.
+void CheckNotDisabledTooEarly(const TableInstances& instances, const std::string& configured,
+                              const Offset& last_processed);
 
 }  // namespace mssql_cdc

@@ -51,7 +51,8 @@ def min_lsn(db):
 
 def read_all(options, ranges):
     """The batches of every range, iterated as pyarrow.RecordBatch objects."""
-    return [batch for frm, to in ranges for batch in _core.read_range(options, frm, to)]
+    return [batch for frm, to, instance in ranges
+            for batch in _core.read_range(options, frm, to, capture_instance=instance)]
 
 
 def in_change_order(table):
@@ -157,7 +158,9 @@ def test_schemas_are_sparks_arrow_form_of_their_json(cli, items):
     assert expected.field("seen").type == pa.timestamp("us", tz="UTC")
 
     start = feed.initial_offset()
-    stream = _core.read_range(options, *feed.partitions(start, feed.latest_offset(start))[0])
+    frm, to, instance = feed.partitions(start, feed.latest_offset(start))[0]
+    assert instance == "dbo_items"
+    stream = _core.read_range(options, frm, to, capture_instance=instance)
     assert stream.schema == expected
     table = pa.RecordBatchReader.from_stream(stream).read_all()
     assert table.num_rows == sim_info(cli, items)["capture_instances"][0]["change_rows"]
@@ -201,7 +204,7 @@ def test_batches_ranges_rows_and_facts_are_those_of_a_native_stream(cli, items, 
     for batch_id, (start, end) in enumerate(ends):
         ranges = feed.partitions(start, end)
         batches, metrics = [], []
-        for i, (frm, to) in enumerate(ranges):
+        for i, (frm, to, _) in enumerate(ranges):
             reading = _core.read_range(options, frm, to, measure_end=i == len(ranges) - 1)
             batches.extend(reading)
             metrics.append(reading.metrics_json())
@@ -327,7 +330,7 @@ def test_cleanup_during_a_range_read_fails_its_end(cli, items, through_pyarrow):
         cli("sim", "dml", "--db", items, "--json", json.dumps([insert({"id": 1000 + i})]))
     options = options_for(items, arrowBatchSize=2)
     feed = _core.Feed(options)
-    ((frm, to),) = feed.partitions(feed.initial_offset(), feed.max_offset())
+    ((frm, to, _),) = feed.partitions(feed.initial_offset(), feed.max_offset())
     stream = _core.read_range(options, frm, to)
     batches = pa.RecordBatchReader.from_stream(stream) if through_pyarrow else iter(stream)
     assert next(batches).num_rows == 2

@@ -41,7 +41,7 @@ TEST(TableColumnsTest, TwoInstancesTypingAColumnIncompatiblyAreRefusedWithTheWay
 }
 
 TEST(TableColumnsTest, ColumnsNotHeldAreNewOrWider) {
-  const std::vector<CapturedColumn> reads = {Column("id", "int", 1), Column("qty", "int", 2)};
+  const auto reads = FieldsOf({Column("id", "int", 1), Column("qty", "int", 2)});
   const auto missing = ColumnsNotHeld(
       reads, {Column("id", "smallint", 1), Column("qty", "bigint", 2), Column("color", "int", 3)});
   ASSERT_EQ(missing.size(), 2u);

@@ -1,0 +1,102 @@
+"""Schema changes on Spark (reference-features 4.5): a newer capture instance with a new column
+stops the running query at its start with "The stream reaches capture instance", the restart
+infers the new column and goes on, every change once (the older instance below the start, the
+newer from it), with one capture_instance_switched and one schema_change facts row; a type the
+query cannot hold fails the batch before reading; schemaChangePolicy=fail stops at any DDL."""
+
+from spark_helpers import change_table, delta, row_key, sim_options, wait_for, workload
+
+from mssql_cdc import _core, await_all, is_schema_changed, stream
+
+OLD, NEW = "dbo_orders", "dbo_orders_v2"
+
+
+def run(spark, db, tmp_path, **extra):
+    options = dict(sim_options(db), captureInstance=OLD, **extra)
+    query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+                                            f"{tmp_path}/facts", trigger={"availableNow": True})
+    return await_all({OLD: query}).get(OLD)
+
+
+def running(spark, db, tmp_path):
+    """A query of the default trigger, once it has written its first batch."""
+    options = dict(sim_options(db), captureInstance=OLD)
+    query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+                                            f"{tmp_path}/facts")
+    wait_for(lambda: delta_rows(tmp_path) > 0, what="the first batch")
+    return query
+
+
+def delta_rows(tmp_path):
+    try:
+        return delta(f"{tmp_path}/bronze").num_rows
+    except Exception:  # noqa: BLE001 (not created yet)
+        return 0
+
+
+def events(tmp_path, event):
+    return sorted((r["min_lsn"], r["detail"]) for r in delta(f"{tmp_path}/facts").to_pylist()
+                  if r["event"] == event)
+
+
+def switch_to_a_new_instance(cli, db):
+    cli("sim", "add-column", "--db", db, "--table", "dbo.orders", "--column", "note varchar(20)")
+    cli("sim", "enable-cdc", "--db", db, "--table", "dbo.orders", "--capture-instance", NEW)
+
+
+def test_a_new_instance_stops_the_query_at_its_start_and_the_restart_goes_on(spark, shop, cli, tmp_path):
+    query = running(spark, shop, tmp_path)
+    switch_to_a_new_instance(cli, shop)
+    workload(cli, shop, 20, seed=21, tables=["dbo.orders"])
+    s = _core.open_sim_source(str(shop)).min_lsn(NEW)  # the enable's LSN, where NEW takes over
+
+    error = await_all({OLD: query}).get(OLD)
+    assert error is not None and is_schema_changed(error)
+    assert f"The stream reaches capture instance '{NEW}' (from LSN " in str(error)
+    assert max(r["_start_lsn"] for r in delta(f"{tmp_path}/bronze").to_pylist()) < s
+
+    assert run(spark, shop, tmp_path) is None
+    bronze = delta(f"{tmp_path}/bronze").to_pylist()
+    keys = [row_key(r) for r in bronze]
+    assert len(keys) == len(set(keys)), "bronze holds a change twice"
+    expected = [r for r in change_table(shop, OLD).to_pylist() if r["_start_lsn"] < s]
+    expected += change_table(shop, NEW).to_pylist()
+    assert sorted(keys) == sorted(row_key(r) for r in expected)
+    assert all(r["_capture_instance"] == (NEW if r["_start_lsn"] >= s else OLD) for r in bronze)
+    assert "note" in bronze[0] and any(r["note"] is not None for r in bronze)
+    assert events(tmp_path, "capture_instance_switched") == [(s, f"{OLD} -> {NEW}")]
+    assert [detail for _, detail in events(tmp_path, "schema_change")] == [
+        "ALTER TABLE [dbo].[orders] ADD [note] varchar(20) NULL"]
+
+    # The old instance may go once the switch is in the facts: the stream goes on.
+    cli("sim", "disable-cdc", "--db", shop, "--capture-instance", OLD)
+    workload(cli, shop, 5, seed=22, tables=["dbo.orders"])
+    assert run(spark, shop, tmp_path) is None
+    assert len(delta(f"{tmp_path}/bronze").to_pylist()) == len(expected) + len(
+        [r for r in change_table(shop, NEW).to_pylist() if r["_start_lsn"] > max(keys)[0]])
+    assert len(events(tmp_path, "capture_instance_switched")) == 1
+
+
+def test_a_type_the_query_cannot_hold_fails_the_batch_before_reading(spark, shop, cli, tmp_path):
+    query = running(spark, shop, tmp_path)
+    wait_for(lambda: delta_rows(tmp_path) == change_table(shop, OLD).num_rows, what="the backlog")
+    rows = delta(f"{tmp_path}/bronze").num_rows
+    cli("sim", "alter-column", "--db", shop, "--table", "dbo.orders", "--column", "status varchar(40) not null")
+    cli("sim", "alter-column", "--db", shop, "--table", "dbo.orders", "--column", "customer_id bigint not null")
+    workload(cli, shop, 5, seed=23, tables=["dbo.orders"])
+    error = await_all({OLD: query}).get(OLD)
+    assert error is not None and is_schema_changed(error)
+    assert "customer_id BIGINT" in str(error) and "Nothing of the batch was read" in str(error)
+    assert delta(f"{tmp_path}/bronze").num_rows == rows
+
+
+def test_schema_change_policy_fail_stops_at_any_ddl(spark, shop, cli, tmp_path):
+    assert run(spark, shop, tmp_path) is None
+    cli("sim", "add-column", "--db", shop, "--table", "dbo.orders", "--column", "note varchar(20)")
+    workload(cli, shop, 5, seed=24, tables=["dbo.orders"])
+    error = run(spark, shop, tmp_path, schemaChangePolicy="fail")
+    assert error is not None and is_schema_changed(error)
+    assert "schemaChangePolicy=fail stops at any DDL" in str(error)
+    assert run(spark, shop, tmp_path) is None
+    assert [d for _, d in events(tmp_path, "schema_change")] == [
+        "ALTER TABLE [dbo].[orders] ADD [note] varchar(20) NULL"]
