@@ -1,5 +1,7 @@
 #include "engine/batch_reader.h"
 
+#include "source/column_selection.h"
+
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/util/byte_size.h>
@@ -50,6 +52,9 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
       range.capture_instance.empty() ? request.capture_instance : range.capture_instance;
   read.from = range.from;
   read.to = range.to;
+  if (!request.columns.empty()) {
+    read.columns = NamesCaptured(source.CapturedColumns(read.capture_instance), request.columns);
+  }
   read.include_command_id = request.include_command_id;
   read.batch_rows = request.arrow_batch_size;
   read.batch_bytes = request.arrow_batch_bytes;

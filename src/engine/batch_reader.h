@@ -49,6 +49,8 @@ struct BatchReadRequest {
   std::string capture_instance;
   std::vector<LsnRange> ranges;
   std::shared_ptr<arrow::Schema> bronze_schema;
+  // Captured columns to read (those each range's instance captures); empty: all of them.
+  std::vector<std::string> columns;
   std::int64_t batch_id = 0;
   bool include_command_id = true;
   std::int64_t arrow_batch_size = 10'000;

@@ -33,11 +33,6 @@ void ChangeFeed::CheckOptions(const SourceOptions& options) {
   if (options.capture_instance.empty()) {
     throw ConfigError("option 'captureInstance' is required: name the capture instance to read");
   }
-  // Refused rather than ignored: a feed that silently read other columns would lose data.
-  if (options.columns) {
-    throw ConfigError("option 'columns' is not supported in Spark mode yet: leave it out "
-                      "(every captured column is read)");
-  }
 }
 
 ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory,
@@ -47,9 +42,9 @@ ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory,
       source_(OpenChecked(options_, factory_)),
       instance_(source_->ResolveCaptureInstance(options_.capture_instance)),
       clock_(ResolveSourceClock(*source_, options_.source_time_zone)),
-      columns_(InferTableColumns(*source_, ListInstances())),
+      columns_(ResolveStreamColumns(*source_, ListInstances(), options_.columns)),
       output_schema_(query_schema ? std::move(query_schema)
-                                  : OutputSchema(columns_, options_.include_command_id)) {}
+                                  : OutputSchema(columns_.fields, options_.include_command_id)) {}
 
 mssql_cdc::TableInstances ChangeFeed::ListInstances() {
   return mssql_cdc::TableInstances::Of(source_->ListCaptureInstances(), instance_);
@@ -60,6 +55,7 @@ BatchSchemaRules ChangeFeed::SchemaRules() const {
   for (const auto& field : output_schema_->fields()) {
     if (!IsReservedColumnName(field->name())) rules.reads.push_back(field);
   }
+  rules.columns_given = columns_.listed;
   rules.policy = options_.schema_change_policy;
   return rules;
 }
@@ -106,7 +102,7 @@ Offset ChangeFeed::LatestOffset(const Offset& start, std::optional<std::int64_t>
   if (schema.not_held.empty()) return *end;
   // A query's schema is fixed while it runs: it reads up to the newer instance's start, and
   // stops there.
-  for (const auto& change : schema.switches) {
+  for (const auto& change : columns_.listed ? std::vector<InstanceSwitch>{} : schema.switches) {
     if (ColumnsNotHeld(SchemaRules().reads, source_->CapturedColumns(change.to.name)).empty()) continue;
     if (auto before = BatchPlanner::PlanEnd(*source_, clock_, start, change.to.start_lsn.Decrement(),
                                             max_commits)) {

@@ -56,8 +56,7 @@ struct FeedBootstrapRequest {
 
 class ChangeFeed {
  public:
-  // Throws ConfigError when captureInstance is missing or `columns` is given (every captured
-  // column is read), then opens the source through `factory` (MakeSourceFactory(options)
+  // Throws ConfigError when captureInstance is missing, then opens the source through `factory` (MakeSourceFactory(options)
   // when null), resolves the capture instance (NotFoundError) and the source clock, and
   // builds the output schema (UnsupportedTypeError, ConfigError for a reserved name).
   // The feed reads with the union of the columns of its table's capture instances
@@ -143,7 +142,7 @@ class ChangeFeed {
   std::unique_ptr<Source> source_;
   CaptureInstanceInfo instance_;
   SourceClock clock_;
-  std::vector<CapturedColumn> columns_;  // the table's columns when the feed opened
+  StreamColumns columns_;  // the table's columns when the feed opened, or the `columns` option's
   std::shared_ptr<arrow::Schema> output_schema_;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/feed_range.h"
 
+#include <arrow/type.h>
 #include <arrow/util/byte_size.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "engine/change_feed.h"
 #include "engine/retention_guard.h"
 #include "schema_change/batch_schema.h"
+#include "source/column_selection.h"
 #include "source/error_status.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
@@ -108,14 +110,22 @@ std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, con
   SourceClock clock = ResolveSourceClock(*source, options.source_time_zone);
   auto schema = shape.schema;
   if (!schema) {
-    schema = OutputSchema(
-        InferTableColumns(*source, TableInstances::Of(source->ListCaptureInstances(), instance)),
-        options.include_command_id);
+    schema = OutputSchema(ResolveStreamColumns(*source, TableInstances::Of(
+                                                            source->ListCaptureInstances(), instance),
+                                               options.columns)
+                              .fields,
+                          options.include_command_id);
+  }
+  // Only the columns the query reads that this instance captures; the others read NULL.
+  std::vector<std::string> wanted;
+  for (const auto& field : schema->fields()) {
+    if (!IsReservedColumnName(field->name())) wanted.push_back(field->name());
   }
   ChangeReadRequest request;
   request.capture_instance = instance.name;
   request.from = from;
   request.to = to;
+  request.columns = NamesCaptured(source->CapturedColumns(instance.name), wanted);
   request.include_command_id = options.include_command_id;
   request.batch_rows = options.arrow_batch_size;
   RangeMeasures measures;

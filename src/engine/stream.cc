@@ -41,10 +41,6 @@ void CheckSupported(const StreamConfig& config) {
     throw ConfigError("option 'captureInstance' is required: name the capture instance to read");
   }
   // Refused rather than ignored: a stream that silently did something else would lose data.
-  if (config.source.columns) {
-    throw ConfigError("option 'columns' is not supported by native streams yet: leave it out "
-                      "(every captured column is read)");
-  }
   if (config.params.snapshot_on_switch) {
     throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
   }
@@ -242,12 +238,17 @@ class Stream::Impl {
     }
     c.instance = c.source->ResolveCaptureInstance(c.config.source.capture_instance);
     c.clock = ResolveSourceClock(*c.source, c.config.source.source_time_zone);
-    // Every instance of the table, a newer one's columns too: two that type a column
-    // incompatibly are refused here, before anything is written.
-    const auto columns = InferTableColumns(
-        *c.source, TableInstances::Of(c.source->ListCaptureInstances(), c.instance));
+    // Every instance of the table, a newer one's columns too (or the `columns` option's):
+    // two instances that type a column incompatibly, or a listed column no instance captures,
+    // are refused here, before anything is written.
+    const StreamColumns resolved = ResolveStreamColumns(
+        *c.source, TableInstances::Of(c.source->ListCaptureInstances(), c.instance),
+        c.config.source.columns);
+    const auto& columns = resolved.captured;
     c.columns = columns;
-    output_schema_ = OutputSchema(columns, c.config.source.include_command_id);
+    c.read_fields = resolved.fields;
+    c.columns_listed = resolved.listed;
+    output_schema_ = OutputSchema(resolved.fields, c.config.source.include_command_id);
     c.bronze_schema = BronzeSchema(output_schema_);
     // numPartitions left to its default never asks for more connections than there are.
     c.partitions = std::min(ReadPartitions(c.config.source), c.config.limits.connections);

@@ -224,6 +224,9 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   request.capture_instance = ci;
   request.ranges = ranges;
   request.bronze_schema = c.bronze_schema;
+  if (c.columns_listed) {
+    for (const auto& column : c.columns) request.columns.push_back(column.name);
+  }
   request.batch_id = offsets.batch_id;
   request.include_command_id = c.config.source.include_command_id;
   request.arrow_batch_size = c.config.source.arrow_batch_size;
@@ -273,10 +276,13 @@ std::vector<FactsRow> BatchRunner::FollowSchema(const BatchOffsets& offsets,
                                                 BatchSchema& schema) {
   StreamContext& c = context_;
   BatchSchemaRules rules;
-  rules.reads = FieldsOf(c.columns);
+  rules.reads = c.read_fields;
+  rules.columns_given = c.columns_listed;
   rules.policy = c.config.source.schema_change_policy;
   schema = ReadBatchSchema(*c.source, instances, rules, offsets.start.lsn, offsets.end.lsn);
   for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
+  // The types the `columns` option gives are the user's: a batch does not change them.
+  if (!schema.not_held.empty() && c.columns_listed) ThrowNotHeld(schema, instances.table());
   if (!schema.not_held.empty()) {
     // A native stream evolves in place: it reads on with the table's columns as they are now,
     // and bronze takes them with this batch (new columns appended; a wider type where type
@@ -289,6 +295,7 @@ std::vector<FactsRow> BatchRunner::FollowSchema(const BatchOffsets& offsets,
                  "bronze {} takes them with batch {}",
                  c.instance.name, schema.not_held_at, DescribeColumns(schema.not_held),
                  c.config.params.target, offsets.batch_id);
+    c.read_fields = FieldsOf(columns);
     c.columns = std::move(columns);
     c.bronze_schema = std::move(bronze);
   }

@@ -35,6 +35,8 @@ struct StreamContext {
   // bronze schema they make; a batch that meets columns they cannot hold widens both
   // (schema_change/batch_schema.h).
   std::vector<CapturedColumn> columns;
+  arrow::FieldVector read_fields;  // the output fields of `columns` (the `columns` option's types)
+  bool columns_listed = false;     // by the `columns` option: never widened by a batch
   std::shared_ptr<arrow::Schema> bronze_schema;
   std::optional<delta::DeltaTable> bronze;
   std::shared_ptr<delta::GroupedAppender> facts;   // when the stream has a facts table

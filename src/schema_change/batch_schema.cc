@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "schema_change/table_columns.h"
 #include "schema_change/type_holds.h"
+#include "core/spark_columns.h"
 #include "core/sql_type.h"
 
 namespace mssql_cdc {
@@ -175,6 +176,25 @@ std::vector<CapturedColumn> InferTableColumns(Source& source, const TableInstanc
     columns.push_back({instance.name, source.CapturedColumns(instance.name)});
   }
   return UnionOfInstances(columns);
+}
+
+StreamColumns ResolveStreamColumns(Source& source, const TableInstances& instances,
+                                   const std::optional<std::string>& columns_option) {
+  StreamColumns out;
+  if (!columns_option) {
+    out.captured = InferTableColumns(source, instances);
+    out.fields = FieldsOf(out.captured);
+    return out;
+  }
+  out.fields = ParseSparkColumns(*columns_option);
+  std::vector<InstanceColumns> columns;
+  for (const auto& instance : instances.all()) {
+    columns.push_back({instance.name, source.CapturedColumns(instance.name)});
+  }
+  out.captured = SelectListedColumns(out.fields, UnionOfInstances(columns, /*check_types=*/false),
+                                     instances.table());
+  out.listed = true;
+  return out;
 }
 
 std::optional<Lsn> PendingEnableLimit(Source& source, const TableInstances& instances) {

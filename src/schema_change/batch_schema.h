@@ -64,6 +64,17 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
 // instance of `instances`, oldest first (table_columns.h).
 std::vector<CapturedColumn> InferTableColumns(Source& source, const TableInstances& instances);
 
+// What a stream reads with: the captured columns (for snapshots and reads by name) and the
+// output schema's fields of them.
+struct StreamColumns {
+  std::vector<CapturedColumn> captured;
+  arrow::FieldVector fields;
+  bool listed = false;  // by the `columns` option
+};
+// The `columns` option's list when given (SelectListedColumns), else InferTableColumns.
+StreamColumns ResolveStreamColumns(Source& source, const TableInstances& instances,
+                                   const std::optional<std::string>& columns_option);
+
 // The LSN a batch may not plan past while an instance of the table waits for the capture
 // process: the last commit before the earliest pending enable (reading past it would read
 // from the older instance changes the newer one serves). nullopt when none is pending; the

@@ -1,5 +1,6 @@
 #include "schema_change/table_columns.h"
 
+#include <arrow/compute/cast.h>
 #include <arrow/type.h>
 
 #include "core/ascii.h"
@@ -30,7 +31,8 @@ bool Holds(const CapturedColumn& column, const CapturedColumn& incoming) {
 
 }  // namespace
 
-std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances) {
+std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances,
+                                             bool check_types) {
   std::vector<CapturedColumn> out;
   std::vector<std::string> typed_by;  // the instance each column's type came from
   for (const auto& instance : instances) {
@@ -43,7 +45,7 @@ std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>&
         continue;
       }
       const std::size_t at = static_cast<std::size_t>(known - out.data());
-      if (!(known->type == column.type) && !Holds(column, *known)) {
+      if (check_types && !(known->type == column.type) && !Holds(column, *known)) {
         throw SchemaChangedError(
             "capture instances '" + typed_by[at] + "' and '" + instance.capture_instance +
             "' type column '" + column.name + "' incompatibly (" + known->type.ToString() +
@@ -58,6 +60,31 @@ std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>&
       known->column_ordinal = ordinal;
       typed_by[at] = instance.capture_instance;
     }
+  }
+  return out;
+}
+
+std::vector<CapturedColumn> SelectListedColumns(arrow::FieldVector& fields,
+                                                const std::vector<CapturedColumn>& table_columns,
+                                                const std::string& table) {
+  std::vector<CapturedColumn> out;
+  for (auto& field : fields) {
+    const CapturedColumn* captured = FindColumn(table_columns, field->name());
+    if (!captured) {
+      throw ConfigError("No capture instance of " + table + " captures column '" + field->name() +
+                        "' that the 'columns' option lists; the captured columns are " +
+                        DescribeColumns(table_columns) + ": leave it out, or enable a capture "
+                        "instance that captures it");
+    }
+    const auto type = ArrowTypeFor(captured->type, captured->name);
+    if (!arrow::compute::CanCast(*type, *field->type())) {
+      throw ConfigError("column '" + captured->name + "' of " + table + " is captured as " +
+                        SparkTypeName(*type) + ", which cannot be read as " +
+                        SparkTypeName(*field->type()) + " (option 'columns'): give a type it "
+                        "converts to");
+    }
+    out.push_back(*captured);
+    field = arrow::field(captured->name, field->type());
   }
   return out;
 }

@@ -20,8 +20,10 @@ struct InstanceColumns {
 };
 
 // `instances` oldest first. The result keeps each column's name and type as its newest
-// instance reports them.
-std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances);
+// instance reports them. With `check_types` off, a newer type that does not hold the older's
+// is taken too (for the `columns` option, whose types the user chose).
+std::vector<CapturedColumn> UnionOfInstances(const std::vector<InstanceColumns>& instances,
+                                             bool check_types = true);
 
 // The captured columns as the output schema's fields (core/sql_type.h's mapping), nullable.
 arrow::FieldVector FieldsOf(const std::vector<CapturedColumn>& columns);
@@ -31,6 +33,15 @@ arrow::FieldVector FieldsOf(const std::vector<CapturedColumn>& columns);
 // over. Names match ignoring case.
 std::vector<CapturedColumn> ColumnsNotHeld(const arrow::FieldVector& reads,
                                            const std::vector<CapturedColumn>& captured);
+
+// The columns the `columns` option lists (core/spark_columns.h), checked against the table's
+// columns (UnionOfInstances): each must be captured by an instance of the table, and its
+// captured type castable to the type listed. Returns the captured columns in the listed order
+// and sets `fields` to the listed fields under the names SQL Server spells. Throws ConfigError
+// naming the column and the columns there are.
+std::vector<CapturedColumn> SelectListedColumns(arrow::FieldVector& fields,
+                                                const std::vector<CapturedColumn>& table_columns,
+                                                const std::string& table);
 
 // "name TYPE, name TYPE" with the Spark type names, for messages.
 std::string DescribeColumns(const std::vector<CapturedColumn>& columns);

@@ -28,4 +28,15 @@ std::vector<CapturedColumn> SelectColumns(const std::vector<CapturedColumn>& cap
   return out;
 }
 
+std::vector<std::string> NamesCaptured(const std::vector<CapturedColumn>& captured,
+                                       const std::vector<std::string>& wanted) {
+  std::vector<std::string> names;
+  for (const auto& column : captured) names.push_back(column.name);
+  std::vector<std::string> out;
+  for (const auto& name : wanted) {
+    if (FindName(names, name) >= 0) out.push_back(name);
+  }
+  return out;
+}
+
 }  // namespace mssql_cdc

@@ -16,4 +16,9 @@ std::vector<CapturedColumn> SelectColumns(const std::vector<CapturedColumn>& cap
                                           const std::vector<std::string>& requested,
                                           const std::string& capture_instance);
 
+// The names of `wanted` that `captured` holds (matched as SelectColumns matches), in the order
+// of `wanted`: what a read of one instance asks for when a stream's columns span several.
+std::vector<std::string> NamesCaptured(const std::vector<CapturedColumn>& captured,
+                                       const std::vector<std::string>& wanted);
+
 }  // namespace mssql_cdc

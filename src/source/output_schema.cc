@@ -36,14 +36,28 @@ std::vector<std::shared_ptr<arrow::Field>> MetadataFields(bool include_command_i
 
 std::shared_ptr<arrow::Schema> OutputSchema(const std::vector<CapturedColumn>& columns,
                                             bool include_command_id) {
-  auto fields = MetadataFields(include_command_id);
+  arrow::FieldVector captured;
   for (const auto& c : columns) {
     if (IsReservedColumnName(c.name)) {
       throw ConfigError("source column '" + c.name +
                         "' has a name the engine reserves for its own columns: leave it out "
                         "with the 'columns' option");
     }
-    fields.push_back(arrow::field(c.name, ArrowTypeFor(c.type, c.name)));
+    captured.push_back(arrow::field(c.name, ArrowTypeFor(c.type, c.name)));
+  }
+  return OutputSchema(captured, include_command_id);
+}
+
+std::shared_ptr<arrow::Schema> OutputSchema(const arrow::FieldVector& captured,
+                                            bool include_command_id) {
+  auto fields = MetadataFields(include_command_id);
+  for (const auto& field : captured) {
+    if (IsReservedColumnName(field->name())) {
+      throw ConfigError("column '" + field->name() +
+                        "' has a name the engine reserves for its own columns: leave it out "
+                        "of the 'columns' option");
+    }
+    fields.push_back(arrow::field(field->name(), field->type()));
   }
   return arrow::schema(std::move(fields));
 }

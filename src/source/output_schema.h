@@ -37,5 +37,8 @@ std::vector<std::shared_ptr<arrow::Field>> MetadataFields(bool include_command_i
 // UnsupportedTypeError for an unmapped type and ConfigError for a reserved column name.
 std::shared_ptr<arrow::Schema> OutputSchema(const std::vector<CapturedColumn>& columns,
                                             bool include_command_id);
+// The same with the captured columns' fields given (the `columns` option's types).
+std::shared_ptr<arrow::Schema> OutputSchema(const arrow::FieldVector& captured,
+                                            bool include_command_id);
 
 }  // namespace mssql_cdc

@@ -421,8 +421,11 @@ TEST_F(ChangeFeedTest, NativeCheckpointHandsOverWhereItsBronzeEnds) {
 TEST_F(ChangeFeedTest, OptionsAndNamesAreCheckedAsANativeStreamChecksThem) {
   EXPECT_THROW({ ChangeFeed feed(FeedOptions({{"captureInstance", "dbo_nope"}})); },
                NotFoundError);
-  EXPECT_THROW({ ChangeFeed feed(FeedOptions({{"columns", "id INT"}})); }, ConfigError);
-  EXPECT_THROW(ReadFeedRange(FeedOptions({{"columns", "id INT"}}), Lsn(), Lsn()), ConfigError);
+  // A listed column no instance captures, as a native stream refuses it.
+  EXPECT_THROW({ ChangeFeed feed(FeedOptions({{"columns", "id INT, nope INT"}})); }, ConfigError);
+  EXPECT_THROW(ReadFeedRange(FeedOptions({{"columns", "id INT, nope INT"}}), Lsn(), Lsn()), ConfigError);
+  EXPECT_EQ(ChangeFeed(FeedOptions({{"columns", "ID BIGINT"}})).output_schema()->field(6)->ToString(),
+            "id: int64");
   SourceOptions unnamed = FeedOptions();
   unnamed.capture_instance.clear();
   EXPECT_THROW(ChangeFeed{unnamed}, ConfigError);

@@ -4,6 +4,7 @@
 // disabled before the stream passed its successor's start.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "core/errors.h"
@@ -216,6 +217,59 @@ TEST_F(StreamSchemaChangeTest, SchemaChangePolicyFailStopsAtAnyDdl) {
   // Once with classify passes it.
   RunOnce(Config());
   EXPECT_EQ(BronzeChanges(), SourceChanges());
+}
+
+TEST_F(StreamSchemaChangeTest, TheColumnsOptionReadsItsColumnsAndSwitchesWithoutWidening) {
+  Insert(1, 2);
+  SwitchToAnInstanceWithColor();
+  InsertColored(10, "red");
+  const Lsn s = db_->MinLsn(kNewInstance);
+  RunOnce(Config({{"columns", "id INT, QTY BIGINT"}}));
+  EXPECT_EQ(BronzeChanges(), TableChanges(s));
+  const auto schema = Bronze()->schema();
+  EXPECT_EQ(schema->GetFieldByName("name"), nullptr);
+  EXPECT_EQ(schema->GetFieldByName("color"), nullptr);
+  ASSERT_NE(schema->GetFieldByName("qty"), nullptr);  // as SQL Server spells it
+  EXPECT_EQ(schema->GetFieldByName("qty")->type()->ToString(), "int64");
+  const auto switched = Events("capture_instance_switched");
+  ASSERT_EQ(switched.size(), 1u);
+  EXPECT_EQ(switched[0].second,
+            "dbo_items -> dbo_items_v2; left out by the columns option: name STRING, color STRING");
+}
+
+TEST_F(StreamSchemaChangeTest, AListedColumnNoInstanceCapturesIsRefusedBeforeAnythingIsWritten) {
+  Insert(1, 2);
+  try {
+    RunOnce(Config({{"columns", "id INT, colour STRING"}}));
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("No capture instance of dbo.items captures column 'colour'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("checkpoint")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("bronze")));
+}
+
+TEST_F(StreamSchemaChangeTest, TwoInstancesTypingAColumnIncompatiblyAreRefusedUnlessColumnsChooses) {
+  Insert(1, 2);
+  // qty becomes a string in a new instance (drop it, add it back as another type).
+  db_->AdvanceClock(1'000'000);
+  db_->DropColumn(items_, "qty");
+  db_->AddColumn(items_, sim::ParseColumnDeclaration("qty varchar(10)"));
+  sim::EnableCdcOptions v2;
+  v2.capture_instance = kNewInstance;
+  db_->EnableCdc(items_, v2);
+  try {
+    RunOnce(Config());
+    FAIL() << "expected SchemaChangedError";
+  } catch (const SchemaChangedError& e) {
+    EXPECT_NE(std::string(e.what()).find("type column 'qty' incompatibly"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("checkpoint")));
+  // Naming the type to read with is the way through.
+  RunOnce(Config({{"columns", "id INT, name STRING, qty STRING"}}));
+  EXPECT_EQ(Bronze()->schema()->GetFieldByName("qty")->type()->ToString(), "string");
 }
 
 }  // namespace

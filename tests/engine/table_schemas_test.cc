@@ -123,7 +123,7 @@ TEST(TableSchemasBronze, KeepsOtherFieldMetadataOfTheOutputSchema) {
 }
 
 TEST(TableSchemasOptions, CarrySchemaCommentAndVersion) {
-  auto output = OutputSchema({}, /*include_command_id=*/false);
+  auto output = OutputSchema(arrow::FieldVector{}, /*include_command_id=*/false);
   // The reference library's migration counts per kind (reference-features 3.8).
   const std::map<std::string, std::string> versions = {{"bronze", "2"}, {"facts", "12"}, {"control", "4"}};
   std::vector<std::pair<std::string, delta::CreateOptions>> kinds = {

@@ -270,8 +270,10 @@ def test_options_and_names_fail_as_natively(items):
         _core.Feed(options_for(items, maxCommitsPerBatch="zero"))
     with pytest.raises(mssql_cdc.ConfigError, match="captureInstance"):
         _core.Feed({"backend": "sim", "simPath": str(items)})
-    with pytest.raises(mssql_cdc.ConfigError, match="columns"):
-        _core.read_range(options_for(items, columns="id INT"), "0x0", "0x1")
+    with pytest.raises(mssql_cdc.ConfigError, match="No capture instance of dbo.items captures column 'nope'"):
+        _core.read_range(options_for(items, columns="id INT, nope STRING"), "0x0", "0x1")
+    with pytest.raises(mssql_cdc.ConfigError, match="option 'columns': column 'id' has no type"):
+        _core.Feed(options_for(items, columns="id"))
     named_in_another_case = _core.Feed(options_for(items, captureInstance="DBO_Items"))
     assert named_in_another_case.capture_instance == "dbo_items"
     with pytest.raises(mssql_cdc.ConfigError):

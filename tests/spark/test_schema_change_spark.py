@@ -4,6 +4,7 @@ infers the new column and goes on, every change once (the older instance below t
 newer from it), with one capture_instance_switched and one schema_change facts row; a type the
 query cannot hold fails the batch before reading; schemaChangePolicy=fail stops at any DDL."""
 
+import pytest
 from spark_helpers import change_table, delta, row_key, sim_options, wait_for, workload
 
 from mssql_cdc import _core, await_all, is_schema_changed, stream
@@ -18,9 +19,9 @@ def run(spark, db, tmp_path, **extra):
     return await_all({OLD: query}).get(OLD)
 
 
-def running(spark, db, tmp_path):
+def running(spark, db, tmp_path, **extra):
     """A query of the default trigger, once it has written its first batch."""
-    options = dict(sim_options(db), captureInstance=OLD)
+    options = dict(sim_options(db), captureInstance=OLD, **extra)
     query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
                                             f"{tmp_path}/facts")
     wait_for(lambda: delta_rows(tmp_path) > 0, what="the first batch")
@@ -100,3 +101,24 @@ def test_schema_change_policy_fail_stops_at_any_ddl(spark, shop, cli, tmp_path):
     assert run(spark, shop, tmp_path) is None
     assert [d for _, d in events(tmp_path, "schema_change")] == [
         "ALTER TABLE [dbo].[orders] ADD [note] varchar(20) NULL"]
+
+
+def test_the_columns_option_reads_its_columns_across_a_switch_without_stopping(spark, shop, cli, tmp_path):
+    query = running(spark, shop, tmp_path, columns="order_id BIGINT, Status STRING")
+    switch_to_a_new_instance(cli, shop)
+    workload(cli, shop, 10, seed=25, tables=["dbo.orders"])
+    s = _core.open_sim_source(str(shop)).min_lsn(NEW)
+    wait_for(lambda: any(r["_start_lsn"] > s for r in delta(f"{tmp_path}/bronze").to_pylist())
+             and events(tmp_path, "capture_instance_switched"), what="the switch in bronze and the facts")
+    query.stop()
+    bronze = delta(f"{tmp_path}/bronze")
+    assert [c for c in bronze.column_names if not c.startswith("_")] == ["order_id", "status"]
+    switched = events(tmp_path, "capture_instance_switched")
+    assert len(switched) == 1 and switched[0][1].startswith(f"{OLD} -> {NEW}; left out by the columns option: ")
+    assert "note STRING" in switched[0][1]
+
+
+def test_a_listed_column_no_instance_captures_is_refused_before_anything_is_written(spark, shop, tmp_path):
+    with pytest.raises(ValueError, match="No capture instance of dbo.orders captures column 'colour'"):
+        run(spark, shop, tmp_path, columns="order_id BIGINT, colour STRING")
+    assert not (tmp_path / "bronze").exists() and not (tmp_path / "ckpt").exists()

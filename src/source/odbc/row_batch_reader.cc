@@ -14,7 +14,7 @@ namespace mssql_cdc::odbc {
 namespace {
 
 std::shared_ptr<arrow::Schema> MetadataSchema(bool include_command_id) {
-  return OutputSchema({}, include_command_id);
+  return OutputSchema(arrow::FieldVector{}, include_command_id);
 }
 
 }  // namespace

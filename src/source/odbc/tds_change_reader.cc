@@ -138,7 +138,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
       : settings_(std::move(settings)),
         plan_(plan),
         schema_(OutputSchema(plan.columns, plan.include_command_id)),
-        metadata_(OutputSchema({}, plan.include_command_id), plan.capture_instance, {},
+        metadata_(OutputSchema(arrow::FieldVector{}, plan.include_command_id), plan.capture_instance, {},
                   plan.include_command_id, plan.batch_rows),
         stamps_(clock),
         fallback_(std::move(fallback)),
