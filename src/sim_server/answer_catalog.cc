@@ -89,7 +89,14 @@ void Answer(Session& session, const ListCaptureInstancesQuery& query, tds::Reply
       "role_name, index_name, filegroup_name, create_date FROM cdc_change_tables "
       "WHERE capture_instance = ?1");
   for (const CaptureInstanceInfo& info : session.source().ListCaptureInstances()) {
-    if (!selected(info) || !session.access().CanReadChangeTable(info.name)) continue;
+    // SQL Server lists an instance to a login that may select the source table's columns
+    // (sp_cdc_help_change_data_capture); reading its change table takes a grant of its own,
+    // which a newer instance may still lack. A login granted only the change table sees it too.
+    if (!selected(info)) continue;
+    if (!session.access().CanReadChangeTable(info.name) &&
+        !session.access().CanReadTable(sim::TableName{info.source_schema, info.source_table})) {
+      continue;
+    }
     details->Reset();
     details->BindText(1, info.name);
     if (!details->Step()) continue;  // disabled since the list was read

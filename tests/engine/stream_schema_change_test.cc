@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "engine/stream.h"
 #include "sim/transaction.h"
+#include "tests/testing/served_sim.h"
 #include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
@@ -270,6 +271,41 @@ TEST_F(StreamSchemaChangeTest, TwoInstancesTypingAColumnIncompatiblyAreRefusedUn
   // Naming the type to read with is the way through.
   RunOnce(Config({{"columns", "id INT, name STRING, qty STRING"}}));
   EXPECT_EQ(Bronze()->schema()->GetFieldByName("qty")->type()->ToString(), "string");
+}
+
+TEST_F(StreamSchemaChangeTest, ALeastPrivilegeLoginMeetsANewChangeTableWithTheGrantToRun) {
+  // A login granted the source table and the old change table only, as spec 4.14's least
+  // privilege, through sim serve: SQL Server lists the new instance to it (it may select the
+  // source table), but reading the new change table needs a grant of its own.
+  testing::ServedSim served(db_->path());
+  db_->AddLogin("t9_reader", "Reader-pw-1", /*is_db_owner=*/false);
+  db_->Grant("t9_reader", "dbo.items");
+  db_->Grant("t9_reader", "cdc.dbo_items_CT");
+  const Options reader = served.SourceOptionsText().MergedWith(
+      Options{{"user", "t9_reader"}, {"password", "Reader-pw-1"}, {"captureInstance", kInstance},
+              {"sourceTimeZone", "UTC"}});
+  auto config = [&] {
+    StreamConfig c = Config();
+    c.source = SourceOptions::Parse(reader);
+    return c;
+  };
+  Insert(1, 2);
+  RunOnce(config());
+  SwitchToAnInstanceWithColor();
+  InsertColored(10, "red");
+  const Lsn s = db_->MinLsn(kNewInstance);
+  try {
+    RunOnce(config());
+    FAIL() << "expected PermissionError";
+  } catch (const PermissionError& e) {
+    EXPECT_NE(std::string(e.what()).find("GRANT SELECT ON cdc.[dbo_items_v2_CT] TO [t9_reader];"),
+              std::string::npos)
+        << e.what();
+  }
+  db_->Grant("t9_reader", "cdc.dbo_items_v2_CT");
+  RunOnce(config());
+  EXPECT_EQ(BronzeChanges(), TableChanges(s));
+  EXPECT_EQ(Events("capture_instance_switched").size(), 1u);
 }
 
 }  // namespace
