@@ -23,6 +23,7 @@ int RunCommandLine(int argc, char** argv) {
   AddDemoCommand(app);
   AddRunCommand(app);
   AddStatusCommand(app);
+  AddSwitchesCommand(app);
   AddSeedCommand(app);
   int status = kExitOk;
   try {

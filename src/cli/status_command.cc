@@ -31,6 +31,7 @@
 #include "engine/delta_backfill_tables.h"
 #include "engine/finalization.h"
 #include "fleet/stream_group.h"
+#include "schema_change/switch_progress.h"
 #include "snapshot/chunked_state.h"
 
 namespace mssql_cdc::cli {
@@ -69,6 +70,8 @@ struct TableStatus {
   std::optional<Verdict> verdict;
   // The stream's newest chunked snapshot while it is open: how far its backfill has come.
   std::optional<ChunkedProgress> open_snapshot;
+  // The stream's newest capture-instance switch, and whether it has gone past it.
+  std::optional<SwitchProgress> last_switch;
   std::vector<Alert> alerts;
 };
 
@@ -228,6 +231,14 @@ json ToJson(const TableStatus& s) {
   } else {
     out["open_snapshot"] = nullptr;
   }
+  if (s.last_switch) {
+    const SwitchProgress& p = *s.last_switch;
+    out["capture_instance_switch"] = {{"from", p.from_instance}, {"to", p.to_instance},
+                                      {"lsn", p.at_lsn}, {"batch_id", p.batch_id},
+                                      {"older_may_be_disabled", p.passed()}};
+  } else {
+    out["capture_instance_switch"] = nullptr;
+  }
   out["alerts"] = json::array();
   for (const auto& a : s.alerts) out["alerts"].push_back({{"check", a.check}, {"message", a.message}});
   return out;
@@ -247,6 +258,14 @@ std::string SnapshotLine(const ChunkedProgress& p) {
     }
   }
   return line;
+}
+
+// "switched dbo_items -> dbo_items_v2 at LSN S in batch 7; dbo_items may be disabled".
+std::string SwitchLine(const SwitchProgress& p) {
+  return "switched " + p.from_instance + " -> " + p.to_instance + " at LSN " + p.at_lsn +
+         " in batch " + std::to_string(p.batch_id) + "; " +
+         (p.passed() ? p.from_instance + " may be disabled (`mssql-cdc switches` checks every stream)"
+                     : "wait for one more batch before disabling " + p.from_instance);
 }
 
 void PrintText(const std::vector<TableStatus>& tables) {
@@ -269,6 +288,7 @@ void PrintText(const std::vector<TableStatus>& tables) {
     std::cout << pad(s.capture_instance, width + 2) << pad(batch, 8) << pad(written, 25)
               << pad(end, 25) << pad(verdict, 25) << (s.alerts.empty() ? "ok" : "ALERT") << "\n";
     if (s.open_snapshot) std::cout << "  " << SnapshotLine(*s.open_snapshot) << "\n";
+    if (s.last_switch) std::cout << "  " << SwitchLine(*s.last_switch) << "\n";
     for (const auto& a : s.alerts) {
       std::cout << "  " << a.check << ": " << a.message << "\n";
     }
@@ -324,6 +344,7 @@ int Status(const StatusArgs& args) {
       const auto rows = facts->Read({{"target", "=", s.target}});  // read once for both
       ReadFacts(*rows, s);
       const std::string app_id = ExpandTemplate(config.many.app_id, "app_id", table.capture_instance);
+      if (auto switches = SwitchesOf(*rows, app_id); !switches.empty()) s.last_switch = switches.back();
       auto chunked = NewestChunked(SnapshotEventsOf(*rows), app_id);
       if (chunked && !chunked->opened.complete) s.open_snapshot = std::move(chunked);
     }
