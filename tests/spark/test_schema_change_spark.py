@@ -122,3 +122,58 @@ def test_a_listed_column_no_instance_captures_is_refused_before_anything_is_writ
     with pytest.raises(ValueError, match="No capture instance of dbo.orders captures column 'colour'"):
         run(spark, shop, tmp_path, columns="order_id BIGINT, colour STRING")
     assert not (tmp_path / "bronze").exists() and not (tmp_path / "ckpt").exists()
+
+
+def test_a_widened_column_reaches_bronze_where_type_widening_is_on(spark, shop, cli, tmp_path):
+    """Spark mode: after the batch that meets the widening fails, type widening on bronze and a
+    restart give bronze the wider type; the values past the old type's range arrive."""
+    query = running(spark, shop, tmp_path)
+    wait_for(lambda: delta_rows(tmp_path) == change_table(shop, OLD).num_rows, what="the backlog")
+    cli("sim", "alter-column", "--db", shop, "--table", "dbo.orders", "--column", "customer_id bigint not null")
+    workload(cli, shop, 3, seed=26, tables=["dbo.orders"])
+    error = await_all({OLD: query}).get(OLD)
+    assert error is not None and is_schema_changed(error)
+    spark.sql(f"ALTER TABLE delta.`{tmp_path}/bronze` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    assert run(spark, shop, tmp_path) is None
+    assert spark.read.format("delta").load(f"{tmp_path}/bronze").schema["customer_id"].dataType.simpleString() == "bigint"
+    assert sorted(row_key(r) for r in delta(f"{tmp_path}/bronze").to_pylist()) == sorted(
+        row_key(r) for r in change_table(shop, OLD).to_pylist())
+
+
+def test_a_native_stream_widens_bronze_in_place_and_spark_reads_it(spark, cli, tmp_path):
+    """Natively: type widening turned on from Spark; the native stream then widens bronze in
+    the same run and goes on. Spark reads the widened table; delta-rs refuses it (it does not
+    implement the typeWidening reader feature), as asserted."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaProtocolError
+
+    db = tmp_path / "items.sim"
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
+    cli("sim", "create-table", "--db", db, "--table", "dbo.items", "--column", "id int not null",
+        "--column", "qty int", "--key", "id")
+    cli("sim", "dml", "--db", db, "--json", '[{"op": "insert", "table": "dbo.items", "row": {"id": 1, "qty": 5}}]')
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(f"""tables = ["dbo_items"]
+[source]
+backend = "sim"
+simPath = "{db}"
+sourceTimeZone = "UTC"
+[stream]
+target = "{tmp_path}/lake/{{ci}}"
+app_id = "{{ci}}-v1"
+checkpoint = "{tmp_path}/checkpoints/{{ci}}"
+facts_table = "{tmp_path}/lake/facts"
+trigger = "availableNow"
+""")
+    cli("run", pipeline)
+    bronze = f"{tmp_path}/lake/dbo_items"
+    spark.sql(f"ALTER TABLE delta.`{bronze}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    cli("sim", "alter-column", "--db", db, "--table", "dbo.items", "--column", "qty bigint")
+    cli("sim", "dml", "--db", db, "--json",
+        '[{"op": "insert", "table": "dbo.items", "row": {"id": 2, "qty": 6000000000}}]')
+    cli("run", pipeline)
+    read = spark.read.format("delta").load(bronze)
+    assert read.schema["qty"].dataType.simpleString() == "bigint"
+    assert sorted(r["qty"] for r in read.collect()) == [5, 6000000000]
+    with pytest.raises(DeltaProtocolError, match="typeWidening"):
+        DeltaTable(bronze).to_pyarrow_table()
