@@ -158,6 +158,10 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(const std::string& name, std::strin
       {"timestamp_ntz", arrow::timestamp(arrow::TimeUnit::MICRO)},
   };
   if (auto it = kTypes.find(name); it != kTypes.end()) return it->second;
+  // Spark 4 spells the default collation out where a schema came through Spark Connect; it
+  // compares and stores strings as plain `string` does. Other collations compare otherwise, and
+  // are refused below.
+  if (name == "string collate UTF8_BINARY") return arrow::utf8();
   if (auto decimal = ParseDecimal(name)) {
     if (decimal->precision < 1 || decimal->precision > 38 || decimal->scale > decimal->precision) {
       BadSchema(where, "has an invalid type " + name);

@@ -50,6 +50,15 @@ TEST(DeltaSchema, ReadsSparkSpellingsAndRefusesWhatItCannotRead) {
       R"j({"type":"struct","fields":[{"name":"p","type":"decimal(10, 2)","nullable":true,"metadata":{}}]})j",
       "t");
   EXPECT_TRUE(schema->field(0)->type()->Equals(arrow::decimal128(10, 2)));
+  // Spark Connect's spelling of the default collation is a plain string; another is refused.
+  auto collated = FromDeltaSchemaString(
+      R"j({"type":"struct","fields":[{"name":"s","type":"string collate UTF8_BINARY","nullable":true,"metadata":{}}]})j",
+      "t");
+  EXPECT_TRUE(collated->field(0)->type()->Equals(arrow::utf8()));
+  EXPECT_THROW(FromDeltaSchemaString(
+                   R"j({"type":"struct","fields":[{"name":"s","type":"string collate UTF8_LCASE","nullable":true}]})j",
+                   "t"),
+               SourceError);
   EXPECT_THROW(FromDeltaSchemaString("{nope", "t"), SourceError);
   EXPECT_THROW(FromDeltaSchemaString(R"({"type":"struct","fields":[{"name":"v","type":"variant","nullable":true}]})", "t"),
                SourceError);
