@@ -41,9 +41,16 @@ def snapshot_frame(spark: Any, options: Mapping[str, str], plan: Mapping[str, An
     added = {"_batch_id": F.lit(None), "_snapshot": F.lit(snapshot or plan["lsn"])}
     if snapshot is None:
         added["_chunk"] = F.lit(None)
-    return frame.select(*[
-        (added[field.name] if field.name in added else F.col(field.name)).cast(field.dataType).alias(field.name)
-        for field in bronze_schema.fields])
+    read_columns = {name.lower() for name in frame.columns}
+
+    def column(name: str) -> Any:
+        if name in added:
+            return added[name]
+        # A column of bronze the instance read does not capture (an older instance's) is NULL.
+        return F.col(name) if name.lower() in read_columns else F.lit(None)
+
+    return frame.select(*[column(field.name).cast(field.dataType).alias(field.name)
+                          for field in bronze_schema.fields])
 
 
 class SparkBootstrapTables:

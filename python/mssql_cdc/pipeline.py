@@ -16,7 +16,8 @@ With ``on_data_loss="resnapshot"`` every start first runs the re-snapshot pre-fl
 (``mssql_cdc.generations``): when cleanup purged the changes after where the stream stands, the
 table is snapshotted again and generation n + 1 goes on from it.
 
-Not supported yet, refused with a ConfigError (a ``ValueError``): ``snapshot_on_switch=True``.
+With ``snapshot_on_switch=True`` the sink follows the batch that first reads a newer capture
+instance with a snapshot of the table (``mssql_cdc.sink.snapshot_after_switch``).
 Each batch's offsets and what its read measured reach the sink through a metrics directory
 (``mssql_cdc.handoff``): ``<metricsPath>/<app_id>`` when that option is given, else
 ``<checkpoint>/_mssql_cdc_metrics/<app_id>``. It is opened and written once before anything
@@ -91,8 +92,6 @@ class CdcStream:
         if snapshot == "chunked" and facts_table is None:
             raise ConfigError('to_delta: snapshot="chunked" needs a facts_table: its event rows record the '
                               'snapshot and which chunks are in bronze')
-        if snapshot_on_switch:
-            raise ConfigError("to_delta: snapshot_on_switch=True is not supported yet on Spark")
         if trigger is not None and not isinstance(trigger, Mapping):
             raise ConfigError(
                 f'to_delta: trigger must be a mapping such as {{"availableNow": True}}, not {trigger!r}')
@@ -104,11 +103,14 @@ class CdcStream:
         if bootstrap and find_option(options, "startingLsn") is not None:
             raise ConfigError("to_delta: bootstrap=True starts at the snapshot's LSN; "
                               "remove the startingLsn option or pass bootstrap=False")
-        if on_data_loss == "resnapshot":
+        if not isinstance(snapshot_on_switch, bool):
+            raise ConfigError(f"to_delta: snapshot_on_switch must be True or False, not {snapshot_on_switch!r}")
+        if on_data_loss == "resnapshot" or snapshot_on_switch:
             # The engine's rules for a re-snapshotting stream, before anything is written.
             params = {"target": target, "app_id": app_id, "checkpoint": checkpoint, "on_data_loss": on_data_loss,
                       "snapshot": snapshot, "bootstrap": str(bootstrap).lower(),
-                      "resnapshot_interval_days": str(days)}
+                      "resnapshot_interval_days": str(days),
+                      "snapshot_on_switch": str(snapshot_on_switch).lower()}
             if facts_table is not None:
                 params["facts_table"] = facts_table
             _core.validate_stream(options, params)
@@ -166,7 +168,8 @@ class CdcStream:
 
         schema = StructType.fromJson(json.loads(output_schema))
         frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
-        sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options, tables_ready=True)
+        sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options, tables_ready=True,
+                        snapshot_on_switch=snapshot_on_switch)
         writer = (
             frame.writeStream.foreachBatch(sink)
             .option("checkpointLocation", checkpoint)

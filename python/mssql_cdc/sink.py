@@ -38,7 +38,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, handoff, tables
+from mssql_cdc import _core, handoff, snapshot_source, tables
+from mssql_cdc import bootstrap as bootstrap_snapshot
+from mssql_cdc._glue import set_option
 from mssql_cdc.metrics_dir import MetricsDir
 
 log = logging.getLogger("mssql_cdc")
@@ -165,9 +167,12 @@ def sink_for(
     metrics_path: str | None,
     options: Mapping[str, str] | None,
     tables_ready: bool,
+    snapshot_on_switch: bool = False,
 ) -> Callable[[DataFrame, int], None]:
     """``delta_sink``; with `tables_ready` bronze and the facts table were just created or
-    migrated by the caller (``to_delta``), so the first batch does not check them again."""
+    migrated by the caller (``to_delta``), so the first batch does not check them again. With
+    `snapshot_on_switch` (and `options`), the batch that first reads a newer capture instance
+    is followed by a snapshot of the table (``snapshot_after_switch``)."""
     bronze_table = tables.TableArg(target, "target")
     facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
     source_options = dict(options) if options is not None else None
@@ -261,6 +266,12 @@ def sink_for(
                     if skipped is not None:
                         rows.append(skipped)
                 write_facts(df, batch_id, rows)
+            if snapshot_on_switch and planned is not None and source_options is not None:
+                switched = [e for e in json.loads(planned.events) if e["event"] == "capture_instance_switched"]
+                if switched:
+                    snapshot_after_switch(df.sparkSession, source_options, bronze_table, app_id, batch_id,
+                                          switched[-1]["capture_instance"],
+                                          _struct(_core.bronze_schema_json(output_schema)))
         finally:
             if persisted:
                 try:
@@ -274,3 +285,21 @@ def sink_for(
                 log.warning("mssql_cdc: could not delete the metrics files in %s: %s", metrics.location, e)
 
     return sink
+
+
+def snapshot_after_switch(spark: Any, options: Mapping[str, str], bronze: tables.TableArg, app_id: str,
+                          batch_id: int, capture_instance: str, bronze_schema: StructType) -> None:
+    """snapshot_on_switch: the table's current rows, read through `capture_instance` (the newer
+    one) by Spark's tasks in key ranges and stamped with the max LSN recorded before the read,
+    appended to bronze tagged txn(``<app_id>#switch``, batch id), so that a replayed batch does
+    not take it twice; rows no change touched since the switch get the new columns."""
+    read = dict(options)
+    set_option(read, "captureInstance", capture_instance)
+    plan = json.loads(_core.plan_snapshot_read(read, snapshot_source.partitions_of(spark, read)))
+    user_metadata = json.dumps({"snapshot": capture_instance, "lsn": plan["lsn"], "commit_ts": plan["commit_ts"],
+                                "after_switch_batch": batch_id})
+    log.info("mssql_cdc: snapshot of %s after the switch of batch %d at %s (snapshot_on_switch)",
+             capture_instance, batch_id, plan["lsn"])
+    frame = bootstrap_snapshot.snapshot_frame(spark, read, plan, bronze_schema)
+    tables.append(frame, bronze, txn_app_id=f"{app_id}#switch", txn_version=batch_id,
+                  user_metadata=user_metadata, merge_schema=True)

@@ -40,10 +40,6 @@ void CheckSupported(const StreamConfig& config) {
   if (config.source.capture_instance.empty()) {
     throw ConfigError("option 'captureInstance' is required: name the capture instance to read");
   }
-  // Refused rather than ignored: a stream that silently did something else would lose data.
-  if (config.params.snapshot_on_switch) {
-    throw ConfigError("snapshot_on_switch=true is not supported by native streams yet");
-  }
   config.limits.Validate();
   if (config.source.num_partitions && *config.source.num_partitions > config.limits.connections) {
     throw ConfigError(fmt::format(

@@ -19,6 +19,8 @@
 #include "sim/schema.h"
 #include "schema_change/table_columns.h"
 #include "engine/table_schemas.h"
+#include "engine/switch_snapshot.h"
+#include "source/column_selection.h"
 
 namespace mssql_cdc {
 namespace {
@@ -110,6 +112,35 @@ FactsRow SchemaEventRow(const std::string& app_id, const std::string& target,
   row.detail = event.detail;
   row.target = target;
   return row;
+}
+
+void BatchRunner::SnapshotIfSwitched(const BatchOffsets& offsets, StagedFileList* staged_files) {
+  StreamContext& c = context_;
+  if (!c.config.params.snapshot_on_switch || !switched_to_) return;
+  // A replayed batch has no list of its own yet: the snapshot's files need one.
+  std::optional<StagedFileList> own;
+  if (!staged_files) {
+    own.emplace(c.checkpoint->directory(), std::to_string(offsets.batch_id));
+    staged_files = &*own;
+  }
+  SwitchSnapshotRequest request;
+  request.instance = *switched_to_;
+  request.columns = NamesCaptured(c.source->CapturedColumns(switched_to_->name),
+                                  [&] {
+                                    std::vector<std::string> names;
+                                    for (const auto& column : c.columns) names.push_back(column.name);
+                                    return names;
+                                  }());
+  request.bronze_schema = c.bronze_schema;
+  request.app_id = c.config.params.app_id;
+  request.batch_id = offsets.batch_id;
+  request.partitions = c.partitions;
+  request.arrow_batch_size = c.config.source.arrow_batch_size;
+  request.arrow_batch_bytes = c.arrow_batch_bytes;
+  request.write = c.write_options;
+  request.write.on_file = staged_files->For(kStagedBronze);
+  SnapshotAfterSwitch(request, *c.source, *c.sources, *c.clock, *c.bronze);
+  if (own) own->Clear();
 }
 
 void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
@@ -281,6 +312,8 @@ std::vector<FactsRow> BatchRunner::FollowSchema(const BatchOffsets& offsets,
   rules.policy = c.config.source.schema_change_policy;
   schema = ReadBatchSchema(*c.source, instances, rules, offsets.start.lsn, offsets.end.lsn);
   for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
+  switched_to_.reset();
+  if (!schema.switches.empty()) switched_to_ = schema.switches.back().to;
   // The types the `columns` option gives are the user's: a batch does not change them.
   if (!schema.not_held.empty() && c.columns_listed) ThrowNotHeld(schema, instances.table());
   if (!schema.not_held.empty()) {
@@ -347,6 +380,7 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
                     staged_files ? staged_files->For(kStagedFacts) : nullptr);
   }
   Hook(BatchStep::kFactsAppended, offsets.batch_id);
+  SnapshotIfSwitched(offsets, staged_files);
   BatchOutcome outcome;
   if (bronze_version >= 0) c.bronze_txn = offsets.batch_id;
   outcome.commit = BatchCommit{offsets.batch_id, bronze_version, row.rows.value_or(0), c.bronze_txn};

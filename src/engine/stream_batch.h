@@ -126,8 +126,13 @@ class BatchRunner {
                       std::vector<FactsRow> events, std::int64_t bronze_version,
                       StagedFileList* staged_files = nullptr);
   void Hook(BatchStep step, std::int64_t batch_id);
+  // With snapshot_on_switch, after a batch that switched instances: the table's rows into
+  // bronze (switch_snapshot.h), before the batch's commit marker.
+  void SnapshotIfSwitched(const BatchOffsets& offsets, StagedFileList* staged_files);
 
   StreamContext& context_;
+  // The newer instance the running batch switched to (FollowSchema), if any.
+  std::optional<CaptureInstanceInfo> switched_to_;
 };
 
 }  // namespace mssql_cdc

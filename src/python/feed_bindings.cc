@@ -52,7 +52,8 @@ std::shared_ptr<arrow::Schema> SchemaOfJson(const std::optional<std::string>& js
 std::string SchemaEventsJson(const std::vector<SchemaEvent>& events) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& event : events) {
-    nlohmann::json e = {{"event", event.event}, {"lsn", event.lsn.ToString()}, {"detail", event.detail}};
+    nlohmann::json e = {{"event", event.event}, {"lsn", event.lsn.ToString()}, {"detail", event.detail},
+                        {"capture_instance", event.capture_instance}};
     e["commit_ts"] = event.commit_ts ? nlohmann::json(event.commit_ts->value) : nlohmann::json();
     out.push_back(std::move(e));
   }
@@ -63,7 +64,7 @@ std::vector<SchemaEvent> SchemaEventsFromJson(const std::string& text) {
   std::vector<SchemaEvent> out;
   for (const auto& e : nlohmann::json::parse(text)) {
     SchemaEvent event{e.at("event").get<std::string>(), Lsn::Parse(e.at("lsn").get<std::string>()),
-                      e.at("detail").get<std::string>(), std::nullopt};
+                      e.at("detail").get<std::string>(), e.value("capture_instance", ""), std::nullopt};
     if (!e.at("commit_ts").is_null()) event.commit_ts = UtcMicros{e.at("commit_ts").get<std::int64_t>()};
     out.push_back(std::move(event));
   }

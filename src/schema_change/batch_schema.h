@@ -28,6 +28,8 @@ struct SchemaEvent {
   std::string event;  // kSchemaChangeEvent or kCaptureInstanceSwitchedEvent
   Lsn lsn;            // the DDL's LSN, or the newer instance's start LSN
   std::string detail;
+  // The instance a switch goes to, or the one a DDL was recorded in.
+  std::string capture_instance;
   std::optional<UtcMicros> commit_ts;  // of `lsn`, filled by a caller with a clock
 };
 

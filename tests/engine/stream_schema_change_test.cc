@@ -273,6 +273,51 @@ TEST_F(StreamSchemaChangeTest, TwoInstancesTypingAColumnIncompatiblyAreRefusedUn
   EXPECT_EQ(Bronze()->schema()->GetFieldByName("qty")->type()->ToString(), "string");
 }
 
+TEST_F(StreamSchemaChangeTest, SnapshotOnSwitchGivesUnchangedRowsTheNewColumnsOnce) {
+  Insert(1, 3);
+  RunOnce(Config());
+  db_->AdvanceClock(1'000'000);
+  db_->AddColumn(items_, sim::ParseColumnDeclaration("color varchar(10)"));
+  {
+    // The DBA fills the new column before the new instance exists: only a snapshot carries it.
+    auto txn = db_->Begin();
+    txn->Update(items_, {{"id", 1}}, {{"color", "blue"}});
+    txn->Commit();
+  }
+  sim::EnableCdcOptions v2;
+  v2.capture_instance = kNewInstance;
+  db_->EnableCdc(items_, v2);
+  InsertColored(10, "red");
+  const Lsn s = db_->MinLsn(kNewInstance);
+  StreamConfig config = Config();
+  config.params.snapshot_on_switch = true;
+  RunOnce(config);
+  EXPECT_EQ(BronzeChanges(), TableChanges(s));
+  auto snapshot_rows = [&] {
+    std::map<std::int64_t, std::optional<std::string>> colors;
+    const auto bronze = Bronze();
+    const auto ops = Int64Column(bronze, "_operation");
+    const auto ids = Int64Column(bronze, "id");
+    const auto color = StringColumn(bronze, "color");
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i] == 0) {
+        EXPECT_EQ(colors.count(ids[i]), 0u) << "snapshot row twice: " << ids[i];
+        colors[ids[i]] = color[i];
+      }
+    }
+    return colors;
+  };
+  const auto colors = snapshot_rows();
+  ASSERT_EQ(colors.size(), 4u);
+  EXPECT_EQ(colors.at(1), "blue");
+  EXPECT_EQ(colors.at(10), "red");
+  EXPECT_EQ(colors.at(2), std::nullopt);
+  // A later run takes no second snapshot.
+  InsertColored(11, "green");
+  RunOnce(config);
+  EXPECT_EQ(snapshot_rows().size(), 4u);
+}
+
 TEST_F(StreamSchemaChangeTest, ALeastPrivilegeLoginMeetsANewChangeTableWithTheGrantToRun) {
   // A login granted the source table and the old change table only, as spec 4.14's least
   // privilege, through sim serve: SQL Server lists the new instance to it (it may select the

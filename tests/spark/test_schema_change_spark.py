@@ -4,6 +4,8 @@ infers the new column and goes on, every change once (the older instance below t
 newer from it), with one capture_instance_switched and one schema_change facts row; a type the
 query cannot hold fails the batch before reading; schemaChangePolicy=fail stops at any DDL."""
 
+import json
+
 import pytest
 from spark_helpers import change_table, delta, row_key, sim_options, wait_for, workload
 
@@ -177,3 +179,37 @@ trigger = "availableNow"
     assert sorted(r["qty"] for r in read.collect()) == [5, 6000000000]
     with pytest.raises(DeltaProtocolError, match="typeWidening"):
         DeltaTable(bronze).to_pyarrow_table()
+
+
+def test_snapshot_on_switch_gives_unchanged_rows_the_new_column_once(spark, shop, cli, tmp_path):
+    assert run(spark, shop, tmp_path) is None
+    cli("sim", "add-column", "--db", shop, "--table", "dbo.orders", "--column", "note varchar(20)")
+    # The DBA fills the new column before enabling the instance that captures it.
+    some = 900000001
+    cli("sim", "dml", "--db", shop, "--json", json.dumps([
+        {"op": "insert", "table": "dbo.orders",
+         "row": {"order_id": some, "customer_id": 1, "order_date": "2026-01-01 10:00:00", "status": "new",
+                 "total": "1.00"}},
+        {"op": "update", "table": "dbo.orders", "key": {"order_id": some}, "set": {"note": "filled"}}]))
+    cli("sim", "enable-cdc", "--db", shop, "--table", "dbo.orders", "--capture-instance", NEW)
+    workload(cli, shop, 5, seed=27, tables=["dbo.orders"])
+    options = dict(sim_options(shop), captureInstance=OLD)
+    for _ in range(2):  # the second run finds the switch snapshot taken
+        query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+                                                f"{tmp_path}/facts", trigger={"availableNow": True},
+                                                snapshot_on_switch=True)
+        assert await_all({OLD: query}) == {}
+    snapshot = [r for r in delta(f"{tmp_path}/bronze").to_pylist() if r["_operation"] == 0]
+    ids = [r["order_id"] for r in snapshot]
+    assert len(ids) == len(set(ids)) > 0
+    assert {r["order_id"]: r["note"] for r in snapshot}[some] == "filled"
+    assert {r["_capture_instance"] for r in snapshot} == {NEW}
+
+
+def test_snapshot_on_switch_with_a_chunked_snapshot_is_refused_before_anything_is_written(spark, shop, tmp_path):
+    with pytest.raises(ValueError, match='snapshot_on_switch=True cannot be combined with snapshot="chunked"'):
+        stream(spark, dict(sim_options(shop), captureInstance=OLD)).to_delta(
+            f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt", f"{tmp_path}/facts", bootstrap=True,
+            snapshot="chunked", snapshot_on_switch=True)
+    assert not (tmp_path / "bronze").exists() and not (tmp_path / "ckpt").exists()
+    assert not (tmp_path / "facts").exists()
