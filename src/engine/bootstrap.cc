@@ -103,6 +103,21 @@ std::string SnapshotTxnAppId(const std::string& app_id) { return app_id + "#snap
 std::string EventsTxnAppId(const std::string& app_id) { return app_id + "#events"; }
 std::string OpenTxnAppId(const std::string& app_id) { return app_id + "#open"; }
 
+ParallelSnapshot WholeSnapshotReader(ParallelSnapshotRequest read, Source& source, SourcePool& sources,
+                                     const std::shared_ptr<arrow::Schema>& bronze_schema) {
+  const std::string stamp = read.snapshot_lsn.ToString();
+  return ParallelSnapshot(std::move(read), source, sources,
+                          {bronze_schema, [bronze_schema, stamp](const auto& batch, std::size_t) {
+                             return AlignToBronze(batch, bronze_schema, std::nullopt, stamp);
+                           }});
+}
+
+nlohmann::json WholeSnapshotMetadata(const std::string& capture_instance, const Offset& stamp) {
+  return {{"snapshot", capture_instance},
+          {"lsn", stamp.lsn.ToString()},
+          {"commit_ts", stamp.commit_ts ? FormatIsoMillis(stamp.commit_ts->value) : std::string()}};
+}
+
 BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, SourcePool& sources,
                              const SourceClock& clock, StreamCheckpoint& checkpoint,
                              BootstrapTables& tables) {
@@ -176,18 +191,9 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
                    read.plan.kind == RangeKind::kUniform ? "uniform" : "keyset",
                    fmt::join(read.plan.key_columns, ", "));
     }
-    const std::string stamp = offset.lsn.ToString();
-    const auto bronze_schema = request.bronze_schema;
-    ParallelSnapshot reader(std::move(read), source, sources,
-                            {bronze_schema, [bronze_schema, stamp](const auto& batch, std::size_t) {
-                               return AlignToBronze(batch, bronze_schema, std::nullopt, stamp);
-                             }});
-    const std::string user_metadata =
-        nlohmann::json{{"snapshot", ci},
-                       {"lsn", offset.lsn.ToString()},
-                       {"commit_ts", offset.commit_ts ? FormatIsoMillis(offset.commit_ts->value)
-                                                      : std::string()}}
-            .dump();
+    ParallelSnapshot reader =
+        WholeSnapshotReader(std::move(read), source, sources, request.bronze_schema);
+    const std::string user_metadata = WholeSnapshotMetadata(ci, offset).dump();
     StagedFileList staged_files(checkpoint.directory(), "snapshot");
     const bool written =
         tables.AppendSnapshot(reader, txn, user_metadata, staged_files.For(kStagedBronze));

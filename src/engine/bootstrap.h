@@ -29,6 +29,7 @@
 #include <vector>
 
 #include <arrow/type_fwd.h>
+#include <nlohmann/json.hpp>
 
 #include "core/offset.h"
 #include "delta/actions.h"
@@ -130,6 +131,13 @@ std::string SnapshotTxnAppId(const std::string& app_id);
 std::string EventsTxnAppId(const std::string& app_id);
 // The txn app id of a full snapshot's `snapshot_open` facts row; its version is the generation.
 std::string OpenTxnAppId(const std::string& app_id);
+
+// A whole snapshot's rows as bronze takes them: `read`'s ranges read at once, each batch
+// aligned to `bronze_schema` with _snapshot = the snapshot LSN (no _batch_id, no _chunk).
+ParallelSnapshot WholeSnapshotReader(ParallelSnapshotRequest read, Source& source, SourcePool& sources,
+                                     const std::shared_ptr<arrow::Schema>& bronze_schema);
+// The userMetadata of a whole snapshot's bronze commit: {"snapshot", "lsn", "commit_ts"}.
+nlohmann::json WholeSnapshotMetadata(const std::string& capture_instance, const Offset& stamp);
 
 // `source` plans the ranges and reads the first; the others borrow from `sources`.
 BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, SourcePool& sources,

@@ -35,18 +35,11 @@ std::int64_t SnapshotAfterSwitch(const SwitchSnapshotRequest& request, Source& s
   read.snapshot_commit_ts = stamp.commit_ts.value_or(UtcMicros{});
   read.batch_rows = request.arrow_batch_size;
   read.batch_bytes = request.arrow_batch_bytes;
+  ParallelSnapshot reader = WholeSnapshotReader(std::move(read), source, sources, request.bronze_schema);
+  nlohmann::json metadata = WholeSnapshotMetadata(ci, stamp);
+  metadata["after_switch_batch"] = request.batch_id;
+  const std::string user_metadata = metadata.dump();
   const std::string lsn = stamp.lsn.ToString();
-  const auto bronze_schema = request.bronze_schema;
-  ParallelSnapshot reader(std::move(read), source, sources,
-                          {bronze_schema, [bronze_schema, lsn](const auto& batch, std::size_t) {
-                             return AlignToBronze(batch, bronze_schema, std::nullopt, lsn);
-                           }});
-  const std::string user_metadata =
-      nlohmann::json{{"snapshot", ci},
-                     {"lsn", lsn},
-                     {"commit_ts", stamp.commit_ts ? FormatIsoMillis(stamp.commit_ts->value) : ""},
-                     {"after_switch_batch", request.batch_id}}
-          .dump();
   spdlog::info("capture instance '{}': snapshot after the switch of batch {} at LSN {} "
                "(snapshot_on_switch)",
                ci, request.batch_id, lsn);
