@@ -40,7 +40,7 @@ TableSwitch Judge(const StreamConfig& stream, const std::shared_ptr<arrow::Table
   out.capture_instance = stream.source.capture_instance;
   std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();
   const CaptureInstanceInfo instance = source->ResolveCaptureInstance(stream.source.capture_instance);
-  const TableInstances instances = TableInstances::Of(source->ListCaptureInstances(), instance);
+  const TableInstances instances = TableInstances::Of(*source, instance);
   out.table = instances.table();
   for (const auto& i : instances.all()) out.instances.push_back(i.name);
   if (!instances.pending().empty()) {

@@ -47,7 +47,7 @@ ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory,
                                   : OutputSchema(columns_.fields, options_.include_command_id)) {}
 
 mssql_cdc::TableInstances ChangeFeed::ListInstances() {
-  return mssql_cdc::TableInstances::Of(source_->ListCaptureInstances(), instance_);
+  return mssql_cdc::TableInstances::Of(*source_, instance_);
 }
 
 BatchSchemaRules ChangeFeed::SchemaRules() const {

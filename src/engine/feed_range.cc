@@ -110,11 +110,9 @@ std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, con
   SourceClock clock = ResolveSourceClock(*source, options.source_time_zone);
   auto schema = shape.schema;
   if (!schema) {
-    schema = OutputSchema(ResolveStreamColumns(*source, TableInstances::Of(
-                                                            source->ListCaptureInstances(), instance),
-                                               options.columns)
-                              .fields,
-                          options.include_command_id);
+    schema = OutputSchema(
+        ResolveStreamColumns(*source, TableInstances::Of(*source, instance), options.columns).fields,
+        options.include_command_id);
   }
   // Only the columns the query reads that this instance captures; the others read NULL.
   std::vector<std::string> wanted;

@@ -238,7 +238,7 @@ class Stream::Impl {
     // two instances that type a column incompatibly, or a listed column no instance captures,
     // are refused here, before anything is written.
     const StreamColumns resolved = ResolveStreamColumns(
-        *c.source, TableInstances::Of(c.source->ListCaptureInstances(), c.instance),
+        *c.source, TableInstances::Of(*c.source, c.instance),
         c.config.source.columns);
     const auto& columns = resolved.captured;
     c.columns = columns;

@@ -148,7 +148,7 @@ void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
 }
 
 TableInstances BatchRunner::ListInstances() {
-  return TableInstances::Of(context_.source->ListCaptureInstances(), context_.instance);
+  return TableInstances::Of(*context_.source, context_.instance);
 }
 
 std::optional<BatchOffsets> BatchRunner::Plan(std::int64_t batch_id, const Offset& start,

@@ -29,6 +29,10 @@ TableInstances TableInstances::Of(const std::vector<CaptureInstanceInfo>& listed
   return out;
 }
 
+TableInstances TableInstances::Of(Source& source, const CaptureInstanceInfo& of) {
+  return Of(source.ListTableInstances(of.source_schema, of.source_table), of);
+}
+
 std::vector<CaptureInstanceInfo> TableInstances::all() const {
   std::vector<CaptureInstanceInfo> out = active_;
   out.insert(out.end(), pending_.begin(), pending_.end());

@@ -37,6 +37,8 @@ class TableInstances {
   // The instances of `of`'s table among `listed` (sys.sp_cdc_help_change_data_capture rows).
   static TableInstances Of(const std::vector<CaptureInstanceInfo>& listed,
                            const CaptureInstanceInfo& of);
+  // The same, listed by `source` for `of`'s table alone (Source::ListTableInstances).
+  static TableInstances Of(Source& source, const CaptureInstanceInfo& of);
 
   // Instances that have taken over, oldest first (by start LSN); never empty once built from
   // a list holding `of`, unless every instance is pending.

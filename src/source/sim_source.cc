@@ -24,14 +24,25 @@ class SimSource final : public Source {
   SimSource(std::string path, std::shared_ptr<sim::SqliteDb> db)
       : path_(std::move(path)), db_(std::move(db)) {}
 
-  std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
+  std::vector<CaptureInstanceInfo> ListCaptureInstances() override { return Listed("", "", ""); }
+
+  std::vector<CaptureInstanceInfo> ListTableInstances(const std::string& source_schema,
+                                                      const std::string& source_table) override {
+    return Listed("WHERE ct.source_schema = ?1 COLLATE NOCASE AND ct.source_table = ?2 COLLATE NOCASE ",
+                  source_schema, source_table);
+  }
+
+  // The instances cdc_change_tables holds (those `where` selects, binding ?1 and ?2).
+  std::vector<CaptureInstanceInfo> Listed(const std::string& where, const std::string& first,
+                                          const std::string& second) {
     sim::Statement q(*db_,
                      "SELECT ct.object_id, ct.capture_instance, ct.source_schema, "
                      "ct.source_table, ct.start_lsn, ct.create_date, ic.column_name "
                      "FROM cdc_change_tables ct "
-                     "LEFT JOIN cdc_index_columns ic ON ic.object_id = ct.object_id "
+                     "LEFT JOIN cdc_index_columns ic ON ic.object_id = ct.object_id " + where +
                      "ORDER BY ct.source_schema, ct.source_table, ct.create_date, ct.start_lsn, "
                      "ct.capture_instance, ic.index_ordinal");
+    if (!where.empty()) q.BindText(1, first).BindText(2, second);
     std::vector<CaptureInstanceInfo> out;
     std::int64_t current = 0;
     while (q.Step()) {

@@ -11,6 +11,18 @@ std::string Source::HowToListCaptureInstances() const {
   return "list them with EXEC sys.sp_cdc_help_change_data_capture";
 }
 
+std::vector<CaptureInstanceInfo> Source::ListTableInstances(const std::string& source_schema,
+                                                            const std::string& source_table) {
+  std::vector<CaptureInstanceInfo> out;
+  for (auto& instance : ListCaptureInstances()) {
+    if (sim::SameName(instance.source_schema, source_schema) &&
+        sim::SameName(instance.source_table, source_table)) {
+      out.push_back(std::move(instance));
+    }
+  }
+  return out;
+}
+
 CaptureInstanceInfo Source::ResolveCaptureInstance(const std::string& name) {
   const auto now = std::chrono::steady_clock::now();
   if (listed_at_ && now - *listed_at_ < kInstanceListKept) {

@@ -121,6 +121,12 @@ class Source {
 
   // sys.sp_cdc_help_change_data_capture: all instances, or those of one table.
   virtual std::vector<CaptureInstanceInfo> ListCaptureInstances() = 0;
+  // The instances of one source table (names matched ignoring case), as the procedure lists
+  // them with @source_schema and @source_name: what every batch planning asks, so that a
+  // database of a thousand instances is not listed whole for each. By default the whole list,
+  // filtered.
+  virtual std::vector<CaptureInstanceInfo> ListTableInstances(const std::string& source_schema,
+                                                              const std::string& source_table);
   // The instance named `name`: the exact name first, else the one name equal ignoring case,
   // else, for a default name <schema>_<table> no instance has any more, the newest instance of
   // that table. Throws NotFoundError listing the instances there are; ConfigError when two names differ

@@ -349,6 +349,11 @@ TEST_F(OdbcSimServerTest, CatalogAnswersAreTheSimBackends) {
     EXPECT_EQ(odbc->MinLsn(instance.name), sim->MinLsn(instance.name));
   }
   EXPECT_FALSE(sim->DdlHistory(kAllTypesInstance).empty());
+  // One table's instances, as every batch planning lists them, names matched ignoring case.
+  const auto of_table = sim->ListTableInstances("DBO", "All_Types");
+  ASSERT_EQ(of_table.size(), 2u);
+  ExpectSameInstances(of_table, odbc->ListTableInstances("DBO", "All_Types"));
+  EXPECT_TRUE(odbc->ListTableInstances("dbo", "no_such_table").empty());
   // Names resolve as SQL Server compares them: ignoring case.
   EXPECT_EQ(odbc->ResolveCaptureInstance("DBO_ALL_TYPES").name, kAllTypesInstance);
   ExpectSameColumns(sim->CapturedColumns("Dbo_All_Types"), odbc->CapturedColumns("Dbo_All_Types"));

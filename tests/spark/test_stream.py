@@ -40,7 +40,7 @@ def test_to_delta_refuses_bad_arguments_before_starting_anything(spark, shop, tm
         (dict(snapshot="partial"), "snapshot"),
         (dict(on_data_loss="resnapshot"), "needs facts_table"),
         (dict(snapshot="chunked"), "needs a facts_table"),
-        (dict(snapshot_on_switch=True), "not supported"),
+        (dict(snapshot_on_switch="yes"), "snapshot_on_switch must be True or False"),
         (dict(trigger="availableNow"), "trigger"),
     ]
     for kwargs, message in refusals:

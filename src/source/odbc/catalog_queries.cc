@@ -22,10 +22,32 @@ std::optional<Lsn> SingleLsn(OdbcStatement& statement, std::string_view sql, con
 
 }  // namespace
 
+namespace {
+
+std::vector<CaptureInstanceInfo> CaptureInstanceRows(OdbcStatement& statement);
+
+}  // namespace
+
 std::vector<CaptureInstanceInfo> QueryCaptureInstances(OdbcConnection& connection) {
   OdbcStatement statement(connection);
+  if (!statement.Execute(odbc_sql::kListCaptureInstances)) return {};
+  return CaptureInstanceRows(statement);
+}
+
+std::vector<CaptureInstanceInfo> QueryTableInstances(OdbcConnection& connection,
+                                                     const std::string& source_schema,
+                                                     const std::string& source_table) {
+  OdbcStatement statement(connection);
+  statement.BindText(1, source_schema);
+  statement.BindText(2, source_table);
+  if (!statement.Execute(odbc_sql::kListTableInstances)) return {};
+  return CaptureInstanceRows(statement);
+}
+
+namespace {
+
+std::vector<CaptureInstanceInfo> CaptureInstanceRows(OdbcStatement& statement) {
   std::vector<CaptureInstanceInfo> out;
-  if (!statement.Execute(odbc_sql::kListCaptureInstances)) return out;
   enum { kSchema, kTable, kName, kStartLsn, kCreateDate, kIndexColumns };
   CatalogRows rows(statement,
                    {{"source_schema", CellKind::kText},
@@ -53,6 +75,8 @@ std::vector<CaptureInstanceInfo> QueryCaptureInstances(OdbcConnection& connectio
   });
   return out;
 }
+
+}  // namespace
 
 std::vector<CapturedColumn> QueryCapturedColumns(OdbcConnection& connection,
                                                  const std::string& capture_instance) {

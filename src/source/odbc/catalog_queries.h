@@ -21,6 +21,10 @@ namespace mssql_cdc::odbc {
 // sys.sp_cdc_help_change_data_capture, ordered as the sim backend orders them: by table,
 // then by age.
 std::vector<CaptureInstanceInfo> QueryCaptureInstances(OdbcConnection& connection);
+// The same procedure for one table (@source_schema, @source_name).
+std::vector<CaptureInstanceInfo> QueryTableInstances(OdbcConnection& connection,
+                                                     const std::string& source_schema,
+                                                     const std::string& source_table);
 // sys.sp_cdc_get_captured_columns of the instance named exactly `capture_instance`, in
 // ordinal order.
 std::vector<CapturedColumn> QueryCapturedColumns(OdbcConnection& connection,

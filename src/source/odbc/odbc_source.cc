@@ -83,6 +83,15 @@ class OdbcSource final : public Source {
                std::nullopt, QueryCaptureInstances);
   }
 
+  std::vector<CaptureInstanceInfo> ListTableInstances(const std::string& source_schema,
+                                                      const std::string& source_table) override {
+    return Run("listing the capture instances of " + source_schema + "." + source_table +
+                   " (sys.sp_cdc_help_change_data_capture)",
+               std::nullopt, [&](OdbcConnection& connection) {
+                 return QueryTableInstances(connection, source_schema, source_table);
+               });
+  }
+
   CaptureInstanceInfo ResolveCaptureInstance(const std::string& name) override {
     odbc_sql::CheckCaptureInstanceName(name);
     try {

@@ -53,6 +53,9 @@ inline constexpr std::string_view kCommitTimeAtOrBefore =
 // 4. Catalog procedures. ? = capture instance (nvarchar).
 inline constexpr std::string_view kListCaptureInstances =
     "EXEC sys.sp_cdc_help_change_data_capture";
+// The instances of one table: ? = source schema, ? = source table (nvarchar).
+inline constexpr std::string_view kListTableInstances =
+    "EXEC sys.sp_cdc_help_change_data_capture @source_schema = ?, @source_name = ?";
 inline constexpr std::string_view kCapturedColumns =
     "EXEC sys.sp_cdc_get_captured_columns @capture_instance = ?";
 inline constexpr std::string_view kDdlHistory =
