@@ -213,3 +213,18 @@ def test_snapshot_on_switch_with_a_chunked_snapshot_is_refused_before_anything_i
             snapshot="chunked", snapshot_on_switch=True)
     assert not (tmp_path / "bronze").exists() and not (tmp_path / "ckpt").exists()
     assert not (tmp_path / "facts").exists()
+
+
+def test_two_instances_typing_a_column_incompatibly_are_refused_before_anything_is_written(spark, shop, cli,
+                                                                                          tmp_path):
+    # shipped becomes a string in a newer instance: no one type holds both.
+    cli("sim", "drop-column", "--db", shop, "--table", "dbo.orders", "--column", "shipped")
+    cli("sim", "add-column", "--db", shop, "--table", "dbo.orders", "--column", "shipped varchar(10)")
+    cli("sim", "enable-cdc", "--db", shop, "--table", "dbo.orders", "--capture-instance", NEW)
+    with pytest.raises(Exception, match="type column 'shipped' incompatibly") as refused:
+        run(spark, shop, tmp_path)
+    assert is_schema_changed(refused.value)
+    assert not (tmp_path / "bronze").exists() and not (tmp_path / "ckpt").exists()
+    # The columns option chooses the type to read with.
+    assert run(spark, shop, tmp_path, columns="order_id BIGINT, shipped STRING") is None
+    assert delta(f"{tmp_path}/bronze").schema.field("shipped").type == "string"
