@@ -146,14 +146,8 @@ std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& 
     from = purged->retention.min_lsn;
   }
   if (end.lsn < from) return {};
-  std::vector<LsnRange> ranges;
-  for (const auto& segment : ListInstances().Segments(from, end.lsn)) {
-    for (auto& range : BatchPlanner::Split(*source_, segment.capture_instance, segment.from,
-                                           segment.to, ReadPartitions(options_))) {
-      ranges.push_back(std::move(range));
-    }
-  }
-  return ranges;
+  return SplitSegments(*source_, ListInstances().Segments(from, end.lsn), from,
+                       ReadPartitions(options_));
 }
 
 RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& end) {

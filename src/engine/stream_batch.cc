@@ -242,15 +242,7 @@ BatchOutcome BatchRunner::Execute(BatchOffsets offsets) {
   const std::string ci = instances.At(from).name;
   BatchSchema schema;
   std::vector<FactsRow> schema_events = FollowSchema(offsets, instances, schema);
-  std::vector<LsnRange> ranges;
-  for (const auto& segment : schema.segments) {
-    if (segment.to < from) continue;
-    const Lsn segment_from = std::max(segment.from, from);
-    for (auto& range : BatchPlanner::Split(*c.source, segment.capture_instance, segment_from,
-                                           segment.to, c.partitions)) {
-      ranges.push_back(std::move(range));
-    }
-  }
+  const std::vector<LsnRange> ranges = SplitSegments(*c.source, schema.segments, from, c.partitions);
   BatchReadRequest request;
   request.capture_instance = ci;
   request.ranges = ranges;

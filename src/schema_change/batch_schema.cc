@@ -199,6 +199,19 @@ StreamColumns ResolveStreamColumns(Source& source, const TableInstances& instanc
   return out;
 }
 
+std::vector<LsnRange> SplitSegments(Source& source, const std::vector<InstanceSegment>& segments,
+                                    const Lsn& from, int max_partitions) {
+  std::vector<LsnRange> ranges;
+  for (const auto& segment : segments) {
+    if (segment.to < from) continue;
+    for (auto& range : BatchPlanner::Split(source, segment.capture_instance,
+                                           std::max(segment.from, from), segment.to, max_partitions)) {
+      ranges.push_back(std::move(range));
+    }
+  }
+  return ranges;
+}
+
 std::optional<Lsn> PendingEnableLimit(Source& source, const TableInstances& instances) {
   if (instances.pending().empty()) return std::nullopt;
   LocalMicros earliest = instances.pending().front().create_date;

@@ -13,6 +13,7 @@
 #include "core/lsn.h"
 #include "core/options.h"
 #include "core/time.h"
+#include "plan/planner.h"
 #include "schema_change/ddl_kind.h"
 #include "schema_change/table_instances.h"
 #include "source/source.h"
@@ -76,6 +77,11 @@ struct StreamColumns {
 // The `columns` option's list when given (SelectListedColumns), else InferTableColumns.
 StreamColumns ResolveStreamColumns(Source& source, const TableInstances& instances,
                                    const std::optional<std::string>& columns_option);
+
+// The commit-aligned ranges a batch reads (plan/planner.h's Split), each segment of
+// `segments` split on its own instance from `from` on (a segment wholly before it is skipped).
+std::vector<LsnRange> SplitSegments(Source& source, const std::vector<InstanceSegment>& segments,
+                                    const Lsn& from, int max_partitions);
 
 // The LSN a batch may not plan past while an instance of the table waits for the capture
 // process: the last commit before the earliest pending enable (reading past it would read
