@@ -15,7 +15,6 @@ against the working directory, which are different places on most platforms.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -98,13 +97,9 @@ def _inspect(spark: Any, table: TableArg) -> dict[str, str] | None:
     return detail
 
 
-_SCHEMA_VERSION = re.compile(r"(?:^\[|,)mssql_cdc\.schema_version=([^,\]]*)")
-
-
-def _schema_version(detail: dict[str, str]) -> str:
-    """The table's mssql_cdc.schema_version from DESCRIBE TABLE EXTENDED's Table Properties."""
-    found = _SCHEMA_VERSION.search(detail.get("Table Properties", ""))
-    return found.group(1) if found else ""
+def _properties(spark: Any, name: str) -> dict[str, str]:
+    """The table's properties (mssql_cdc.schema_version, delta.columnMapping.mode, ...)."""
+    return {str(r["key"]): str(r["value"]) for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
 
 
 def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
@@ -117,11 +112,13 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
     assert kind in _KINDS
     detail = _inspect(spark, table)
     if not table.is_name:
+        if detail is not None and kind == "bronze" and output_schema_json is not None:
+            _core.check_bronze(table.text, output_schema_json)
         return []
     if detail is None:
         return [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)]
     existing = spark.table(table.name).schema.json()
-    return list(_core.migrate_table_sql(kind, table.text, existing, _schema_version(detail),
+    return list(_core.migrate_table_sql(kind, table.text, existing, _properties(spark, table.name),
                                         output_schema_json))
 
 

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/time.h"
 #include "core/user_text.h"
+#include "delta/column_mapping.h"
 #include "delta/schema.h"
 
 namespace mssql_cdc::catalog {
@@ -72,15 +73,16 @@ std::string CreateTableSql(const TableRef& name, const delta::CreateOptions& def
   std::string sql = "CREATE TABLE IF NOT EXISTS " + name.QuotedName() + " (" + columns +
                     ") USING delta";
   if (definition.description) sql += " COMMENT " + SqlStringLiteral(*definition.description);
-  if (!definition.properties.empty()) {
-    sql += " TBLPROPERTIES (" + PropertiesSql(definition.properties) + ")";
-  }
+  // A name Spark stores only with column mapping turns it on, as it does for a table at a path.
+  const auto properties =
+      delta::WithColumnMappingMode(*definition.schema, definition.properties, name.text());
+  if (!properties.empty()) sql += " TBLPROPERTIES (" + PropertiesSql(properties) + ")";
   return sql;
 }
 
 std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
                                          const std::string& existing_schema_json,
-                                         const std::string& existing_schema_version,
+                                         const delta::StringMap& existing_properties,
                                          const delta::CreateOptions& definition) {
   const std::string where = "table " + name.text();
   const std::string what = TableKindName(kind);
@@ -92,6 +94,8 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
   // The definition's data must go into the table as it is: a type it cannot be written into
   // fails here with the column, both types and the fix, before anything is written.
   delta::MergeSchemas(*existing, *definition.schema, rules);
+  const bool mapped = delta::ColumnMappingModeOf(existing_properties, where) ==
+                     delta::ColumnMappingMode::kName;
   std::vector<std::string> statements;
   std::string added;
   for (const auto& field : definition.schema->fields()) {
@@ -100,12 +104,21 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
       if (EqualsIgnoringAsciiCase(have->name(), field->name())) present = true;
     }
     if (present) continue;
+    if (!mapped && delta::NameNeedsColumnMapping(field->name())) {
+      throw SchemaChangedError("column '" + field->name() + "' has a space or one of ,;{}()= in "
+                               "its name, which a Delta table stores only with column mapping, "
+                               "and " + where + " has none; enable it first with " +
+                               delta::EnableColumnMappingSql(name.QuotedName()));
+    }
     if (!added.empty()) added += ", ";
     added += ColumnSql(*field->WithNullable(true));
   }
   if (!added.empty()) {
     statements.push_back("ALTER TABLE " + name.QuotedName() + " ADD COLUMNS (" + added + ")");
   }
+  auto have_version = existing_properties.find(kSchemaVersionProperty);
+  const std::string existing_schema_version =
+      have_version == existing_properties.end() ? "" : have_version->second;
   auto version = definition.properties.find(kSchemaVersionProperty);
   if (version != definition.properties.end() && version->second != existing_schema_version) {
     int have = 0;

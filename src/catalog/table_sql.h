@@ -22,14 +22,19 @@ namespace mssql_cdc::catalog {
 // CREATE TABLE IF NOT EXISTS <name> (<columns>) USING delta COMMENT ... TBLPROPERTIES (...).
 std::string CreateTableSql(const TableRef& name, const delta::CreateOptions& definition);
 
+// CREATE TABLE sets delta.columnMapping.mode='name' when a column's name needs it
+// (delta/column_mapping.h), as DeltaTable::Create does for a table at a path.
+//
 // What an existing named table needs to become `definition`: ConfigError when it is not a
 // table of `kind` (a required column is missing) or when one of its columns has a type the
-// definition's data cannot be written into; otherwise the statements that add the columns it
-// lacks (with their comments) and set its schema version, empty when it is up to date.
-// `existing_schema_json` is the table's schema as Spark gives it (StructType JSON).
+// definition's data cannot be written into; SchemaChangedError, giving the ALTER TABLE that
+// enables column mapping, when a column it lacks needs mapping and the table has none;
+// otherwise the statements that add the columns it lacks (with their comments) and set its
+// schema version, empty when it is up to date. `existing_schema_json` is the table's schema
+// as Spark gives it (StructType JSON), `existing_properties` its table properties.
 std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
                                          const std::string& existing_schema_json,
-                                         const std::string& existing_schema_version,
+                                         const delta::StringMap& existing_properties,
                                          const delta::CreateOptions& definition);
 
 // The MERGE that moves `table_name`'s verdict in the named control table to

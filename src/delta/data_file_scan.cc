@@ -7,6 +7,7 @@
 #include <parquet/properties.h>
 
 #include "core/errors.h"
+#include "delta/column_mapping.h"
 #include "delta/compute_kernels.h"
 #include "delta/data_file_io.h"
 #include "delta/filesystem.h"
@@ -27,7 +28,7 @@ void ScanOneFile(FileSystem& fs, const std::string& path,
   std::vector<int> file_field(columns->num_fields(), -1);
   std::vector<int> leaves;
   for (int c = 0; c < columns->num_fields(); ++c) {
-    file_field[c] = FindFileField(*file_schema, columns->field(c)->name());
+    file_field[c] = FindFileField(*file_schema, PhysicalName(*columns->field(c)));
     if (file_field[c] >= 0) CollectLeaves(manifest.schema_fields[file_field[c]], leaves);
   }
   const int row_groups = reader->num_row_groups();

@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "core/errors.h"
+#include "delta/column_mapping.h"
 #include "delta/compute_kernels.h"
 #include "delta/data_file_io.h"
 #include "delta/data_files.h"
@@ -30,7 +31,7 @@ std::shared_ptr<arrow::Table> ReadOneFile(FileSystem& fs, const std::string& pat
   std::vector<int> file_field_of_column(table_schema->num_fields(), -1);
   std::vector<int> file_fields;  // in file order: ReadTable returns them so
   for (int c = 0; c < table_schema->num_fields(); ++c) {
-    file_field_of_column[c] = FindFileField(*file_schema, table_schema->field(c)->name());
+    file_field_of_column[c] = FindFileField(*file_schema, PhysicalName(*table_schema->field(c)));
     if (file_field_of_column[c] >= 0) file_fields.push_back(file_field_of_column[c]);
   }
   std::sort(file_fields.begin(), file_fields.end());

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/errors.h"
+#include "delta/column_mapping.h"
 #include "delta/data_file_io.h"
 #include "delta/filesystem.h"
 
@@ -69,10 +70,10 @@ ParquetFileWriter::ParquetFileWriter(
     const std::shared_ptr<arrow::Schema>& schema,
     const std::shared_ptr<parquet::WriterProperties>& properties,
     const std::shared_ptr<parquet::ArrowWriterProperties>& arrow_properties, int stats_columns)
-    : full_path_(std::move(full_path)), relative_path_(std::move(relative_path)), schema_(schema),
-      stats_(schema, stats_columns) {
+    : full_path_(std::move(full_path)), relative_path_(std::move(relative_path)),
+      schema_(PhysicalSchema(schema)), stats_(schema_, stats_columns) {
   sink_ = fs.OpenOutputStream(full_path_);
-  auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink_,
+  auto writer = parquet::arrow::FileWriter::Open(*schema_, arrow::default_memory_pool(), sink_,
                                                  properties, arrow_properties);
   ThrowIfError(writer.status(), "cannot start Parquet file " + full_path_);
   writer_ = std::move(*writer);

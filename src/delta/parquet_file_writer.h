@@ -39,6 +39,8 @@ void CheckBatchSchema(const arrow::Schema& schema, const arrow::RecordBatch& bat
 // so that names sort in row order whichever thread wrote them.
 std::string DataFileName(std::size_t part, int file_of_part, const std::string& compression);
 
+// The file holds the columns of `schema` under their physical names (column_mapping.h), and
+// its stats are keyed by them, as the protocol asks of a table with column mapping.
 class ParquetFileWriter {
  public:
   ParquetFileWriter(FileSystem& fs, std::string full_path, std::string relative_path,

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "delta/column_mapping.h"
 #include "delta/schema.h"
 
 namespace mssql_cdc::delta {
@@ -16,12 +17,18 @@ constexpr int kFeaturesReaderVersion = 3;
 constexpr int kFeaturesWriterVersion = 7;
 
 // Reader features whose data this engine reads correctly.
-const std::set<std::string> kReadableFeatures = {"timestampNtz", "typeWidening",
+const std::set<std::string> kReadableFeatures = {"columnMapping", "timestampNtz", "typeWidening",
                                                  "vacuumProtocolCheck"};
 // Writer features whose rules this engine follows when it commits. vacuumProtocolCheck only
 // constrains VACUUM, which this engine does not run.
-const std::set<std::string> kWritableFeatures = {"appendOnly", "invariants", "timestampNtz",
-                                                 "typeWidening", "vacuumProtocolCheck"};
+const std::set<std::string> kWritableFeatures = {"appendOnly", "columnMapping", "invariants",
+                                                 "timestampNtz", "typeWidening",
+                                                 "vacuumProtocolCheck"};
+// Writer features that a legacy writer version implies and that bind a writer only when the
+// table uses them (checkConstraints, changeDataFeed, generatedColumns): a table upgraded from
+// writer version 5 lists them whether or not it uses them.
+const std::set<std::string> kWritableUnlessUsed = {"checkConstraints", "changeDataFeed",
+                                                   "generatedColumns"};
 
 // The features a legacy writer version implies, listed when such a table moves to table
 // features so that the upgrade drops none of them.
@@ -39,12 +46,36 @@ void AddFeature(std::vector<std::string>& list, const std::string& feature) {
   if (std::find(list.begin(), list.end(), feature) == list.end()) list.push_back(feature);
 }
 
+bool HasFeature(const std::vector<std::string>& list, const std::string& feature) {
+  return std::find(list.begin(), list.end(), feature) != list.end();
+}
+
+// Mode 'name' (ColumnMappingModeOf refuses the others where a table is read or written).
+bool HasColumnMapping(const StringMap& configuration) {
+  auto it = configuration.find(kColumnMappingMode);
+  if (it == configuration.end()) return false;
+  std::string mode = it->second;
+  std::transform(mode.begin(), mode.end(), mode.begin(), ::tolower);
+  return mode != "none";
+}
+
 bool IsTrue(const StringMap& map, const std::string& key) {
   auto it = map.find(key);
   if (it == map.end()) return false;
   std::string value = it->second;
   std::transform(value.begin(), value.end(), value.begin(), ::tolower);
   return value == "true";
+}
+
+// Whether the table uses a feature of kWritableUnlessUsed: a constraint, the change data feed or
+// a generated column.
+bool UsesFeature(const std::string& feature, const Metadata& metadata) {
+  if (feature == "changeDataFeed") return IsTrue(metadata.configuration, "delta.enableChangeDataFeed");
+  if (feature == "checkConstraints") {
+    return std::any_of(metadata.configuration.begin(), metadata.configuration.end(),
+                       [](const auto& entry) { return entry.first.rfind("delta.constraints.", 0) == 0; });
+  }
+  return metadata.schema_string.find("delta.generationExpression") != std::string::npos;
 }
 
 }  // namespace
@@ -62,6 +93,7 @@ Protocol RequiredProtocol(const std::optional<Protocol>& existing, const arrow::
     }
   }
   if (IsTrue(configuration, "delta.enableTypeWidening")) AddFeature(needed, "typeWidening");
+  const bool column_mapping = HasColumnMapping(configuration);
 
   Protocol result = current;
   result.min_reader_version = std::max(result.min_reader_version, 1);
@@ -70,6 +102,16 @@ Protocol RequiredProtocol(const std::optional<Protocol>& existing, const arrow::
     return std::count(current.reader_features.begin(), current.reader_features.end(), f) &&
            std::count(current.writer_features.begin(), current.writer_features.end(), f);
   });
+  if (column_mapping && needed.empty() && current.min_writer_version < kFeaturesWriterVersion) {
+    // Readers and writer versions 2 and 5 imply column mapping: what Spark gives a table that
+    // needs nothing else, and what the ALTER TABLE that enables mapping asks for.
+    result.min_reader_version = std::max(result.min_reader_version, 2);
+    result.min_writer_version = std::max(result.min_writer_version, 5);
+    return result;
+  }
+  if (column_mapping) AddFeature(needed, "columnMapping");
+  has_all = has_all && (!column_mapping || (HasFeature(current.reader_features, "columnMapping") &&
+                                            HasFeature(current.writer_features, "columnMapping")));
   if (needed.empty() || has_all) return result;
 
   if (result.min_writer_version < kFeaturesWriterVersion) {
@@ -93,11 +135,7 @@ Protocol RequiredProtocol(const std::optional<Protocol>& existing, const arrow::
   return result;
 }
 
-void CheckCanRead(const Protocol& protocol, const std::string& table) {
-  if (protocol.min_reader_version == 2) {
-    throw SourceError(table + " needs Delta reader version 2 (column mapping), which mssql-cdc "
-                      "does not read yet");
-  }
+void CheckCanRead(const Protocol& protocol, const Metadata& metadata, const std::string& table) {
   if (protocol.min_reader_version > kFeaturesReaderVersion) {
     throw SourceError(table + " needs Delta reader version " +
                       std::to_string(protocol.min_reader_version) +
@@ -111,35 +149,44 @@ void CheckCanRead(const Protocol& protocol, const std::string& table) {
       }
     }
   }
+  try {
+    ColumnMappingModeOf(metadata.configuration, table);
+  } catch (const ConfigError& e) {
+    throw SourceError(e.what());
+  }
 }
 
-void CheckCanWrite(const Protocol& protocol, const std::string& table) {
+void CheckCanWrite(const Protocol& protocol, const Metadata& metadata, const std::string& table) {
   if (protocol.min_writer_version > kFeaturesWriterVersion ||
-      (protocol.min_writer_version > 2 && protocol.min_writer_version < kFeaturesWriterVersion)) {
+      (protocol.min_writer_version > 2 && protocol.min_writer_version < kFeaturesWriterVersion &&
+       protocol.min_writer_version != 5)) {
     throw ConfigError(table + " needs Delta writer version " +
                       std::to_string(protocol.min_writer_version) +
-                      " (constraints, change data feed, generated or identity columns, column "
-                      "mapping), which mssql-cdc does not write");
+                      " (constraints, change data feed, generated or identity columns), which "
+                      "mssql-cdc does not write");
   }
-  if (protocol.min_writer_version == kFeaturesWriterVersion) {
-    for (const auto& feature : protocol.writer_features) {
-      if (!kWritableFeatures.count(feature)) {
-        throw ConfigError(table + " needs the Delta writer feature '" + feature +
-                          "', which mssql-cdc does not implement");
-      }
-    }
+  std::vector<std::string> features = protocol.writer_features;
+  if (protocol.min_writer_version < kFeaturesWriterVersion) {
+    features = LegacyWriterFeatures(protocol.min_writer_version);
   }
+  for (const auto& feature : features) {
+    if (kWritableFeatures.count(feature)) continue;
+    if (kWritableUnlessUsed.count(feature) && !UsesFeature(feature, metadata)) continue;
+    throw ConfigError(table + " needs the Delta writer feature '" + feature +
+                      "', which mssql-cdc does not implement");
+  }
+  ColumnMappingModeOf(metadata.configuration, table);
 }
 
 void CheckTableProperties(const StringMap& properties) {
   // Properties this engine honours, and properties it accepts only at their default value.
   static const std::set<std::string> kHonoured = {
       "delta.enableTypeWidening", "delta.appendOnly", "delta.checkpointInterval",
-      "delta.logRetentionDuration", "delta.deletedFileRetentionDuration"};
+      "delta.logRetentionDuration", "delta.deletedFileRetentionDuration",
+      kColumnMappingMode, kColumnMappingMaxId};
   static const std::map<std::string, std::string> kOnlyDefault = {
       {"delta.enableDeletionVectors", "false"},
       {"delta.enableChangeDataFeed", "false"},
-      {"delta.columnMapping.mode", "none"},
       {"delta.checkpoint.writeStatsAsJson", "true"},
       {"delta.checkpoint.writeStatsAsStruct", "false"},
       {"delta.dataSkippingNumIndexedCols", "32"},
@@ -156,6 +203,7 @@ void CheckTableProperties(const StringMap& properties) {
         throw ConfigError("table property " + key + " must be 'true' or 'false', not '" + value +
                           "'");
       }
+      if (key == kColumnMappingMode) ColumnMappingModeOf(properties, "the new table");
       if (key == "delta.checkpointInterval" &&
           (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
            std::stoll(value) <= 0)) {

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "core/errors.h"
+#include "delta/column_mapping.h"
 #include "delta/compute_kernels.h"
 
 namespace mssql_cdc::delta {
@@ -133,7 +134,7 @@ std::vector<BoundFilterTerm> BindFilter(const arrow::Schema& schema,
     if (!literal)
       throw ConfigError("filter " + Describe(term) + ": '" + term.value + "' is not a " +
                         field->type()->ToString() + " value");
-    bound.push_back({field->name(), term.op, field->type(), literal});
+    bound.push_back({field->name(), PhysicalName(*field), term.op, field->type(), literal});
   }
   return bound;
 }
@@ -163,12 +164,12 @@ std::shared_ptr<arrow::Table> ApplyFilter(const std::shared_ptr<arrow::Table>& t
 
 bool StatsExcludeFile(const ParsedFileStats& stats, const std::vector<BoundFilterTerm>& filter) {
   for (const auto& term : filter) {
-    auto nulls = stats.null_count.find(term.column);
+    auto nulls = stats.null_count.find(term.stats_column);
     if (stats.num_records && nulls != stats.null_count.end() &&
         nulls->second == *stats.num_records)
       return true;  // only NULLs: no comparison can be true
-    auto min = ParseStat(stats.min_values, term.column, term.type);
-    auto max = WidenTimestampMax(ParseStat(stats.max_values, term.column, term.type));
+    auto min = ParseStat(stats.min_values, term.stats_column, term.type);
+    auto max = WidenTimestampMax(ParseStat(stats.max_values, term.stats_column, term.type));
     if (RangeExcludes(term.op, min, max, term.literal)) return true;
   }
   return false;

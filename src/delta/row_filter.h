@@ -17,6 +17,7 @@ namespace mssql_cdc::delta {
 // One term with its column resolved in a schema and its literal parsed in the column's type.
 struct BoundFilterTerm {
   std::string column;
+  std::string stats_column;  // the column's name in file statistics (its physical name)
   std::string op;  // "=", "!=", "<", "<=", ">", ">="
   std::shared_ptr<arrow::DataType> type;
   std::shared_ptr<arrow::Scalar> literal;

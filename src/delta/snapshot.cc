@@ -75,7 +75,7 @@ Snapshot ReadSnapshot(FileSystem& fs, const std::string& table_root,
     throw SourceError(log + " holds no metaData action up to version " +
                       std::to_string(target) + ": the log is incomplete");
   }
-  CheckCanRead(snapshot.protocol, table_root);
+  CheckCanRead(snapshot.protocol, snapshot.metadata, table_root);
   // A schema this engine cannot read fails here, naming the log, not at first use.
   FromDeltaSchemaString(snapshot.metadata.schema_string, log + " metaData");
   return snapshot;

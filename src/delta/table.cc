@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "delta/checkpoint.h"
+#include "delta/column_mapping.h"
 #include "delta/data_file_io.h"
 #include "delta/data_file_scan.h"
 #include "delta/data_file_stream.h"
@@ -92,11 +93,12 @@ TableChange PlanTableChange(const Snapshot& snapshot, const arrow::Schema* incom
   change.schema = merged.schema;
   if (merged.changed) {
     Metadata metadata = snapshot.metadata;
-    metadata.schema_string = ToDeltaSchemaString(*merged.schema);
+    change.schema = MapNewColumns(*merged.schema, metadata.configuration, table);
+    metadata.schema_string = ToDeltaSchemaString(*change.schema);
     change.metadata = std::move(metadata);
   }
   Protocol protocol =
-      RequiredProtocol(snapshot.protocol, *merged.schema, snapshot.metadata.configuration);
+      RequiredProtocol(snapshot.protocol, *change.schema, snapshot.metadata.configuration);
   if (!(protocol == snapshot.protocol)) change.protocol = protocol;
   return change;
 }
@@ -200,7 +202,8 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
     throw ConfigError("creating Delta table " + uri + " needs a schema with columns");
   }
   auto [fs, root] = ResolveTableUri(uri);
-  CheckTableProperties(options.properties);
+  StringMap properties = WithColumnMappingMode(*options.schema, options.properties, root);
+  CheckTableProperties(properties);
   std::unordered_set<std::string> names;
   for (const auto& field : options.schema->fields()) {
     if (!names.insert(Lower(field->name())).second) {
@@ -208,7 +211,11 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
                         "are unique regardless of case)");
     }
   }
-  std::string schema_string = ToDeltaSchemaString(*options.schema);
+  std::shared_ptr<arrow::Schema> mapped = options.schema;
+  if (ColumnMappingModeOf(properties, root) == ColumnMappingMode::kName) {
+    mapped = MapNewColumns(*options.schema, properties, root);
+  }
+  std::string schema_string = ToDeltaSchemaString(*mapped);
   auto schema = FromDeltaSchemaString(schema_string, "the new schema");
 
   auto open_existing = [&]() {
@@ -228,18 +235,18 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
   metadata.name = options.name;
   metadata.description = options.description;
   metadata.schema_string = schema_string;
-  metadata.configuration = options.properties;
+  metadata.configuration = properties;
   metadata.created_time = NowMs();
-  Protocol protocol = RequiredProtocol(std::nullopt, *schema, options.properties);
+  Protocol protocol = RequiredProtocol(std::nullopt, *schema, properties);
 
-  nlohmann::json properties = nlohmann::json::object();
-  for (const auto& [key, value] : options.properties) properties[key] = value;
+  nlohmann::json properties_json = nlohmann::json::object();
+  for (const auto& [key, value] : properties) properties_json[key] = value;
   nlohmann::json parameters = {{"isManaged", "false"},
                                {"description", options.description
                                                    ? nlohmann::json(*options.description)
                                                    : nlohmann::json(nullptr)},
                                {"partitionBy", "[]"},
-                               {"properties", properties.dump()}};
+                               {"properties", properties_json.dump()}};
   CommitInfo info = MakeCommitInfo("CREATE TABLE", parameters, -1, true, {}, 0, AppendOptions{});
   std::vector<Action> actions = {info, protocol, metadata};
 
@@ -359,7 +366,7 @@ DeltaTable::Staged DeltaTable::StageAppend(const std::shared_ptr<arrow::Schema>&
                                            const AppendOptions& options) {
   CheckUserMetadata(options);
   CatchUp();
-  CheckCanWrite(snapshot_.protocol, root_);
+  CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
   if (!snapshot_.metadata.partition_columns.empty()) {
     throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
   }
@@ -445,7 +452,7 @@ std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPar
   std::vector<CommitResult> results(parts.size());
   for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
     CatchUp();
-    CheckCanWrite(snapshot_.protocol, root_);
+    CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
     if (!snapshot_.metadata.partition_columns.empty()) {
       throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
     }
@@ -618,7 +625,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
   CommitResult result;
   for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
     CatchUp();
-    CheckCanWrite(snapshot_.protocol, root_);
+    CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
     if (!snapshot_.metadata.partition_columns.empty()) {
       throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
     }

@@ -278,7 +278,7 @@ class Stream::Impl {
       initial_ = InitialOffset(*c.source, *c.clock, c.instance,
                                c.config.source.starting_position());
     }
-    CheckExistingTable(params.target, TableKind::kBronze);
+    CheckExistingBronze(params.target, c.bronze_schema);
     const auto& services = c.config.services;
     auto check_shared = [&](const std::string& uri, TableKind kind) {
       if (services && services->table_checks) {

@@ -272,6 +272,14 @@ void CheckExistingTable(const std::string& uri, TableKind kind) {
                     "give the " + what + "'s own path, or a path where none exists");
 }
 
+void CheckExistingBronze(const std::string& uri, const std::shared_ptr<arrow::Schema>& bronze_schema) {
+  if (!delta::DeltaTable::Exists(uri)) return;
+  auto table = delta::DeltaTable::Open(uri);
+  CheckTableColumns(table.snapshot().schema()->field_names(), TableKind::kBronze,
+                    "Delta table " + uri, "give the bronze table's own path, or a path where none exists");
+  table.StageAppend(bronze_schema);  // plans the append's schema change; writes nothing
+}
+
 void SharedTableChecks::Check(const std::string& uri, TableKind kind) {
   std::lock_guard lock(mutex_);
   const auto key = std::pair{NormalLocation(uri), kind};

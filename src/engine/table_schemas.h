@@ -59,6 +59,12 @@ void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
 // happens when there is no table at `uri`.
 void CheckExistingTable(const std::string& uri, TableKind kind);
 
+// CheckExistingTable for a bronze table at `uri`, and that the table takes rows of
+// `bronze_schema` as an append would (new columns appended, widenings where type widening is
+// on, column mapping where a new column's name needs it): SchemaChangedError naming the column
+// and giving the fix otherwise. Nothing is written.
+void CheckExistingBronze(const std::string& uri, const std::shared_ptr<arrow::Schema>& bronze_schema);
+
 // CheckExistingTable once per table for the streams of a group: a thousand streams that name
 // one facts table read its log once at start, not a thousand times. Thread-safe.
 class SharedTableChecks {

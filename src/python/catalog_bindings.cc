@@ -1,6 +1,7 @@
 // Python access to the one table-argument rule (core/table_ref.h) and to the Spark SQL of
 // named tables (catalog/table_sql.h), which the Spark package runs through its session.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -75,18 +76,19 @@ void BindCatalog(nb::module_& m) {
         "CREATE TABLE IF NOT EXISTS for a bronze, facts or control table named `name`.");
   m.def("migrate_table_sql",
         [](const std::string& kind, const std::string& name, const std::string& existing_schema_json,
-           const std::string& existing_version,
+           const delta::StringMap& existing_properties,
            const std::optional<std::string>& output_schema_json) {
           const TableKind k = KindOf(kind);
           return catalog::MigrateTableSql(NameOf(name, kind), k, existing_schema_json,
-                                          existing_version,
+                                          existing_properties,
                                           DefinitionOf(k, output_schema_json, std::nullopt));
         },
         nb::arg("kind"), nb::arg("name"), nb::arg("existing_schema_json"),
-        nb::arg("existing_version"), nb::arg("output_schema_json") = nb::none(),
-        "The ALTER TABLE statements that bring the existing table `name` up to the definition "
-        "(empty when none); ConfigError when it is not a table of `kind` or a column's type "
-        "differs.");
+        nb::arg("existing_properties"), nb::arg("output_schema_json") = nb::none(),
+        "The ALTER TABLE statements that bring the existing table `name` (with its table "
+        "properties) up to the definition (empty when none); ConfigError when it is not a table "
+        "of `kind` or a column's type differs, SchemaChangedError when a new column needs column "
+        "mapping the table lacks.");
   m.def("advance_verdict_sql",
         [](const std::string& control, const std::string& table_name,
            const std::string& end_offset, const std::string& granularity)

@@ -211,6 +211,17 @@ void BindTables(nb::module_& m) {
         "Creates the bronze table when missing, as a native stream does (schema, comments, "
         "schema version; the table comment names capture_instance when given). An existing "
         "table is left as it is: appends with mergeSchema add new columns.");
+  m.def("check_bronze",
+        [](const std::string& uri, const std::string& output_schema_json) {
+          TableRef::RequirePath(uri, "target");
+          auto schema = BronzeSchema(OutputSchemaOf(output_schema_json));
+          nb::gil_scoped_release release;
+          CheckExistingBronze(uri, schema);
+        },
+        nb::arg("uri"), nb::arg("output_schema_json"),
+        "Checks an existing bronze table at `uri` before anything is written: it must be a "
+        "bronze table and take the output schema's rows (SchemaChangedError with the fix, e.g. "
+        "the ALTER TABLE that enables column mapping). Nothing when there is no table.");
   m.def("ensure_facts",
         [](const std::string& uri) {
           TableRef::RequirePath(uri, "facts_table");

@@ -35,7 +35,7 @@ std::string ColumnSql(const ColumnDef& c) {
 
 // Checks a column definition a caller built: its name and whether the simulator has its type.
 void CheckColumn(const ColumnDef& c) {
-  CheckIdentifier(c.name, "column name");
+  CheckColumnName(c.name, "column name");
   if (c.name.rfind("__$", 0) == 0) {
     throw ConfigError("column name " + c.name + " is reserved for change tables");
   }

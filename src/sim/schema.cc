@@ -45,6 +45,19 @@ void CheckIdentifier(std::string_view name, std::string_view what, std::size_t m
   }
 }
 
+void CheckColumnName(std::string_view name, std::string_view what) {
+  auto fail = [&](std::string_view why) {
+    throw ConfigError("invalid " + std::string(what) + " '" + std::string(name) + "': " +
+                      std::string(why));
+  };
+  if (name.empty()) fail("it is empty");
+  if (name.size() > 128) fail("longer than 128 characters");
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) fail("it holds a control character");
+    if (c == ']') fail("it holds ']'");
+  }
+}
+
 TableName ParseTableName(std::string_view text) {
   std::string_view s = Trim(text);
   TableName out;
@@ -76,7 +89,7 @@ ColumnDef ParseColumnDeclaration(std::string_view text) {
     while (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) ++end;
     col.name = std::string(s.substr(0, end));
   }
-  CheckIdentifier(col.name, "column name in '" + std::string(text) + "'");
+  CheckColumnName(col.name, "column name in '" + std::string(text) + "'");
   std::string_view rest = Trim(s.substr(end));
   if (EndsWithWord(rest, "null")) {
     rest = Trim(rest.substr(0, rest.size() - 4));

@@ -32,6 +32,9 @@ TableName ParseTableName(std::string_view text);
 // Throws ConfigError naming `what` when `name` is not a regular identifier of at most
 // `max_length` characters.
 void CheckIdentifier(std::string_view name, std::string_view what, std::size_t max_length = 128);
+// Throws ConfigError naming `what` when `name` is not a column name SQL Server takes as a
+// delimited identifier ([Qty (kg)]): 1 to 128 characters, no control character and no ']'.
+void CheckColumnName(std::string_view name, std::string_view what);
 // Case-insensitive equality of two identifiers.
 inline bool SameName(std::string_view a, std::string_view b) {
   return EqualsIgnoringAsciiCase(a, b);

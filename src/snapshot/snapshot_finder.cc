@@ -5,18 +5,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ascii.h"
+#include "delta/column_mapping.h"
 
 namespace mssql_cdc {
 namespace {
 
 // False when the file's statistics show no operation-0 row; true when they cannot tell.
-bool MayHoldSnapshotRows(const delta::AddFile& file) {
+// `operation` is the _operation column's name in statistics (its physical name).
+bool MayHoldSnapshotRows(const delta::AddFile& file, const std::string& operation) {
   if (!file.stats) return true;
   const auto stats = nlohmann::json::parse(*file.stats, nullptr, /*allow_exceptions=*/false);
   if (stats.is_discarded()) return true;
   const auto min = stats.find("minValues");
-  if (min == stats.end() || !min->contains("_operation")) return true;
-  return (*min)["_operation"].is_number() && (*min)["_operation"].get<std::int64_t>() == 0;
+  if (min == stats.end() || !min->contains(operation)) return true;
+  return (*min)[operation].is_number() && (*min)[operation].get<std::int64_t>() == 0;
 }
 
 bool Named(std::string_view name, const std::vector<std::string>& instances) {
@@ -50,9 +52,11 @@ std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
   const bool has_chunk = schema.GetFieldIndex("_chunk") >= 0;
   if (has_snapshot) columns.push_back("_snapshot");
   if (has_chunk) columns.push_back("_chunk");
+  const auto operation_field = schema.GetFieldByName("_operation");
+  const std::string operation = operation_field ? delta::PhysicalName(*operation_field) : "_operation";
   std::vector<delta::AddFile> files;
   for (const auto& [path, add] : bronze.snapshot().files) {
-    if (MayHoldSnapshotRows(add)) files.push_back(add);
+    if (MayHoldSnapshotRows(add, operation)) files.push_back(add);
   }
   std::optional<FoundSnapshot> found;
   std::string found_lsn;

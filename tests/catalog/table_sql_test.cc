@@ -37,7 +37,8 @@ TEST(MigrateTableSql, AddsTheColumnsAnOlderTableLacksAndItsVersion) {
     (is_required || dropped.size() == 2 ? kept : dropped).push_back(field);
   }
   const auto statements = MigrateTableSql(Name("ops.ingestion_facts"), TableKind::kFacts,
-                                          delta::ToDeltaSchemaString(*arrow::schema(kept)), "1",
+                                          delta::ToDeltaSchemaString(*arrow::schema(kept)),
+                                          {{kSchemaVersionProperty, "1"}},
                                           FactsTableOptions());
   ASSERT_EQ(statements.size(), 2u);
   const std::string add = "ALTER TABLE `ops`.`ingestion_facts` ADD COLUMNS (" +
@@ -53,14 +54,14 @@ TEST(MigrateTableSql, NothingForATableThatIsUpToDate) {
   auto definition = FactsTableOptions();
   EXPECT_TRUE(MigrateTableSql(Name("f"), TableKind::kFacts,
                               delta::ToDeltaSchemaString(*FactsSchema()),
-                              definition.properties.at(kSchemaVersionProperty), definition)
+                              definition.properties, definition)
                   .empty());
 }
 
 TEST(MigrateTableSql, RefusesATableOfAnotherKind) {
   try {
     MigrateTableSql(Name("ops.table_finalization"), TableKind::kControl,
-                    delta::ToDeltaSchemaString(*FactsSchema()), "", ControlTableOptions());
+                    delta::ToDeltaSchemaString(*FactsSchema()), {}, ControlTableOptions());
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(), "table ops.table_finalization is not a control table: it has no "
@@ -73,7 +74,8 @@ TEST(MigrateTableSql, RefusesAColumnOfAnotherType) {
   auto fields = ControlSchema()->fields();
   fields[1] = arrow::field("finalized_until", arrow::utf8());
   EXPECT_THROW(MigrateTableSql(Name("c"), TableKind::kControl,
-                               delta::ToDeltaSchemaString(*arrow::schema(fields)), "4",
+                               delta::ToDeltaSchemaString(*arrow::schema(fields)),
+                               {{kSchemaVersionProperty, "4"}},
                                ControlTableOptions()),
                Error);
 }
@@ -92,6 +94,49 @@ TEST(AdvanceVerdictSql, MovesForwardOnlyAndQuotesTheTableName) {
   EXPECT_NE(sql.find("'2023-11-14 22:00:00.000000'"), std::string::npos) << sql;
   end.commit_ts.reset();
   EXPECT_EQ(AdvanceVerdictSql(Name("c"), "t", end, Granularity::kHour), "");
+}
+
+// A bronze output schema of dbo.orders, with the column "Qty (kg)" or without it.
+std::shared_ptr<arrow::Schema> OrdersOutput(bool with_qty) {
+  arrow::FieldVector fields = {
+      arrow::field("_capture_instance", arrow::utf8()), arrow::field("_start_lsn", arrow::utf8()),
+      arrow::field("_seqval", arrow::utf8()), arrow::field("_operation", arrow::int32()),
+      arrow::field("_commit_ts", arrow::timestamp(arrow::TimeUnit::MICRO)),
+      arrow::field("id", arrow::int64())};
+  if (with_qty) fields.push_back(arrow::field("Qty (kg)", arrow::float64()));
+  return arrow::schema(fields);
+}
+
+// A captured column whose name Spark stores only with column mapping: a new bronze table gets
+// it; an existing one without it is refused with the ALTER TABLE that enables it.
+TEST(CreateTableSql, ANameThatNeedsColumnMappingTurnsItOn) {
+  const std::string sql = CreateTableSql(Name("lake.orders"), BronzeTableOptions(OrdersOutput(true), "dbo_orders"));
+  EXPECT_NE(sql.find("`Qty (kg)` DOUBLE"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("'delta.columnMapping.mode' = 'name'"), std::string::npos) << sql;
+  const std::string plain = CreateTableSql(Name("lake.orders"), BronzeTableOptions(OrdersOutput(false), ""));
+  EXPECT_EQ(plain.find("columnMapping"), std::string::npos) << plain;
+}
+
+TEST(MigrateTableSql, ANewColumnThatNeedsColumnMappingIsRefusedWithTheAlter) {
+  const auto existing = BronzeTableOptions(OrdersOutput(false), "");
+  const std::string existing_json = delta::ToDeltaSchemaString(*existing.schema);
+  try {
+    MigrateTableSql(Name("lake.orders"), TableKind::kBronze, existing_json, existing.properties,
+                    BronzeTableOptions(OrdersOutput(true), ""));
+    FAIL() << "no error";
+  } catch (const SchemaChangedError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "ALTER TABLE `lake`.`orders` SET TBLPROPERTIES ('delta.columnMapping.mode'='name', "
+                  "'delta.minReaderVersion'='2', 'delta.minWriterVersion'='5')"),
+              std::string::npos)
+        << e.what();
+  }
+  auto mapped = existing.properties;
+  mapped["delta.columnMapping.mode"] = "name";
+  const auto statements = MigrateTableSql(Name("lake.orders"), TableKind::kBronze, existing_json,
+                                          mapped, BronzeTableOptions(OrdersOutput(true), ""));
+  ASSERT_FALSE(statements.empty());
+  EXPECT_NE(statements[0].find("ADD COLUMNS (`Qty (kg)` DOUBLE"), std::string::npos) << statements[0];
 }
 
 }  // namespace

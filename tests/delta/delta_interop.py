@@ -17,6 +17,15 @@ def deltars_rows(path, key):
     return sort_rows(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key)
 
 
+def deltars_query_rows(path, key):
+    """The rows as delta-rs's query engine reads them: it applies column mapping, which its
+    to_pyarrow_table() (1.6) does not (a table Spark itself mapped reads as NULLs there)."""
+    from deltalake import DeltaTable, QueryBuilder
+
+    table = QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT * FROM t").read_all()
+    return sort_rows(pa.table(table).to_pylist(), key)
+
+
 def spark_table(spark, path):
     """The table as Spark reads it, as a pyarrow Table."""
     return spark.read.format("delta").load(str(path)).toArrow()

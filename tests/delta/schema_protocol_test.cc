@@ -158,16 +158,64 @@ TEST(DeltaProtocol, LowestVersionsForTheFeaturesInUse) {
 }
 
 TEST(DeltaProtocol, RefusesWhatThisEngineCannotReadOrWrite) {
-  EXPECT_NO_THROW(CheckCanRead(Protocol{3, 7, {"timestampNtz"}, {"timestampNtz"}}, "t"));
-  EXPECT_THROW(CheckCanRead(Protocol{3, 7, {"deletionVectors"}, {"deletionVectors"}}, "t"), SourceError);
-  EXPECT_THROW(CheckCanRead(Protocol{2, 5, {}, {}}, "t"), SourceError);
-  EXPECT_THROW(CheckCanWrite(Protocol{1, 4, {}, {}}, "t"), ConfigError);
-  EXPECT_THROW(CheckCanWrite(Protocol{3, 7, {}, {"rowTracking"}}, "t"), ConfigError);
-  EXPECT_NO_THROW(CheckCanWrite(Protocol{1, 2, {}, {}}, "t"));
-  EXPECT_THROW(CheckTableProperties({{"delta.columnMapping.mode", "name"}}), ConfigError);
+  const Metadata plain;
+  Metadata by_id;
+  by_id.configuration = {{"delta.columnMapping.mode", "id"}};
+  EXPECT_NO_THROW(CheckCanRead(Protocol{3, 7, {"timestampNtz"}, {"timestampNtz"}}, plain, "t"));
+  EXPECT_THROW(CheckCanRead(Protocol{3, 7, {"deletionVectors"}, {"deletionVectors"}}, plain, "t"),
+               SourceError);
+  EXPECT_THROW(CheckCanRead(Protocol{2, 5, {}, {}}, by_id, "t"), SourceError);
+  EXPECT_THROW(CheckCanWrite(Protocol{1, 4, {}, {}}, plain, "t"), ConfigError);
+  EXPECT_THROW(CheckCanWrite(Protocol{3, 7, {}, {"rowTracking"}}, plain, "t"), ConfigError);
+  EXPECT_THROW(CheckCanWrite(Protocol{2, 5, {}, {}}, by_id, "t"), ConfigError);
+  EXPECT_NO_THROW(CheckCanWrite(Protocol{1, 2, {}, {}}, plain, "t"));
+  EXPECT_THROW(CheckTableProperties({{"delta.columnMapping.mode", "id"}}), ConfigError);
   EXPECT_THROW(CheckTableProperties({{"delta.checkpointInterval", "0"}}), ConfigError);
   EXPECT_NO_THROW(CheckTableProperties({{"delta.enableTypeWidening", "true"},
+                                        {"delta.columnMapping.mode", "name"},
                                         {"mssql_cdc.schema_version", "3"}}));
+}
+
+// Writer version 5 (what the ALTER TABLE that enables column mapping gives) implies constraints,
+// the change data feed and generated columns; they bind a writer only where the table uses them.
+TEST(DeltaProtocol, WritesVersionFiveTablesThatUseNothingItCannotWrite) {
+  Metadata mapped;
+  mapped.configuration = {{"delta.columnMapping.mode", "name"}};
+  EXPECT_NO_THROW(CheckCanRead(Protocol{2, 5, {}, {}}, mapped, "t"));
+  EXPECT_NO_THROW(CheckCanWrite(Protocol{2, 5, {}, {}}, mapped, "t"));
+  const Protocol upgraded{3, 7, {"columnMapping"},
+                          {"appendOnly", "invariants", "checkConstraints", "changeDataFeed",
+                           "generatedColumns", "columnMapping"}};
+  EXPECT_NO_THROW(CheckCanWrite(upgraded, mapped, "t"));
+
+  Metadata with_feed = mapped;
+  with_feed.configuration["delta.enableChangeDataFeed"] = "true";
+  EXPECT_THROW(CheckCanWrite(Protocol{2, 5, {}, {}}, with_feed, "t"), ConfigError);
+  Metadata with_constraint = mapped;
+  with_constraint.configuration["delta.constraints.positive"] = "id > 0";
+  EXPECT_THROW(CheckCanWrite(upgraded, with_constraint, "t"), ConfigError);
+}
+
+TEST(DeltaProtocol, ColumnMappingAloneIsReaderTwoWriterFive) {
+  auto plain = arrow::schema({arrow::field("a", arrow::int64())});
+  const StringMap mapped = {{"delta.columnMapping.mode", "name"}};
+  EXPECT_EQ(RequiredProtocol(std::nullopt, *plain, mapped), (Protocol{2, 5, {}, {}}));
+
+  // With a feature only table features name, mapping is named in both lists.
+  auto ntz = arrow::schema({arrow::field("a", arrow::timestamp(arrow::TimeUnit::MICRO))});
+  EXPECT_EQ(RequiredProtocol(std::nullopt, *ntz, mapped),
+            (Protocol{3, 7, {"timestampNtz", "columnMapping"},
+                      {"appendOnly", "invariants", "timestampNtz", "columnMapping"}}));
+
+  // A (2,5) table that then needs type widening keeps mapping and what version 5 implied.
+  StringMap widening = mapped;
+  widening["delta.enableTypeWidening"] = "true";
+  auto upgraded = RequiredProtocol(Protocol{2, 5, {}, {}}, *plain, widening);
+  EXPECT_EQ(upgraded.min_reader_version, 3);
+  EXPECT_EQ(upgraded.reader_features, (std::vector<std::string>{"columnMapping", "typeWidening"}));
+  EXPECT_EQ(upgraded.writer_features,
+            (std::vector<std::string>{"appendOnly", "invariants", "checkConstraints", "changeDataFeed",
+                                      "generatedColumns", "columnMapping", "typeWidening"}));
 }
 
 }  // namespace

@@ -24,10 +24,10 @@ class StreamSchemaChangeTest : public StreamTest {
  protected:
   static constexpr char kNewInstance[] = "dbo_items_v2";
 
-  // Adds `color`, then enables the instance that captures it.
-  void SwitchToAnInstanceWithColor() {
+  // Adds `column` (color by default), then enables the instance that captures it.
+  void SwitchToAnInstanceWithColor(const char* column = "color varchar(10)") {
     db_->AdvanceClock(1'000'000);
-    db_->AddColumn(items_, sim::ParseColumnDeclaration("color varchar(10)"));
+    db_->AddColumn(items_, sim::ParseColumnDeclaration(column));
     db_->AdvanceClock(1'000'000);
     sim::EnableCdcOptions v2;
     v2.capture_instance = kNewInstance;
@@ -351,6 +351,79 @@ TEST_F(StreamSchemaChangeTest, ALeastPrivilegeLoginMeetsANewChangeTableWithTheGr
   RunOnce(config());
   EXPECT_EQ(BronzeChanges(), TableChanges(s));
   EXPECT_EQ(Events("capture_instance_switched").size(), 1u);
+}
+
+// A captured column whose name a Delta table stores only with column mapping ("Qty (kg)"):
+// bronze is created with mapping, and a column a newer instance adds is mapped too.
+TEST_F(StreamSchemaChangeTest, ACapturedNameThatNeedsColumnMappingGivesBronzeMapping) {
+  const sim::TableName weights = sim::ParseTableName("dbo.weights");
+  sim::TableDef table;
+  table.name = weights;
+  for (const char* c : {"id int not null", "[Qty (kg)] int"}) {
+    table.columns.push_back(sim::ParseColumnDeclaration(c));
+  }
+  table.primary_key = {"id"};
+  db_->CreateTable(table);
+  db_->EnableCdc(weights);
+  auto insert = [&](int id, std::optional<int> price) {
+    db_->AdvanceClock(1'000'000);
+    auto txn = db_->Begin();
+    sim::Row row = {{"id", id}, {"Qty (kg)", id * 10}};
+    if (price) row["Unit price"] = *price;
+    txn->Insert(weights, row);
+    txn->Commit();
+  };
+  insert(1, std::nullopt);
+  insert(2, std::nullopt);
+  const Options weights_instance = {{"captureInstance", "dbo_weights"}};
+  RunOnce(Config(weights_instance));
+  auto bronze = delta::DeltaTable::Open(dir_.File("bronze"));
+  EXPECT_EQ(bronze.snapshot().metadata.configuration.at("delta.columnMapping.mode"), "name");
+  auto sorted = [](std::vector<std::int64_t> values) {
+    std::sort(values.begin(), values.end());
+    return values;
+  };
+  EXPECT_EQ(sorted(Int64Column(Bronze(), "Qty (kg)")), (std::vector<std::int64_t>{10, 20}));
+
+  db_->AdvanceClock(1'000'000);
+  db_->AddColumn(weights, sim::ParseColumnDeclaration("[Unit price] int"));
+  db_->AdvanceClock(1'000'000);
+  sim::EnableCdcOptions v2;
+  v2.capture_instance = "dbo_weights_v2";
+  db_->EnableCdc(weights, v2);
+  insert(3, 7);
+  insert(4, 8);
+  RunOnce(Config(weights_instance));
+  const auto rows = Bronze();
+  EXPECT_EQ(sorted(Int64Column(rows, "Unit price")), (std::vector<std::int64_t>{-1, -1, 7, 8}));
+  EXPECT_EQ(sorted(Int64Column(rows, "Qty (kg)")), (std::vector<std::int64_t>{10, 20, 30, 40}));
+  const auto field = delta::DeltaTable::Open(dir_.File("bronze")).snapshot().schema()->GetFieldByName("Unit price");
+  ASSERT_TRUE(field && field->metadata());
+  EXPECT_TRUE(field->metadata()->Contains("delta.columnMapping.physicalName"));
+}
+
+// Bronze without column mapping meets a new column that needs it: the batch stops before
+// reading, with the ALTER TABLE that enables mapping, and writes nothing.
+TEST_F(StreamSchemaChangeTest, ANewColumnThatNeedsColumnMappingStopsWithTheStatement) {
+  Insert(1, 2);
+  RunOnce(Config());
+  const auto before = BronzeChanges();
+  const auto version = delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version;
+  SwitchToAnInstanceWithColor("[Unit price] int");
+  Update(1, 9);
+  Update(2, 9);
+  try {
+    RunOnce(Config());
+    FAIL() << "expected SchemaChangedError";
+  } catch (const SchemaChangedError& e) {
+    const std::string expected = "ALTER TABLE delta.`" + dir_.File("bronze") +
+                                 "` SET TBLPROPERTIES ('delta.columnMapping.mode'='name', "
+                                 "'delta.minReaderVersion'='2', 'delta.minWriterVersion'='5')";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'Unit price'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(BronzeChanges(), before);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version, version);
 }
 
 }  // namespace

@@ -154,6 +154,15 @@ TEST_F(SimDatabaseTest, UpdateMaskBitsAndLobRules) {
   EXPECT_TRUE(rows[5].values[4].is_null());
 }
 
+// SQL Server takes any column name as a delimited identifier: [Qty (kg)] is a column.
+TEST(SimColumnNameTest, DelimitedNamesMayHoldSpacesAndPunctuation) {
+  EXPECT_EQ(ParseColumnDeclaration("[Qty (kg)] int").name, "Qty (kg)");
+  EXPECT_EQ(ParseColumnDeclaration("[a,b;c{d}e=f] varchar(5)").name, "a,b;c{d}e=f");
+  EXPECT_THROW(ParseColumnDeclaration("[] int"), ConfigError);
+  EXPECT_THROW(ParseColumnDeclaration("[a\tb] int"), ConfigError);
+  EXPECT_THROW(ParseColumnDeclaration("[" + std::string(129, 'x') + "] int"), ConfigError);
+}
+
 TEST(SimDatabaseMaskTest, MaskIsBigEndianAcrossBytes) {
   TempDir dir;
   auto db = SimDatabase::Create(dir.File("wide.db"));

@@ -109,12 +109,16 @@ def reset_guide_tables(spark):
 
 
 @contextlib.contextmanager
-def served_sim(cli, db, user="spark_reader", password="Spark-pw-1", tls=False):
+def served_sim(cli, db, user="spark_reader", password="Spark-pw-1", tls=False, grants=None):
     """`mssql-cdc sim serve` over `db` for the length of the block; yields the odbc source
-    options that reach it as `user` (a login the block adds, db_owner). With `tls`, the server
+    options that reach it as `user` (a login the block adds, db_owner; with `grants`, a
+    least-privilege login granted SELECT on those objects only). With `tls`, the server
     has a test CA's certificate for localhost and the options connect through ODBC Driver 18
     with Encrypt=strict (TDS 8.0), the certificate pinned by ServerCertificate=."""
-    cli("sim", "login", "add", "--db", db, "--name", user, "--password", password, "--db-owner")
+    login = ["sim", "login", "add", "--db", db, "--name", user, "--password", password]
+    cli(*login, *([] if grants is not None else ["--db-owner"]))
+    for granted in grants or ():
+        cli("sim", "grant", "--db", db, "--login", user, "--object", granted)
     binary = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
     serve = [binary, "sim", "serve", "--db", str(db), "--port", "0"]
     certs = Path(db).parent / "certs"

@@ -228,3 +228,47 @@ def test_two_instances_typing_a_column_incompatibly_are_refused_before_anything_
     # The columns option chooses the type to read with.
     assert run(spark, shop, tmp_path, columns="order_id BIGINT, shipped STRING") is None
     assert delta(f"{tmp_path}/bronze").schema.field("shipped").type == "string"
+
+
+def test_a_new_column_that_needs_column_mapping_gets_the_alter_then_goes_on(spark, shop, cli, tmp_path):
+    """Bronze without column mapping meets "Unit price": the restart is refused before anything is
+    written, with the ALTER TABLE that enables mapping; after it, the stream goes on. A new bronze
+    table named in the catalog is created with mapping."""
+    assert run(spark, shop, tmp_path) is None
+    rows = delta_rows(tmp_path)
+    cli("sim", "add-column", "--db", shop, "--table", "dbo.orders", "--column", "[Unit price] int")
+    cli("sim", "enable-cdc", "--db", shop, "--table", "dbo.orders", "--capture-instance", NEW)
+    workload(cli, shop, 10, seed=27, tables=["dbo.orders"])
+
+    with pytest.raises(Exception) as refused:
+        run(spark, shop, tmp_path)
+    error = refused.value
+    assert is_schema_changed(error), error
+    alter = (f"ALTER TABLE delta.`{tmp_path}/bronze` SET TBLPROPERTIES ('delta.columnMapping.mode'='name', "
+             f"'delta.minReaderVersion'='2', 'delta.minWriterVersion'='5')")
+    assert "'Unit price'" in str(error) and alter in str(error)
+    assert delta_rows(tmp_path) == rows
+
+    spark.sql(alter)
+    assert run(spark, shop, tmp_path) is None
+    s = _core.open_sim_source(str(shop)).min_lsn(NEW)
+    expected = [r for r in change_table(shop, OLD).to_pylist() if r["_start_lsn"] < s]
+    expected += change_table(shop, NEW).to_pylist()
+    bronze = spark.read.format("delta").load(f"{tmp_path}/bronze")
+    assert "Unit price" in bronze.columns
+    assert sorted(row_key(r.asDict()) for r in bronze.collect()) == sorted(row_key(r) for r in expected)
+    assert sorted(row_key(r) for r in delta(f"{tmp_path}/bronze").to_pylist()) == sorted(
+        row_key(r) for r in expected)
+
+    spark.sql("DROP SCHEMA IF EXISTS mapped CASCADE")
+    spark.sql("CREATE SCHEMA mapped")
+    try:
+        options = dict(sim_options(shop), captureInstance=NEW)
+        query = stream(spark, options).to_delta("mapped.bronze_orders", "orders-v2", f"{tmp_path}/ckpt-named",
+                                                trigger={"availableNow": True})
+        assert await_all({NEW: query}).get(NEW) is None
+        properties = {r["key"]: r["value"] for r in spark.sql("SHOW TBLPROPERTIES mapped.bronze_orders").collect()}
+        assert properties["delta.columnMapping.mode"] == "name"
+        assert spark.table("mapped.bronze_orders").count() == change_table(shop, NEW).num_rows
+    finally:
+        spark.sql("DROP SCHEMA IF EXISTS mapped CASCADE")
