@@ -27,13 +27,19 @@ def _struct(schema_json: str) -> StructType:
 
 def snapshot_frame(spark: Any, options: Mapping[str, str], plan: Mapping[str, Any],
                    bronze_schema: StructType, *, snapshot: str | None = None) -> Any:
-    """The snapshot the engine planned (``{"lsn", "keys", "chunks"}``) as a DataFrame in bronze's
+    """The snapshot the engine planned (``{"lsn", "keys", "chunks"}``, and the
+    ``capture_instance`` to read through when it names one) as a DataFrame in bronze's
     schema, read by Spark's tasks a range each through ``format("mssql_cdc_snapshot")``, its rows
     stamped ``lsn``. ``snapshot``: the S of a chunked snapshot's wave, whose rows keep their
     ``_chunk``; otherwise ``_snapshot`` is the stamp and ``_chunk`` NULL."""
     read = {k: v for k, v in options.items()
             if k.lower() not in ("snapshotchunks", "snapshotkeys", "snapshotlsn")}
     read["snapshotLsn"] = plan["lsn"]
+    if plan.get("capture_instance"):
+        # The instance the engine reads the table through: the newest, with the current columns.
+        for name in [k for k in read if k.lower() == "captureinstance"]:
+            del read[name]
+        read["captureInstance"] = plan["capture_instance"]
     if plan["chunks"]:
         read["snapshotKeys"] = json.dumps(plan["keys"])
         read["snapshotChunks"] = json.dumps(plan["chunks"])

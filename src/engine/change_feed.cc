@@ -15,6 +15,7 @@
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
 #include "schema_change/table_columns.h"
+#include "schema_change/table_instances.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
 
@@ -118,7 +119,7 @@ Offset ChangeFeed::LatestOffset(const Offset& start, std::optional<std::int64_t>
 std::optional<PurgedRange> ChangeFeed::Purged(const Offset& start) {
   const Lsn first = start.lsn.Increment();
   const mssql_cdc::TableInstances instances = ListInstances();
-  const std::string serving = instances.active().empty() ? instance_.name : instances.At(first).name;
+  const std::string serving = instances.NameAt(first, instance_.name);
   Retention retention = ReadRetention(*source_, clock_, serving);
   if (mssql_cdc::Purged(retention, first) && options_.fail_on_data_loss) {
     CheckNotDisabledTooEarly(instances, options_.capture_instance, start);
@@ -155,8 +156,7 @@ RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& en
   measures.from = start.lsn.Increment();
   measures.to = end.lsn;
   const mssql_cdc::TableInstances instances = ListInstances();
-  const std::string serving =
-      instances.active().empty() ? instance_.name : instances.At(end.lsn).name;
+  const std::string serving = instances.NameAt(end.lsn, instance_.name);
   measures.end = MeasureEnd(*source_, clock_, ReadRetention(*source_, clock_, serving));
   return measures;
 }
@@ -194,9 +194,9 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
   StreamCheckpoint state(request.state_dir);
   state.ClaimFor({request.app_id, instance_.name, request.target});
   BootstrapRequest snapshot;
-  snapshot.instance = instance_;
+  snapshot.instance = SnapshotInstance(mssql_cdc::TableInstances::Of(*source_, instance_), instance_);
   snapshot.instances = TableInstances();
-  snapshot.columns = source_->CapturedColumns(instance_.name);
+  snapshot.columns = source_->CapturedColumns(snapshot.instance.name);
   snapshot.bronze_schema = BronzeSchema(output_schema_);
   snapshot.app_id = request.app_id;
   snapshot.target = request.target;

@@ -524,9 +524,9 @@ class Stream::Impl {
   BootstrapRequest BootstrapRequestFor() {
     StreamContext& c = context_;
     BootstrapRequest request;
-    request.instance = c.instance;
+    request.instance = SnapshotInstance(TableInstances::Of(*c.source, c.instance), c.instance);
     request.instances = InstancesOfTable(c.source->ListCaptureInstances(), c.instance);
-    request.columns = c.source->CapturedColumns(c.instance.name);
+    request.columns = c.source->CapturedColumns(request.instance.name);
     request.bronze_schema = c.bronze_schema;
     request.app_id = c.config.params.app_id;
     request.target = c.config.params.target;

@@ -184,7 +184,9 @@ std::string Bootstrap(nb::handle options, const std::string& target, const std::
 std::string SnapshotPlanJson(const ParallelSnapshotRequest& request) {
   std::vector<PlannedRange> ranges;
   for (const auto& range : request.plan.ranges) ranges.push_back({range.lo, range.hi});
-  return ReadPlanJson(request.snapshot_lsn, request.plan.key_columns, ranges).dump();
+  nlohmann::json plan = ReadPlanJson(request.snapshot_lsn, request.plan.key_columns, ranges);
+  plan["capture_instance"] = request.capture_instance;  // the newest instance (SnapshotInstance)
+  return plan.dump();
 }
 
 class PythonBootstrapTables final : public BootstrapTables {

@@ -50,6 +50,14 @@ const CaptureInstanceInfo& TableInstances::At(const Lsn& lsn) const {
   return *found;
 }
 
+std::string TableInstances::NameAt(const Lsn& lsn, const std::string& otherwise) const {
+  return active_.empty() ? otherwise : At(lsn).name;
+}
+
+CaptureInstanceInfo SnapshotInstance(const TableInstances& instances, const CaptureInstanceInfo& of) {
+  return instances.active().empty() ? of : instances.active().back();
+}
+
 std::vector<InstanceSegment> TableInstances::Segments(const Lsn& from, const Lsn& to) const {
   std::vector<InstanceSegment> out;
   if (to < from) return out;

@@ -52,6 +52,8 @@ class TableInstances {
   // The instance changes at `lsn` are read from: the newest active one whose start LSN is at
   // or below it, else the oldest. Throws InternalError when none is active.
   const CaptureInstanceInfo& At(const Lsn& lsn) const;
+  // At(lsn)'s name, or `otherwise` while no instance has taken over.
+  std::string NameAt(const Lsn& lsn, const std::string& otherwise) const;
   // [from, to] cut at each newer instance's start LSN.
   std::vector<InstanceSegment> Segments(const Lsn& from, const Lsn& to) const;
   // The instances taking over in (after, through]: a batch that starts after `after` and ends
@@ -63,6 +65,11 @@ class TableInstances {
   std::vector<CaptureInstanceInfo> active_;
   std::vector<CaptureInstanceInfo> pending_;
 };
+
+// The instance a whole snapshot of the table reads through: the newest that has taken over,
+// whose captured columns are the table's current ones (an older instance reads NULL for a
+// column added since); `of` itself when none has.
+CaptureInstanceInfo SnapshotInstance(const TableInstances& instances, const CaptureInstanceInfo& of);
 
 // Throws DataLossError naming the cause when the instance a stream was configured with
 // (`configured`, matched ignoring case) is no longer listed and the changes after

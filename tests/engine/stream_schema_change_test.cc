@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "core/errors.h"
@@ -351,6 +352,31 @@ TEST_F(StreamSchemaChangeTest, ALeastPrivilegeLoginMeetsANewChangeTableWithTheGr
   RunOnce(config());
   EXPECT_EQ(BronzeChanges(), TableChanges(s));
   EXPECT_EQ(Events("capture_instance_switched").size(), 1u);
+}
+
+// A stream configured with the older instance bootstraps after the newer one took over: the
+// snapshot reads the table through the newer instance, so its rows carry the new column.
+TEST_F(StreamSchemaChangeTest, ABootstrapReadsTheTableThroughItsNewestInstance) {
+  Insert(1, 2);
+  SwitchToAnInstanceWithColor();
+  InsertColored(10, "red");
+  ASSERT_FALSE(db_->MinLsn(kNewInstance).IsZero());
+  StreamConfig config = Config();
+  config.params.bootstrap = true;
+  RunOnce(config);
+  const auto bronze = Bronze();
+  const auto ops = Int64Column(bronze, "_operation");
+  const auto ids = Int64Column(bronze, "id");
+  const auto colors = StringColumn(bronze, "color");
+  const auto instances = StringColumn(bronze, "_capture_instance");
+  std::map<std::int64_t, std::optional<std::string>> snapshot;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i] != 0) continue;
+    snapshot[ids[i]] = colors[i];
+    EXPECT_EQ(*instances[i], kNewInstance);
+  }
+  EXPECT_EQ(snapshot, (std::map<std::int64_t, std::optional<std::string>>{
+                          {1, std::nullopt}, {2, std::nullopt}, {10, "red"}}));
 }
 
 // A captured column whose name a Delta table stores only with column mapping ("Qty (kg)"):

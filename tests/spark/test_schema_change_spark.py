@@ -9,7 +9,7 @@ import json
 import pytest
 from spark_helpers import change_table, delta, row_key, sim_options, wait_for, workload
 
-from mssql_cdc import _core, await_all, is_schema_changed, stream
+from mssql_cdc import _core, await_all, is_schema_changed, register, stream
 
 OLD, NEW = "dbo_orders", "dbo_orders_v2"
 
@@ -272,3 +272,23 @@ def test_a_new_column_that_needs_column_mapping_gets_the_alter_then_goes_on(spar
         assert spark.table("mapped.bronze_orders").count() == change_table(shop, NEW).num_rows
     finally:
         spark.sql("DROP SCHEMA IF EXISTS mapped CASCADE")
+
+
+def test_a_bootstrap_reads_the_table_through_the_newest_instance(spark, shop, cli, tmp_path):
+    """A query configured with the older instance bootstraps after the newer one took over: the
+    snapshot is read through the newer instance, so its rows carry the new column's values."""
+    switch_to_a_new_instance(cli, shop)
+    workload(cli, shop, 30, seed=28, tables=["dbo.orders"])
+    register(spark)
+    table = (spark.read.format("mssql_cdc_snapshot").options(**sim_options(shop))
+             .option("captureInstance", NEW).load())
+    notes = {r["order_id"]: r["note"] for r in table.select("order_id", "note").collect()}
+    assert any(note is not None for note in notes.values()), "the workload wrote no note"
+
+    options = dict(sim_options(shop), captureInstance=OLD)
+    query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+                                            f"{tmp_path}/facts", bootstrap=True, trigger={"availableNow": True})
+    assert await_all({OLD: query}).get(OLD) is None
+    snapshot = [r for r in delta(f"{tmp_path}/bronze").to_pylist() if r["_operation"] == 0]
+    assert {r["order_id"]: r["note"] for r in snapshot} == notes
+    assert {r["_capture_instance"] for r in snapshot} == {NEW}
