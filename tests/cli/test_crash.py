@@ -17,6 +17,7 @@ import time
 from deltalake import DeltaTable
 
 from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text
+from sim_workload import stop_workload
 
 KILLS = 50
 ODBC_KILLS = 20
@@ -49,12 +50,7 @@ def kill_loop(cli, tmp_path, source, kills, seed, backend="sim"):
             assert run.returncode in (-signal.SIGKILL, 0), stderr
         assert exits[-signal.SIGKILL] >= kills // 2, exits
     finally:
-        workload.send_signal(signal.SIGINT)
-        try:
-            workload.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            workload.kill()
-            workload.communicate()
+        stop_workload(workload)
 
     pipeline.write_text(pipeline_text("availableNow", source, backend=backend))
     final = cli("run", "--json", pipeline)

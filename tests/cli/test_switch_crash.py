@@ -17,6 +17,7 @@ import time
 from deltalake import DeltaTable
 
 from helpers import BINARY, bronze_keys, change_table_keys, pipeline_text
+from sim_workload import stop_workload
 from test_crash import kill_schedule_seed
 
 KILLS = 10
@@ -53,12 +54,7 @@ def test_sigkill_around_a_switch_loses_and_duplicates_nothing(cli, tmp_path):
             assert run.returncode in (-signal.SIGKILL, 0), stderr
         assert exits[-signal.SIGKILL] >= KILLS // 2, exits
     finally:
-        workload.send_signal(signal.SIGINT)
-        try:
-            workload.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            workload.kill()
-            workload.communicate()
+        stop_workload(workload)
 
     pipeline.write_text(pipeline_text("availableNow", SOURCE, tables=tables))
     summary = json.loads(cli("run", "--json", pipeline).stdout.splitlines()[-1])
