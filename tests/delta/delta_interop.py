@@ -19,7 +19,8 @@ def deltars_rows(path, key):
 
 def deltars_query_rows(path, key):
     """The rows as delta-rs's query engine reads them: it applies column mapping, which its
-    to_pyarrow_table() (1.6) does not (a table Spark itself mapped reads as NULLs there)."""
+    to_pyarrow_table() (1.6) does not (a reader-version-2 table, even one Spark mapped, reads
+    as NULLs there; a table-features one is refused)."""
     from deltalake import DeltaTable, QueryBuilder
 
     table = QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT * FROM t").read_all()
