@@ -105,10 +105,7 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
     }
     if (present) continue;
     if (!mapped && delta::NameNeedsColumnMapping(field->name())) {
-      throw SchemaChangedError("column '" + field->name() + "' has a space or one of ,;{}()= in "
-                               "its name, which a Delta table stores only with column mapping, "
-                               "and " + where + " has none; enable it first with " +
-                               delta::EnableColumnMappingSql(name.QuotedName()));
+      delta::ThrowNeedsColumnMapping(field->name(), where, name.QuotedName());
     }
     if (!added.empty()) added += ", ";
     added += ColumnSql(*field->WithNullable(true));

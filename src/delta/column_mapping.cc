@@ -4,22 +4,17 @@
 #include <arrow/util/key_value_metadata.h>
 
 #include <algorithm>
-#include <cctype>
 
+#include "core/ascii.h"
 #include "core/errors.h"
 #include "delta/data_file_io.h"
+#include "delta/schema.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
 // Arrow's key for a Parquet field id: the Parquet writer stores it in the file's schema.
 constexpr char kParquetFieldId[] = "PARQUET:field_id";
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 std::string MetadataValue(const arrow::Field& field, const std::string& key) {
   if (!field.metadata()) return "";
@@ -40,13 +35,6 @@ std::string NeedsMappingText(const std::string& column) {
          "table stores only with column mapping";
 }
 
-// A table at a path as Spark SQL names it: delta.`<path>`, a backtick in the path doubled.
-std::string PathTableSql(const std::string& path) {
-  std::string quoted;
-  for (char c : path) quoted += c == '`' ? std::string("``") : std::string(1, c);
-  return "delta.`" + quoted + "`";
-}
-
 }  // namespace
 
 bool NameNeedsColumnMapping(std::string_view name) {
@@ -56,10 +44,10 @@ bool NameNeedsColumnMapping(std::string_view name) {
 ColumnMappingMode ColumnMappingModeOf(const StringMap& configuration, const std::string& table) {
   auto it = configuration.find(kColumnMappingMode);
   if (it == configuration.end()) return ColumnMappingMode::kNone;
-  const std::string mode = Lower(it->second);
-  if (mode == "none") return ColumnMappingMode::kNone;
-  if (mode == "name") return ColumnMappingMode::kName;
-  if (mode == "id") {
+  const std::string& mode = it->second;
+  if (EqualsIgnoringAsciiCase(mode, "none")) return ColumnMappingMode::kNone;
+  if (EqualsIgnoringAsciiCase(mode, "name")) return ColumnMappingMode::kName;
+  if (EqualsIgnoringAsciiCase(mode, "id")) {
     throw ConfigError(table + " has column mapping mode 'id', which mssql-cdc does not "
                       "implement; use a table with mode 'name' or none");
   }
@@ -110,9 +98,7 @@ std::shared_ptr<arrow::Schema> MapNewColumns(const arrow::Schema& schema, String
   if (ColumnMappingModeOf(configuration, table) == ColumnMappingMode::kNone) {
     for (const auto& field : schema.fields()) {
       if (NameNeedsColumnMapping(field->name())) {
-        throw SchemaChangedError(NeedsMappingText(field->name()) + ", and " + table +
-                                 " has none; enable it first with " +
-                                 EnableColumnMappingSql(PathTableSql(table)));
+        ThrowNeedsColumnMapping(field->name(), table, PathTableSql(table));
       }
     }
     return std::make_shared<arrow::Schema>(schema.fields(), schema.metadata());
@@ -142,6 +128,12 @@ std::shared_ptr<arrow::Schema> MapNewColumns(const arrow::Schema& schema, String
   }
   configuration[kColumnMappingMaxId] = std::to_string(max_id);
   return arrow::schema(std::move(fields), schema.metadata());
+}
+
+void ThrowNeedsColumnMapping(const std::string& column, const std::string& table,
+                             const std::string& sql_name) {
+  throw SchemaChangedError(NeedsMappingText(column) + ", and " + table +
+                           " has none; enable it first with " + EnableColumnMappingSql(sql_name));
 }
 
 std::string EnableColumnMappingSql(const std::string& sql_name) {

@@ -54,6 +54,11 @@ StringMap WithColumnMappingMode(const arrow::Schema& schema, StringMap propertie
 std::shared_ptr<arrow::Schema> MapNewColumns(const arrow::Schema& schema, StringMap& configuration,
                                              const std::string& table);
 
+// The SchemaChangedError for a new column `column` that needs mapping on `table`, which has
+// none: it names both and gives EnableColumnMappingSql(sql_name).
+[[noreturn]] void ThrowNeedsColumnMapping(const std::string& column, const std::string& table,
+                                          const std::string& sql_name);
+
 // The statement that enables mapping on a table without it (`sql_name` as SQL names it).
 std::string EnableColumnMappingSql(const std::string& sql_name);
 

@@ -50,15 +50,6 @@ bool HasFeature(const std::vector<std::string>& list, const std::string& feature
   return std::find(list.begin(), list.end(), feature) != list.end();
 }
 
-// Mode 'name' (ColumnMappingModeOf refuses the others where a table is read or written).
-bool HasColumnMapping(const StringMap& configuration) {
-  auto it = configuration.find(kColumnMappingMode);
-  if (it == configuration.end()) return false;
-  std::string mode = it->second;
-  std::transform(mode.begin(), mode.end(), mode.begin(), ::tolower);
-  return mode != "none";
-}
-
 bool IsTrue(const StringMap& map, const std::string& key) {
   auto it = map.find(key);
   if (it == map.end()) return false;
@@ -93,14 +84,15 @@ Protocol RequiredProtocol(const std::optional<Protocol>& existing, const arrow::
     }
   }
   if (IsTrue(configuration, "delta.enableTypeWidening")) AddFeature(needed, "typeWidening");
-  const bool column_mapping = HasColumnMapping(configuration);
+  // The mode was checked where the table's properties came in (CheckTableProperties, CheckCanWrite).
+  const bool column_mapping =
+      ColumnMappingModeOf(configuration, "the table") == ColumnMappingMode::kName;
 
   Protocol result = current;
   result.min_reader_version = std::max(result.min_reader_version, 1);
   result.min_writer_version = std::max(result.min_writer_version, 2);
   bool has_all = std::all_of(needed.begin(), needed.end(), [&](const std::string& f) {
-    return std::count(current.reader_features.begin(), current.reader_features.end(), f) &&
-           std::count(current.writer_features.begin(), current.writer_features.end(), f);
+    return HasFeature(current.reader_features, f) && HasFeature(current.writer_features, f);
   });
   if (column_mapping && needed.empty() && current.min_writer_version < kFeaturesWriterVersion) {
     // Readers and writer versions 2 and 5 imply column mapping: what Spark gives a table that

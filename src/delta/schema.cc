@@ -233,6 +233,12 @@ bool IsTypeWidening(const std::string& from, const std::string& to) {
   return k2 >= 0 && k1 >= k2 && !(k1 == 0 && k2 == 0 && from_rank == 0);
 }
 
+std::string PathTableSql(const std::string& path) {
+  std::string quoted;
+  for (char c : path) quoted += c == '`' ? std::string("``") : std::string(1, c);
+  return "delta.`" + quoted + "`";
+}
+
 std::string ColumnList(const arrow::Schema& schema) {
   std::string out;
   for (const auto& field : schema.fields()) {
@@ -294,8 +300,8 @@ SchemaMergeResult MergeSchemas(const arrow::Schema& table, const arrow::Schema& 
     if (!rules.type_widening_enabled) {
       throw SchemaChangedError(
           TypeChangeText(current->name(), table_type, in_type, rules.table) +
-          "; widening it needs type widening on the table: run ALTER TABLE delta.`" +
-          rules.table + "` SET TBLPROPERTIES ('delta.enableTypeWidening'='true')");
+          "; widening it needs type widening on the table: run ALTER TABLE " +
+          PathTableSql(rules.table) + " SET TBLPROPERTIES ('delta.enableTypeWidening'='true')");
     }
     fields[found->second] =
         WidenedField(*current, ArrowTypeOf(in_type, "incoming data"), table_type, in_type);

@@ -43,6 +43,10 @@ std::shared_ptr<arrow::RecordBatch> AlignBatchToSchema(const arrow::RecordBatch&
                                                        const std::string& table);
 
 bool SameColumns(const arrow::Schema& a, const arrow::Schema& b);
+// A table at a path as Spark SQL names it, for statements in messages: delta.`<path>`, a
+// backtick in the path doubled.
+std::string PathTableSql(const std::string& path);
+
 // "name type, name type, ..." on one line, for messages.
 std::string ColumnList(const arrow::Schema& schema);
 
