@@ -162,15 +162,25 @@ std::shared_ptr<arrow::Table> ApplyFilter(const std::shared_ptr<arrow::Table>& t
   return filtered->table();
 }
 
+ColumnBounds BoundsOf(const ParsedFileStats& stats, const std::string& stats_column,
+                      const std::shared_ptr<arrow::DataType>& type) {
+  ColumnBounds bounds;
+  bounds.min = ParseStat(stats.min_values, stats_column, type);
+  bounds.max = WidenTimestampMax(ParseStat(stats.max_values, stats_column, type));
+  if (auto nulls = stats.null_count.find(stats_column); nulls != stats.null_count.end()) {
+    bounds.null_count = nulls->second;
+  }
+  return bounds;
+}
+
 bool StatsExcludeFile(const ParsedFileStats& stats, const std::vector<BoundFilterTerm>& filter) {
   for (const auto& term : filter) {
     auto nulls = stats.null_count.find(term.stats_column);
     if (stats.num_records && nulls != stats.null_count.end() &&
         nulls->second == *stats.num_records)
       return true;  // only NULLs: no comparison can be true
-    auto min = ParseStat(stats.min_values, term.stats_column, term.type);
-    auto max = WidenTimestampMax(ParseStat(stats.max_values, term.stats_column, term.type));
-    if (RangeExcludes(term.op, min, max, term.literal)) return true;
+    const auto bounds = BoundsOf(stats, term.stats_column, term.type);
+    if (RangeExcludes(term.op, bounds.min, bounds.max, term.literal)) return true;
   }
   return false;
 }

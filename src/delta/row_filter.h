@@ -6,6 +6,7 @@
 #include <arrow/type_fwd.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,15 @@ std::shared_ptr<arrow::Table> ApplyFilter(const std::shared_ptr<arrow::Table>& t
 // True when the stats prove that no row of the file matches. Conservative: a missing or
 // unparsable statistic never skips a file.
 bool StatsExcludeFile(const ParsedFileStats& stats, const std::vector<BoundFilterTerm>& filter);
+
+// What a file's statistics say of one column (named as in the stats: its physical name), in
+// `type`: bounds every non-null value lies within (a truncated timestamp max widened to
+// cover what truncation cut), null where the stats give none; and its null count.
+struct ColumnBounds {
+  std::shared_ptr<arrow::Scalar> min, max;
+  std::optional<std::int64_t> null_count;
+};
+ColumnBounds BoundsOf(const ParsedFileStats& stats, const std::string& stats_column,
+                      const std::shared_ptr<arrow::DataType>& type);
 
 }  // namespace mssql_cdc::delta

@@ -605,7 +605,6 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
                                      const std::shared_ptr<arrow::Table>& rows,
                                      const AppendOptions& options,
                                      const UpsertCondition& should_write) {
-  CheckUserMetadata(options);
   if (!rows) throw ConfigError("UpsertByKey needs rows");
   int key_index = rows->schema()->GetFieldIndex(key_column);
   if (key_index < 0) {
@@ -620,39 +619,19 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
     throw ConfigError("the rows to upsert into " + root_ + " repeat a value of key column '" +
                       key_column + "'; give each key once");
   }
-  std::string operation = options.operation == "WRITE" ? "MERGE" : options.operation;
+  AppendOptions rewrite_options = options;
+  if (rewrite_options.operation == "WRITE") rewrite_options.operation = "MERGE";
 
-  CommitResult result;
-  for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
-    CatchUp();
-    CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
-    if (!snapshot_.metadata.partition_columns.empty()) {
-      throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
-    }
-    if (PropertyIsTrue(snapshot_.metadata.configuration, "delta.appendOnly")) {
-      throw ConfigError("Delta table " + root_ + " is append-only (delta.appendOnly=true); "
-                        "an upsert would remove files");
-    }
-    if (options.txn) {
-      auto held = snapshot_.app_versions.find(options.txn->app_id);
-      if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
-        result.version = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
-        result.attempts = attempt;
-        return result;
-      }
-    }
-
-    TableChange change =
-        PlanTableChange(snapshot_, rows->schema().get(), options.merge_schema, root_);
+  // Every file goes; the new contents are the current rows whose key is not upserted, then
+  // the upserted rows.
+  auto plan = [&](const Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
+    Rewrite rewrite;
     // The table's spelling of the key column (names match regardless of case).
-    std::string key_name = change.schema->field(FieldIndexIgnoringCase(*change.schema, key_column))->name();
-
-    // The new contents: current rows whose key is not upserted, then the upserted rows.
-    std::vector<AddFile> current_files;
-    for (const auto& [path, add] : snapshot_.files) current_files.push_back(add);
-    auto current = ReadDataFiles(*fs_, root_, current_files, change.schema, {});
-    auto upserted = AlignBatchToSchema(**(*combined_rows)->CombineChunksToBatch(), change.schema, root_);
-    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    std::string key_name = schema->field(FieldIndexIgnoringCase(*schema, key_column))->name();
+    rewrite.predicate = key_name + " matches upserted keys";
+    for (const auto& [path, add] : snapshot.files) rewrite.remove.push_back(add);
+    auto current = ReadDataFiles(*fs_, root_, rewrite.remove, schema, {});
+    auto upserted = AlignBatchToSchema(**(*combined_rows)->CombineChunksToBatch(), schema, root_);
     std::shared_ptr<arrow::Table> current_with_keys = current->Slice(0, 0);
     if (current->num_rows() > 0) {
       auto current_keys = current->GetColumnByName(key_name);
@@ -670,27 +649,61 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
       CheckArrow(kept.status(), "keeping rows");
       auto kept_batch = kept->table()->CombineChunksToBatch();
       CheckArrow(kept_batch.status(), "keeping rows");
-      if ((*kept_batch)->num_rows() > 0) batches.push_back(*kept_batch);
+      if ((*kept_batch)->num_rows() > 0) rewrite.rows.push_back(*kept_batch);
     }
     // Decided on this attempt's snapshot, so a condition that held on a snapshot a concurrent
     // writer has since replaced is checked again after the lost race.
     if (should_write && !should_write(current_with_keys)) {
+      rewrite.commit = false;
+      return rewrite;
+    }
+    if (upserted->num_rows() > 0) rewrite.rows.push_back(upserted);
+    return rewrite;
+  };
+  return RewriteFiles(rows->schema(), plan, rewrite_options);
+}
+
+CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& incoming,
+                                      const RewritePlanner& plan, const AppendOptions& options) {
+  CheckUserMetadata(options);
+  CommitResult result;
+  for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
+    CatchUp();
+    CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
+    if (!snapshot_.metadata.partition_columns.empty()) {
+      throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
+    }
+    if (PropertyIsTrue(snapshot_.metadata.configuration, "delta.appendOnly")) {
+      throw ConfigError("Delta table " + root_ + " is append-only (delta.appendOnly=true); "
+                        "a " + options.operation + " would remove files");
+    }
+    if (options.txn) {
+      auto held = snapshot_.app_versions.find(options.txn->app_id);
+      if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
+        result.version = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
+        result.attempts = attempt;
+        return result;
+      }
+    }
+
+    TableChange change = PlanTableChange(snapshot_, incoming.get(), options.merge_schema, root_);
+    Rewrite rewrite = plan(snapshot_, change.schema);
+    if (!rewrite.commit) {
       result.version = snapshot_.version;
       result.attempts = attempt;
       return result;
     }
-    if (upserted->num_rows() > 0) batches.push_back(upserted);
     std::int64_t total_rows = 0;
-    for (const auto& batch : batches) total_rows += batch->num_rows();
+    for (const auto& batch : rewrite.rows) total_rows += batch->num_rows();
 
     std::vector<AddFile> adds;
-    if (total_rows > 0) adds = WriteDataFiles(*fs_, root_, change.schema, batches, options.write);
+    if (total_rows > 0) adds = WriteDataFiles(*fs_, root_, change.schema, rewrite.rows, options.write);
     try {
       std::int64_t now = NowMs();
       CommitInfo info = MakeCommitInfo(
-          operation, {{"predicate", "[\"" + key_name + " matches upserted keys\"]"}},
+          options.operation, {{"predicate", nlohmann::json::array({rewrite.predicate}).dump()}},
           snapshot_.version, /*blind_append=*/false, adds, total_rows, options);
-      info.operation_metrics["numRemovedFiles"] = std::to_string(current_files.size());
+      info.operation_metrics["numRemovedFiles"] = std::to_string(rewrite.remove.size());
       std::vector<Action> actions = {info};
       if (change.protocol) actions.push_back(*change.protocol);
       if (change.metadata) actions.push_back(*change.metadata);
@@ -699,7 +712,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
         txn.last_updated = now;
         actions.push_back(txn);
       }
-      for (const auto& old : current_files) {
+      for (const auto& old : rewrite.remove) {
         RemoveFile remove;
         remove.path = old.path;
         remove.deletion_timestamp = now;
@@ -713,7 +726,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
       if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
         return Committed(actions, version, adds, total_rows, attempt);
       }
-      // Lost the race: every winner changed the files this upsert read, so it is recomputed
+      // Lost the race: every winner changed the files this rewrite read, so it is recomputed
       // on the new snapshot unless a winner makes that impossible or unnecessary.
       DeleteUncommitted(*fs_, root_, adds);
       adds.clear();
@@ -726,7 +739,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
           throw ConcurrentModificationError(
               "Delta table " + root_ + ": version " + std::to_string(next) +
               ", committed concurrently, changed the table's schema, properties or protocol "
-              "while this upsert was computed; nothing was committed, run it again");
+              "while this " + options.operation + " was computed; nothing was committed, run it again");
         }
         ApplyActions(snapshot_, *winner, next);
         if (outcome == RaceOutcome::kTxnHeld) {
@@ -740,9 +753,14 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
       throw;
     }
   }
-  throw ConcurrentModificationError("Delta table " + root_ + ": upsert gave up after " +
-                                    std::to_string(kMaxCommitAttempts) +
+  throw ConcurrentModificationError("Delta table " + root_ + ": " + options.operation +
+                                    " gave up after " + std::to_string(kMaxCommitAttempts) +
                                     " lost commit races; nothing was committed");
+}
+
+std::shared_ptr<arrow::Table> DeltaTable::ReadFiles(const std::vector<AddFile>& files,
+                                                    const std::shared_ptr<arrow::Schema>& schema) const {
+  return ReadDataFiles(*fs_, root_, files, schema ? schema : snapshot_.schema(), {});
 }
 
 std::optional<std::vector<AddFile>> DeltaTable::FilesAddedBy(std::int64_t version) const {

@@ -175,6 +175,27 @@ class DeltaTable {
                            const std::shared_ptr<arrow::Table>& rows,
                            const AppendOptions& options, const UpsertCondition& should_write);
 
+  // A copy-on-write change of some of the table's files, the one way this engine removes
+  // rows: `plan` is given each attempt's snapshot and the schema rows are written in (the
+  // table's, merged with `incoming`), and says which files go and which rows take their place.
+  // One commit removes those files and adds the new ones. A race lost to another writer's
+  // data commit is planned again on the new snapshot; one that changed the schema, properties
+  // or protocol fails with ConcurrentModificationError, nothing committed.
+  struct Rewrite {
+    std::vector<AddFile> remove;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> rows;  // in the schema `plan` was given
+    std::string predicate;  // what the rewrite matched, for commitInfo
+    bool commit = true;     // false: nothing is committed (written=false)
+  };
+  using RewritePlanner = std::function<Rewrite(const Snapshot& snapshot,
+                                               const std::shared_ptr<arrow::Schema>& schema)>;
+  CommitResult RewriteFiles(const std::shared_ptr<arrow::Schema>& incoming,
+                            const RewritePlanner& plan, const AppendOptions& options);
+  // The rows of `files` in `schema` (the snapshot's when null): columns a file lacks read as
+  // NULL.
+  std::shared_ptr<arrow::Table> ReadFiles(const std::vector<AddFile>& files,
+                                          const std::shared_ptr<arrow::Schema>& schema = nullptr) const;
+
   // The data files commit `version` added; nullopt when the commit is no longer on disk.
   std::optional<std::vector<AddFile>> FilesAddedBy(std::int64_t version) const;
   // The columns `columns` (of the table's schema) of `files`, a row group at a time

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "delta/schema.h"
 #include "delta/table.h"
 #include "engine/table_schemas.h"
 
@@ -78,31 +79,24 @@ std::shared_ptr<arrow::Array> OneValue(const std::shared_ptr<arrow::Scalar>& sca
   return *array;
 }
 
-// The control row that moves `table_name`'s verdict: the verdict columns set, every other
-// column (silver's applied_lsn, snapshot_lsn, ...) copied from the stored row when there is one.
-std::shared_ptr<arrow::Table> AdvancedRow(const std::shared_ptr<arrow::Table>& stored,
-                                          std::optional<std::int64_t> stored_row,
-                                          const std::string& table_name, UtcMicros candidate,
-                                          const Offset& end) {
-  const auto ts_type = arrow::timestamp(arrow::TimeUnit::MICRO);
-  auto timestamp = [&](std::int64_t micros) {
-    return std::make_shared<arrow::TimestampScalar>(micros, ts_type);
-  };
-  const std::vector<std::pair<std::string, std::shared_ptr<arrow::Scalar>>> verdict = {
-      {kTableName, std::make_shared<arrow::StringScalar>(table_name)},
-      {kFinalizedUntil, timestamp(candidate.value)},
-      {kEndLsn, std::make_shared<arrow::StringScalar>(end.lsn.ToString())},
-      {kEndCommitTs, timestamp(end.commit_ts->value)},
-      {kUpdatedAt, timestamp(NowUtc().value)},
-  };
+using ColumnValues = std::vector<std::pair<std::string, std::shared_ptr<arrow::Scalar>>>;
+
+// The control row of `table_name` with `values` set and every other column copied from the
+// stored row when there is one (NULL otherwise).
+std::shared_ptr<arrow::Table> RowWith(const std::shared_ptr<arrow::Table>& stored,
+                                      std::optional<std::int64_t> stored_row,
+                                      const std::string& table_name, ColumnValues values) {
+  values.emplace_back(kTableName, std::make_shared<arrow::StringScalar>(table_name));
   // Columns of the stored table when a row is kept, else of a fresh control table.
   auto schema = stored_row ? stored->schema() : ControlSchema();
   arrow::ArrayVector columns;
   for (const auto& field : schema->fields()) {
-    auto set = std::find_if(verdict.begin(), verdict.end(),
+    auto set = std::find_if(values.begin(), values.end(),
                             [&](const auto& entry) { return entry.first == field->name(); });
-    if (set != verdict.end()) {
-      columns.push_back(OneValue(set->second));
+    if (set != values.end()) {
+      auto cast = set->second->CastTo(field->type());
+      Check(cast.status(), "building a control row");
+      columns.push_back(OneValue(*cast));
     } else if (stored_row) {
       columns.push_back(OneValue(CellAt(stored, field->name(), *stored_row)));
     } else {
@@ -112,6 +106,28 @@ std::shared_ptr<arrow::Table> AdvancedRow(const std::shared_ptr<arrow::Table>& s
     }
   }
   return arrow::Table::Make(schema, columns, 1);
+}
+
+std::shared_ptr<arrow::Scalar> TimestampValue(std::int64_t micros) {
+  return std::make_shared<arrow::TimestampScalar>(micros, arrow::timestamp(arrow::TimeUnit::MICRO));
+}
+
+std::shared_ptr<arrow::Scalar> OptionalString(const std::optional<std::string>& text) {
+  if (text) return std::make_shared<arrow::StringScalar>(*text);
+  return arrow::MakeNullScalar(arrow::utf8());
+}
+
+// The control row that moves `table_name`'s verdict: the verdict columns set, every other
+// column (silver's applied_lsn, snapshot_lsn, ...) copied from the stored row when there is one.
+std::shared_ptr<arrow::Table> AdvancedRow(const std::shared_ptr<arrow::Table>& stored,
+                                          std::optional<std::int64_t> stored_row,
+                                          const std::string& table_name, UtcMicros candidate,
+                                          const Offset& end) {
+  return RowWith(stored, stored_row, table_name,
+                 {{kFinalizedUntil, TimestampValue(candidate.value)},
+                  {kEndLsn, std::make_shared<arrow::StringScalar>(end.lsn.ToString())},
+                  {kEndCommitTs, TimestampValue(end.commit_ts->value)},
+                  {kUpdatedAt, TimestampValue(NowUtc().value)}});
 }
 
 // The rows of `table` at `positions`.
@@ -381,6 +397,123 @@ bool IsFinal(const std::string& control_uri, const std::string& table_name,
 
 bool VerdictCovers(const std::optional<UtcMicros>& finalized_until, UtcMicros period_end) {
   return finalized_until && period_end <= *finalized_until;
+}
+
+namespace {
+
+constexpr char kAppliedLsn[] = "applied_lsn";
+constexpr char kSnapshotLsn[] = "snapshot_lsn";
+constexpr char kOpenSnapshotLsn[] = "open_snapshot_lsn";
+constexpr char kSnapshotWave[] = "snapshot_wave";
+
+std::optional<SilverPosition> PositionIn(const std::shared_ptr<arrow::Table>& rows) {
+  if (rows->num_rows() == 0) return std::nullopt;
+  // One row per name; a stray duplicate yields to the row with the newest applied_lsn.
+  std::int64_t row = 0;
+  for (std::int64_t i = 1; i < rows->num_rows(); ++i) {
+    if (StringAt(rows, kAppliedLsn, i).value_or("") > StringAt(rows, kAppliedLsn, row).value_or("")) row = i;
+  }
+  SilverPosition position;
+  position.applied_lsn = StringAt(rows, kAppliedLsn, row);
+  position.snapshot_lsn = StringAt(rows, kSnapshotLsn, row);
+  position.open_snapshot_lsn = StringAt(rows, kOpenSnapshotLsn, row);
+  if (auto wave = CellAt(rows, kSnapshotWave, row); wave && wave->is_valid) {
+    position.snapshot_wave = static_cast<const arrow::Int32Scalar&>(*wave).value;
+  }
+  if (!position.applied_lsn && !position.snapshot_lsn && !position.open_snapshot_lsn) return std::nullopt;
+  return position;
+}
+
+}  // namespace
+
+std::optional<SilverPosition> ReadSilverPosition(const std::string& control_uri,
+                                                 const std::string& table_name) {
+  if (!delta::DeltaTable::Exists(control_uri)) return std::nullopt;
+  return PositionIn(RowsNamed(delta::DeltaTable::Open(control_uri), table_name));
+}
+
+void WriteSilverPosition(const std::string& control_uri, const std::string& table_name,
+                         const std::optional<SilverPosition>& expected, const SilverPosition& position,
+                         const std::optional<Verdict>& verdict) {
+  EnsureControlTable(control_uri);
+  auto table = delta::DeltaTable::Open(control_uri);
+  ColumnValues values = {
+      {kAppliedLsn, OptionalString(position.applied_lsn)},
+      {kSnapshotLsn, OptionalString(position.snapshot_lsn)},
+      {kOpenSnapshotLsn, OptionalString(position.open_snapshot_lsn)},
+      {kSnapshotWave, position.snapshot_wave
+                          ? std::static_pointer_cast<arrow::Scalar>(
+                                std::make_shared<arrow::Int32Scalar>(*position.snapshot_wave))
+                          : arrow::MakeNullScalar(arrow::int32())}};
+  bool moved_by_another = false;
+  delta::AppendOptions options;
+  options.operation = "MERGE";
+  auto row = std::make_shared<std::shared_ptr<arrow::Table>>();
+  // The row is built from what the commit's snapshot stores, so a concurrent verdict of another
+  // name is kept, and the position must still be the one this apply started from.
+  auto result = table.RewriteFiles(
+      ControlSchema(),
+      [&](const delta::Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
+        delta::DeltaTable::Rewrite rewrite;
+        rewrite.predicate = "table_name = " + table_name;
+        std::vector<delta::AddFile> files;
+        for (const auto& [path, add] : snapshot.files) files.push_back(add);
+        const auto stored = table.ReadFiles(files, schema);
+        const auto positions = PositionsByName(*stored);
+        const auto found = positions.find(table_name);
+        const auto rows = RowsAt(stored, found == positions.end() ? std::vector<std::int64_t>{} : found->second);
+        const auto now = PositionIn(rows);
+        const bool same = now.has_value() == expected.has_value() &&
+                          (!now || (now->applied_lsn == expected->applied_lsn &&
+                                    now->snapshot_lsn == expected->snapshot_lsn &&
+                                    now->open_snapshot_lsn == expected->open_snapshot_lsn &&
+                                    now->snapshot_wave == expected->snapshot_wave));
+        if (!same) {
+          moved_by_another = true;
+          rewrite.commit = false;
+          return rewrite;
+        }
+        ColumnValues set = values;
+        const auto stored_row = VerdictRow(rows);
+        const auto stored_until = stored_row ? MicrosAt(rows, kFinalizedUntil, *stored_row) : std::nullopt;
+        if (verdict && (!stored_until || *stored_until < verdict->finalized_until.value)) {
+          set.emplace_back(kFinalizedUntil, TimestampValue(verdict->finalized_until.value));
+          set.emplace_back(kEndLsn, std::make_shared<arrow::StringScalar>(verdict->end_lsn));
+          set.emplace_back(kEndCommitTs, TimestampValue(verdict->end_commit_ts.value));
+          set.emplace_back(kUpdatedAt, TimestampValue(NowUtc().value));
+        }
+        auto updated = RowWith(rows, stored_row, table_name, std::move(set));
+        auto aligned = delta::AlignBatchToSchema(**updated->CombineChunksToBatch(), schema, control_uri);
+        // Every other name's rows stay as they are.
+        arrow::BooleanBuilder keep;
+        Check(keep.Reserve(stored->num_rows()), "keeping control rows");
+        const auto names = stored->GetColumnByName(kTableName);
+        std::int64_t i = 0;
+        for (const auto& chunk : names->chunks()) {
+          const auto& strings = static_cast<const arrow::StringArray&>(*chunk);
+          for (std::int64_t j = 0; j < strings.length(); ++j, ++i) {
+            keep.UnsafeAppend(!(strings.IsValid(j) && strings.GetView(j) == table_name));
+          }
+        }
+        std::shared_ptr<arrow::Array> mask;
+        Check(keep.Finish(&mask), "keeping control rows");
+        auto kept = arrow::compute::Filter(stored, mask);
+        Check(kept.status(), "keeping control rows");
+        auto kept_batch = kept->table()->CombineChunksToBatch();
+        Check(kept_batch.status(), "keeping control rows");
+        rewrite.remove = files;
+        if ((*kept_batch)->num_rows() > 0) rewrite.rows.push_back(*kept_batch);
+        rewrite.rows.push_back(aligned);
+        return rewrite;
+      },
+      options);
+  (void)result;
+  if (moved_by_another) {
+    throw ConcurrentModificationError(
+        "control table " + control_uri + ": the position of silver table " + table_name +
+        " moved while this apply_changes ran: another apply_changes is keeping the same silver "
+        "table; run one at a time per silver table");
+  }
 }
 
 }  // namespace mssql_cdc

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -109,5 +110,27 @@ class ConflictRetry {
   std::int64_t version_seen_ = -1;
   int attempt_ = 0;
 };
+
+// Silver's row of the control table (reference-features 3.4): how far apply_changes has
+// kept a silver table, under the silver table's name.
+struct SilverPosition {
+  std::optional<std::string> applied_lsn;        // highest bronze LSN applied
+  std::optional<std::string> snapshot_lsn;       // the snapshot silver was last rebuilt from
+  std::optional<std::string> open_snapshot_lsn;  // an open chunked snapshot applied wave by wave
+  std::optional<std::int32_t> snapshot_wave;     // its last wave applied
+};
+
+// nullopt when the control table has no position for `table_name`.
+std::optional<SilverPosition> ReadSilverPosition(const std::string& control_uri,
+                                                 const std::string& table_name);
+
+// Sets silver's position, and its verdict to `verdict` when that is later than the stored one
+// (never backwards), in one commit; other names' rows are kept as a concurrent commit left
+// them. Compare and set: when the stored position is no longer `expected` (another
+// apply_changes of the same silver table moved it), nothing is written and
+// ConcurrentModificationError says so.
+void WriteSilverPosition(const std::string& control_uri, const std::string& table_name,
+                         const std::optional<SilverPosition>& expected, const SilverPosition& position,
+                         const std::optional<Verdict>& verdict);
 
 }  // namespace mssql_cdc

@@ -1,0 +1,39 @@
+// The latest image of each key among bronze rows (reference-features 4.10), the rule both
+// modes apply: rows are ranked by (_start_lsn, _command_id, _seqval, _operation), a NULL
+// ranking after any value, so that a snapshot row outranks a change of its own LSN (the
+// snapshot was read after that commit) and an update's after-image (4) outranks its
+// before-image (3). Keys compare null-safely: NULL equals NULL. The latest image of a key
+// deletes it when its operation is 1 (delete) or 3 (the before-image of an update that moved
+// the row to another key); 0, 2 and 4 upsert it.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mssql_cdc {
+
+struct LatestImages {
+  // One row per key, in the silver schema it was computed for.
+  std::shared_ptr<arrow::Table> rows;
+  // Per row of `rows`: whether its image deletes the key.
+  std::vector<bool> deletes;
+  // Per row of `rows`: its key, encoded by EncodeKeys.
+  std::vector<std::string> keys;
+  // The highest _start_lsn among the bronze rows given; empty when none were.
+  std::string max_lsn;
+};
+
+// `bronze_rows` in a bronze schema; `keys` in its spelling (ResolveSilverKeys); `silver` the
+// schema the images are given in (columns bronze lacks are NULL).
+LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
+                            const std::vector<std::string>& keys,
+                            const std::shared_ptr<arrow::Schema>& silver);
+
+// Each row's key columns as one byte string, equal exactly when the keys are equal with NULL
+// equal to NULL: what two tables are matched on.
+std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys);
+
+}  // namespace mssql_cdc

@@ -1,0 +1,122 @@
+#include "silver/silver_schema.h"
+
+#include <arrow/api.h>
+
+#include <set>
+
+#include "core/ascii.h"
+#include "core/errors.h"
+#include "core/user_text.h"
+#include "engine/table_schemas.h"
+#include "source/output_schema.h"
+
+namespace mssql_cdc {
+namespace {
+
+bool IsBronzeOwnColumn(const std::string& name) {
+  for (std::string_view own : {kCaptureInstanceColumn, kStartLsnColumn, kSeqvalColumn,
+                               kOperationColumn, kCommandIdColumn, kCommitTsColumn,
+                               kBatchIdColumn, kSnapshotColumn, kChunkColumn}) {
+    if (EqualsIgnoringAsciiCase(name, own)) return true;
+  }
+  return false;
+}
+
+std::string Listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + QuoteUserText(name);
+  return text.empty() ? "none" : text;
+}
+
+std::shared_ptr<arrow::Field> Commented(std::string name, std::shared_ptr<arrow::DataType> type,
+                                        const std::string& comment) {
+  return arrow::field(std::move(name), std::move(type), /*nullable=*/true,
+                      arrow::key_value_metadata({"comment"}, {comment}));
+}
+
+}  // namespace
+
+std::vector<std::string> CapturedColumnNames(const arrow::Schema& bronze) {
+  std::vector<std::string> names;
+  for (const auto& field : bronze.fields()) {
+    if (!IsBronzeOwnColumn(field->name())) names.push_back(field->name());
+  }
+  return names;
+}
+
+std::shared_ptr<arrow::Schema> SilverSchema(const arrow::Schema& bronze) {
+  arrow::FieldVector fields;
+  for (const auto& field : bronze.fields()) {
+    if (!IsBronzeOwnColumn(field->name())) fields.push_back(field);
+  }
+  fields.push_back(Commented(std::string(kStartLsnColumn), arrow::utf8(),
+                             "commit LSN of the row's current image (the snapshot's LSN when "
+                             "unchanged since a snapshot)"));
+  fields.push_back(Commented(std::string(kCommitTsColumn), arrow::timestamp(arrow::TimeUnit::MICRO),
+                             "commit time of _start_lsn, UTC"));
+  return arrow::schema(std::move(fields));
+}
+
+delta::CreateOptions SilverTableOptions(const arrow::Schema& bronze, const std::string& bronze_name) {
+  delta::CreateOptions options;
+  options.schema = SilverSchema(bronze);
+  options.description = "mssql-cdc silver: current state of each source key, kept from bronze " +
+                        bronze_name + " by apply_changes";
+  options.properties = {{kSchemaVersionProperty, kSilverSchemaVersion}};
+  return options;
+}
+
+std::vector<std::string> ResolveSilverKeys(const std::vector<std::string>& keys,
+                                           const arrow::Schema& bronze, const std::string& bronze_name) {
+  const auto captured = CapturedColumnNames(bronze);
+  if (keys.empty()) {
+    throw ConfigError("silver needs key columns: give keys (captured columns of " + bronze_name +
+                      ": " + Listed(captured) + ")");
+  }
+  std::vector<std::string> resolved;
+  std::set<std::string> seen;
+  for (const auto& key : keys) {
+    auto match = std::find_if(captured.begin(), captured.end(),
+                              [&](const std::string& c) { return EqualsIgnoringAsciiCase(c, key); });
+    if (match == captured.end()) {
+      throw ConfigError("key " + QuoteUserText(key) + " is not a captured column of bronze " +
+                        bronze_name + "; its captured columns are " + Listed(captured));
+    }
+    if (!seen.insert(*match).second) {
+      throw ConfigError("key " + QuoteUserText(key) + " is given twice; give each key column once");
+    }
+    resolved.push_back(*match);
+  }
+  return resolved;
+}
+
+void CheckSilverOfBronze(const arrow::Schema& silver, const std::string& silver_name,
+                         const arrow::Schema& bronze, const std::string& bronze_name,
+                         const std::vector<std::string>& keys) {
+  auto has = [](const arrow::Schema& schema, const std::string& name) {
+    for (const auto& field : schema.fields()) {
+      if (EqualsIgnoringAsciiCase(field->name(), name)) return true;
+    }
+    return false;
+  };
+  const std::string fix = "; name a silver table kept from " + bronze_name +
+                          ", or a new one, which apply_changes creates";
+  if (!has(silver, std::string(kStartLsnColumn))) {
+    throw ConfigError(silver_name + " is not a silver table: it has no '_start_lsn' column" + fix);
+  }
+  for (const auto& key : keys) {
+    if (!has(silver, key)) {
+      throw ConfigError(silver_name + " is not silver of " + bronze_name + ": it has no key column " +
+                        QuoteUserText(key) + fix);
+    }
+  }
+  for (const auto& field : silver.fields()) {
+    if (IsBronzeOwnColumn(field->name())) continue;
+    if (!has(bronze, field->name())) {
+      throw ConfigError(silver_name + " is not silver of " + bronze_name + ": its column " +
+                        QuoteUserText(field->name()) + " is not one bronze captures" + fix);
+    }
+  }
+}
+
+}  // namespace mssql_cdc

@@ -1,0 +1,42 @@
+// What a silver table is made of (reference-features 3.5): one row per source key, the
+// captured columns as bronze holds them, then _start_lsn (the commit LSN of the row's current
+// image, or the snapshot's LSN when unchanged since) and _commit_ts. Bronze's other metadata
+// columns stay in bronze. Both modes take the silver schema and the key rule from here.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delta/table.h"
+
+namespace mssql_cdc {
+
+inline constexpr char kSilverSchemaVersion[] = "0";
+
+// The captured columns of a bronze schema, in bronze's order: every column that is neither
+// a metadata column of the output schema nor one bronze adds.
+std::vector<std::string> CapturedColumnNames(const arrow::Schema& bronze);
+
+// The silver schema of a bronze schema: its captured columns, then _start_lsn and _commit_ts.
+std::shared_ptr<arrow::Schema> SilverSchema(const arrow::Schema& bronze);
+
+// The create options of a silver table of `bronze` (schema, comment, schema version); column
+// mapping by name when a captured column's name needs it, as bronze has.
+delta::CreateOptions SilverTableOptions(const arrow::Schema& bronze, const std::string& bronze_name);
+
+// `keys` in bronze's spelling (names matched ignoring case). ConfigError, naming the key and
+// the captured columns, for an empty list, a key given twice, or a key that is not a captured
+// column of bronze (a metadata column included).
+std::vector<std::string> ResolveSilverKeys(const std::vector<std::string>& keys,
+                                           const arrow::Schema& bronze, const std::string& bronze_name);
+
+// ConfigError when an existing silver table is not silver of this bronze: it lacks a key or
+// _start_lsn, or holds a column bronze never captured. `silver` is the existing table's schema.
+void CheckSilverOfBronze(const arrow::Schema& silver, const std::string& silver_name,
+                         const arrow::Schema& bronze, const std::string& bronze_name,
+                         const std::vector<std::string>& keys);
+
+}  // namespace mssql_cdc
