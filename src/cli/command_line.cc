@@ -25,6 +25,7 @@ int RunCommandLine(int argc, char** argv) {
   AddStatusCommand(app);
   AddSwitchesCommand(app);
   AddSeedCommand(app);
+  AddApplyChangesCommand(app);
   int status = kExitOk;
   try {
     app.parse(argc, argv);

@@ -44,7 +44,7 @@ class Loader {
     }
     for (const auto& [key, node] : doc) {
       if (key == "source" || key == "stream" || key == "tables" || key == "engine" ||
-          key == "backfill") {
+          key == "backfill" || key == "silver") {
         continue;
       }
       const std::string name(key.str());
@@ -52,7 +52,7 @@ class Loader {
         Fail(QuoteUserText(name) + " is at the top of the file but belongs in " + *section);
       }
       Fail("unknown section or key " + QuoteUserText(name) +
-           " (expected [source], [stream], tables and, optionally, [engine] and [backfill])");
+           " (expected [source], [stream], tables and, optionally, [engine], [backfill] and [silver])");
     }
     PipelineConfig config;
     config.file = file_;
@@ -61,6 +61,17 @@ class Loader {
     config.many.tables = Tables(doc);
     config.many.limits = OptionalSection<EngineLimits>(doc, "engine");
     config.many.backfill = OptionalSection<NativeBackfillOptions>(doc, "backfill");
+    config.many.silver = SilverSection(doc);
+    if (config.many.silver) {
+      for (const auto& [ci, keys] : config.many.silver->keys) {
+        const bool listed = std::any_of(config.many.tables.begin(), config.many.tables.end(),
+                                        [&](const TableSpec& t) { return AsciiLower(t.capture_instance) == AsciiLower(ci); });
+        if (!listed) Fail("[silver.keys] " + QuoteUserText(ci) + " is not one of the pipeline's tables");
+      }
+    }
+    if (config.many.silver && !config.many.control_table) {
+      Fail("[silver] keeps each silver table's position in the control table: set [stream] control_table");
+    }
     config.warnings = std::move(warnings_);
     config.from_environment = std::move(from_environment_);
     return config;
@@ -250,6 +261,45 @@ class Loader {
     } catch (const ConfigError& e) {
       Fail(std::string("[stream]: ") + e.what());
     }
+  }
+
+  // [silver]: target = "<template with {ci}>", and [silver.keys] <capture instance> = ["col", ...].
+  std::optional<SilverConfig> SilverSection(const toml::table& doc) const {
+    const toml::node* node = doc.get("silver");
+    if (!node) return std::nullopt;
+    if (!node->is_table()) Fail("'silver' must be a section ([silver])");
+    SilverConfig silver;
+    bool has_target = false;
+    for (const auto& [key_view, value] : *node->as_table()) {
+      const std::string key(key_view.str());
+      if (AsciiLower(key) == "target") {
+        silver.target = TablePath(Scalar(value, "[silver] target"), "[silver] target");
+        try {
+          ExpandTemplate(silver.target, "[silver] target", "x");
+        } catch (const ConfigError& e) {
+          Fail(e.what());
+        }
+        has_target = true;
+      } else if (AsciiLower(key) == "keys") {
+        if (!value.is_table()) Fail("[silver] keys must be a section [silver.keys] of <capture instance> = [\"column\", ...]");
+        for (const auto& [ci, list] : *value.as_table()) {
+          const std::string where = "[silver.keys] " + std::string(ci.str());
+          const toml::array* columns = list.as_array();
+          if (!columns || columns->empty()) Fail(where + " must be a list of key columns, e.g. [\"id\"]");
+          std::vector<std::string> names;
+          for (const auto& column : *columns) {
+            auto name = column.value<std::string>();
+            if (!column.is_string() || !name || name->empty()) Fail(where + " must list column names as strings");
+            names.push_back(*name);
+          }
+          silver.keys.emplace(std::string(ci.str()), std::move(names));
+        }
+      } else {
+        Fail("unknown key " + QuoteUserText(key) + " in [silver] (expected target and [silver.keys])");
+      }
+    }
+    if (!has_target) Fail("[silver] target is missing (e.g. target = \"lake/silver/{ci}\")");
+    return silver;
   }
 
   std::vector<TableSpec> Tables(const toml::table& doc) {

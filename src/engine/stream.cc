@@ -194,6 +194,7 @@ class Stream::Impl {
     return progress_;
   }
   const std::vector<CapturedColumn>& columns() const { return columns_; }
+  const std::vector<std::string>& index_columns() const { return context_.instance.index_columns; }
   const std::string& Name() const {
     return context_.instance.name.empty() ? context_.config.source.capture_instance
                                           : context_.instance.name;
@@ -237,9 +238,9 @@ class Stream::Impl {
     // Every instance of the table, a newer one's columns too (or the `columns` option's):
     // two instances that type a column incompatibly, or a listed column no instance captures,
     // are refused here, before anything is written.
-    const StreamColumns resolved = ResolveStreamColumns(
-        *c.source, TableInstances::Of(*c.source, c.instance),
-        c.config.source.columns);
+    const TableInstances table_instances = TableInstances::Of(*c.source, c.instance);
+    NoteInstances(c, table_instances.all());
+    const StreamColumns resolved = ResolveStreamColumns(*c.source, table_instances, c.config.source.columns);
     const auto& columns = resolved.captured;
     c.columns = columns;
     c.read_fields = resolved.fields;
@@ -356,6 +357,7 @@ class Stream::Impl {
         start = RunBootstrap(request, *c.source, *c.sources, *c.clock, *c.checkpoint, tables).offset;
       }
       c.checkpoint->WriteStart(*start);
+      AfterBronze(c);
     } else if (!start) {
       start = initial_ ? *initial_
                        : InitialOffset(*c.source, *c.clock, c.instance,
@@ -595,6 +597,7 @@ class Stream::Impl {
     c.checkpoint->WriteStart(snapshot);
     generation_ = GenerationState{next, snapshot, now, std::nullopt, std::nullopt};
     generation_.Write(base_checkpoint_);  // the commit point of the recovery
+    AfterBronze(c);
     spdlog::info("capture instance '{}': generation {} starts at the re-snapshot's LSN {}",
                  c.instance.name, next, snapshot.lsn.ToString());
   }
@@ -723,6 +726,7 @@ std::exception_ptr Stream::error() const { return impl_->error(); }
 StreamProgress Stream::progress() const { return impl_->progress(); }
 const std::string& Stream::capture_instance() const { return impl_->Name(); }
 const std::vector<CapturedColumn>& Stream::captured_columns() const { return impl_->columns(); }
+const std::vector<std::string>& Stream::index_columns() const { return impl_->index_columns(); }
 
 StreamProgress Stream::Run() {
   Start();

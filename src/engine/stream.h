@@ -80,6 +80,17 @@ struct StreamConfig {
   // the target) after every committed batch (finalization.track).
   std::optional<std::string> control_table;
   std::optional<std::string> tracked_table;
+  // Called on the stream's thread each time bronze took rows and they are committed (a batch,
+  // after its verdict moved; a bootstrap; a re-snapshot): what keeps a silver table in step
+  // (fleet/silver_keeper.h). It is told the capture instances of the table the stream has seen
+  // and the key columns of its instance's unique index. An exception ends the stream as a
+  // failed batch does; bronze and the checkpoint are committed by then.
+  struct BronzeCommitted {
+    std::vector<std::string> table_instances;
+    std::vector<std::string> index_columns;
+  };
+  std::function<void(const BronzeCommitted&)> after_bronze;
+  std::optional<std::string> silver_table;  // the table after_bronze keeps, for messages and checks
   Granularity granularity = Granularity::kHour;
   // What the stream may use (engine_limits.h). `concurrent_ranges` is how many ranges share
   // limits.memory_budget: a group sets it for all its streams; 0 means this stream's own
@@ -155,6 +166,9 @@ class Stream {
   const std::string& capture_instance() const;
   // The captured columns Prepare read; empty before it.
   const std::vector<CapturedColumn>& captured_columns() const;
+  // The key columns of the capture instance's unique index (empty without one, or before
+  // Prepare).
+  const std::vector<std::string>& index_columns() const;
 
   // Runs the whole stream on the calling thread: Start, then batches until the trigger's
   // end (availableNow) or Stop from another thread. Throws the stream's error.

@@ -1,5 +1,7 @@
 #include "engine/stream_batch.h"
 
+#include <algorithm>
+
 #include <arrow/api.h>
 #include <spdlog/spdlog.h>
 
@@ -147,8 +149,22 @@ void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
   if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
 }
 
+void NoteInstances(StreamContext& context, const std::vector<CaptureInstanceInfo>& instances) {
+  for (const auto& instance : instances) {
+    auto& names = context.instance_names;
+    if (std::find(names.begin(), names.end(), instance.name) == names.end()) names.push_back(instance.name);
+  }
+}
+
+void AfterBronze(const StreamContext& context) {
+  if (!context.config.after_bronze) return;
+  context.config.after_bronze({context.instance_names, context.instance.index_columns});
+}
+
 TableInstances BatchRunner::ListInstances() {
-  return TableInstances::Of(*context_.source, context_.instance);
+  auto instances = TableInstances::Of(*context_.source, context_.instance);
+  NoteInstances(context_, instances.all());
+  return instances;
 }
 
 std::optional<BatchOffsets> BatchRunner::Plan(std::int64_t batch_id, const Offset& start,
@@ -385,6 +401,7 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   if (c.verdicts) {
     c.verdicts->Advance(c.config.tracked_table.value_or(c.config.params.target), offsets.end);
   }
+  AfterBronze(c);
   return outcome;
 }
 

@@ -31,6 +31,9 @@ struct StreamContext {
   Source* source = nullptr;  // lent for the current turn: planning, measuring, the first range
   std::optional<SourceClock> clock;
   CaptureInstanceInfo instance;
+  // Every capture instance of the table the stream has listed, once seen always kept: bronze
+  // may hold rows of each (config.after_bronze).
+  std::vector<std::string> instance_names;
   // The captured columns the stream reads with (the union of its table's instances), and the
   // bronze schema they make; a batch that meets columns they cannot hold widens both
   // (schema_change/batch_schema.h).
@@ -52,6 +55,11 @@ struct StreamContext {
   std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
   delta::WriteOptions write_options;
 };
+
+// Adds the names of `instances` to context.instance_names.
+void NoteInstances(StreamContext& context, const std::vector<CaptureInstanceInfo>& instances);
+// Calls config.after_bronze, when set.
+void AfterBronze(const StreamContext& context);
 
 struct BatchOutcome {
   BatchCommit commit;

@@ -112,6 +112,7 @@ void CheckDistinctLocations(const std::vector<std::unique_ptr<Stream>>& streams,
     const std::string& ci = stream->config().source.capture_instance;
     claim(params.target, "the target of " + ci);
     claim(params.checkpoint, "the checkpoint of " + ci);
+    if (stream->config().silver_table) claim(*stream->config().silver_table, "the silver table of " + ci);
   }
 }
 
@@ -135,7 +136,29 @@ StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table)
   stream.granularity = config.granularity;
   stream.limits = config.limits;
   stream.backfill = config.backfill;
+  if (config.silver) {
+    auto silver = TableSilverOptions(config, stream);
+    stream.silver_table = silver.silver;
+    stream.after_bronze = KeepSilver(std::move(silver));
+  }
   return stream;
+}
+
+ApplyChangesOptions TableSilverOptions(const ManyConfig& config, const StreamConfig& stream) {
+  if (!config.silver) throw InternalError("the pipeline has no silver tables");
+  if (!config.control_table) {
+    throw ConfigError("silver tables keep their position in the control table: give control_table");
+  }
+  const std::string& ci = stream.source.capture_instance;
+  ApplyChangesOptions silver;
+  silver.bronze = stream.params.target;
+  silver.silver = ExpandTemplate(config.silver->target, "silver target", ci);
+  silver.control = *config.control_table;
+  silver.facts = stream.params.facts_table;
+  silver.keys = SilverKeysOf(*config.silver, ci);
+  silver.bronze_verdict_name = stream.tracked_table.value_or(stream.params.target);
+  silver.granularity = config.granularity;
+  return silver;
 }
 
 std::string ExpandTemplate(const std::string& pattern, const std::string& parameter,
@@ -228,6 +251,7 @@ std::unique_ptr<StreamGroup> StreamGroup::Prepare(const ManyConfig& config,
     const std::string& ci = config.tables[i].capture_instance;
     try {
       built[i]->Prepare();
+      if (config.silver) CheckSilverKeys(SilverKeysOf(*config.silver, ci), *built[i]);
     } catch (const CheckpointInUseError&) {
       group->refused_.push_back(ci);  // ended with its error, reported with the others
     } catch (const Error&) {

@@ -28,6 +28,7 @@
 #include "core/options.h"
 #include "engine/engine_limits.h"
 #include "engine/stream.h"
+#include "fleet/silver_keeper.h"
 #include "fleet/turn_scheduler.h"
 
 namespace mssql_cdc {
@@ -48,11 +49,16 @@ struct ManyConfig {
   Granularity granularity = Granularity::kHour;
   EngineLimits limits;  // memory, connections, threads and streams of the whole group
   NativeBackfillOptions backfill;  // each chunked snapshot's in-process backfill
+  std::optional<SilverConfig> silver;  // a silver table per stream, kept after each bronze commit
 };
 
 // The validated configuration of one table's stream: the shared options with the table's,
 // the templates expanded. Throws ConfigError naming what is wrong.
 StreamConfig TableStreamConfig(const ManyConfig& config, const TableSpec& table);
+
+// The silver table of one table's stream (config.silver set): bronze, silver, control and
+// facts tables and the keys of [silver.keys] (empty: the unique index's, known at Prepare).
+ApplyChangesOptions TableSilverOptions(const ManyConfig& config, const StreamConfig& stream);
 
 using SourceFactoryFor = std::function<SourceFactory(const SourceOptions&)>;
 
