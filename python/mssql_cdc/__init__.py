@@ -30,6 +30,7 @@ from mssql_cdc.errors import (
 from mssql_cdc.lsn import Lsn
 from mssql_cdc.payloads import BatchDetail, DataSkippedDetail
 from mssql_cdc.types import (
+    ApplyResult,
     Granularity,
     Isolation,
     Offset,
@@ -65,9 +66,10 @@ _SPARK_API = {
     "stop_all": "mssql_cdc.fanout",
     "is_data_loss": "mssql_cdc.fanout",
     "is_schema_changed": "mssql_cdc.fanout",
+    "apply_changes": "mssql_cdc.silver",
 }
 _SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "snapshot_source", "seed",
-                  "pipeline", "fanout")
+                  "pipeline", "fanout", "silver")
 
 
 def _import(module: str) -> Any:
@@ -89,6 +91,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ApplyResult",
     "BatchDetail",
     "CdcStream",
     "ConfigError",
@@ -114,6 +117,7 @@ __all__ = [
     "StreamingQueryLike",
     "UnsupportedTypeError",
     "__version__",
+    "apply_changes",
     "await_all",
     "finalization",
     "is_data_loss",

@@ -7,6 +7,8 @@ query, which the API accepts alike.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
 
 SnapshotMode = Literal["full", "chunked"]
@@ -46,3 +48,14 @@ if TYPE_CHECKING:
 else:
     SparkSessionLike = Any
     StreamingQueryLike = Any
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What one ``apply_changes`` call did: whether it rebuilt silver from a snapshot, the highest
+    bronze LSN silver holds now, silver's verdict (naive UTC) and whether bronze existed."""
+
+    rebuilt: bool
+    applied_lsn: str | None
+    finalized_until: datetime | None
+    bronze_found: bool

@@ -64,6 +64,8 @@ std::string TimestampLiteral(UtcMicros time) {
 
 }  // namespace
 
+std::string ColumnDefinitionSql(const arrow::Field& field) { return ColumnSql(field); }
+
 std::string CreateTableSql(const TableRef& name, const delta::CreateOptions& definition) {
   std::string columns;
   for (const auto& field : definition.schema->fields()) {

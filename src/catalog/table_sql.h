@@ -9,6 +9,8 @@
 #pragma once
 
 #include <string>
+
+#include <arrow/type_fwd.h>
 #include <vector>
 
 #include "core/offset.h"
@@ -18,6 +20,10 @@
 #include "engine/table_schemas.h"
 
 namespace mssql_cdc::catalog {
+
+// One column's definition as CREATE TABLE and ADD COLUMNS take it: `name` TYPE [NOT NULL]
+// [COMMENT '...'].
+std::string ColumnDefinitionSql(const arrow::Field& field);
 
 // CREATE TABLE IF NOT EXISTS <name> (<columns>) USING delta COMMENT ... TBLPROPERTIES (...).
 std::string CreateTableSql(const TableRef& name, const delta::CreateOptions& definition);

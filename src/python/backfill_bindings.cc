@@ -20,6 +20,7 @@
 #include "engine/table_schemas.h"
 #include "core/table_ref.h"
 #include "python/arrow_stream.h"
+#include "python/events_json.h"
 #include "python/found_snapshot.h"
 #include "python/resnapshot_request.h"
 #include "python/source_options.h"
@@ -29,30 +30,6 @@ namespace nb = nanobind;
 
 namespace mssql_cdc::python {
 namespace {
-
-std::vector<SnapshotEvent> EventsOfJson(const std::string& text) {
-  std::vector<SnapshotEvent> events;
-  for (const auto& row : nlohmann::json::parse(text)) {
-    SnapshotEvent e;
-    auto text_of = [&](const char* key) -> std::optional<std::string> {
-      if (!row.contains(key) || row[key].is_null()) return std::nullopt;
-      return row[key].get<std::string>();
-    };
-    auto int_of = [&](const char* key) -> std::optional<std::int64_t> {
-      if (!row.contains(key) || row[key].is_null()) return std::nullopt;
-      return row[key].get<std::int64_t>();
-    };
-    e.event = text_of("event").value_or("");
-    e.app_id = text_of("app_id").value_or("");
-    e.min_lsn = text_of("min_lsn");
-    e.max_lsn = text_of("max_lsn");
-    e.rows = int_of("rows");
-    e.duration_ms = int_of("duration_ms");
-    e.detail = text_of("detail");
-    events.push_back(std::move(e));
-  }
-  return events;
-}
 
 // BackfillTables whose reads and writes a Python object makes: snapshot_events() -> JSON list,
 // newest_headroom(app_id) -> (hours, age_hours) | None, read_plan(app_id) -> pyarrow.Table |

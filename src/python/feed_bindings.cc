@@ -78,6 +78,7 @@ class PyFeed {
 
   const std::string& CaptureInstance() const { return feed_.instance().name; }
   std::vector<std::string> TableInstances() { return feed_.TableInstances(); }
+  std::vector<std::string> IndexColumns() const { return feed_.instance().index_columns; }
 
   std::string SparkSchemaJson() const { return delta::ToDeltaSchemaString(*feed_.output_schema()); }
 
@@ -255,6 +256,8 @@ void BindFeed(nb::module_& m) {
       .def_prop_ro("capture_instance", &PyFeed::CaptureInstance)
       .def("table_instances", &PyFeed::TableInstances,
            "The capture instances of the instance's table, the instance first.")
+      .def("index_columns", &PyFeed::IndexColumns,
+           "The key columns of the instance's unique index (empty without one).")
       .def("spark_schema_json", &PyFeed::SparkSchemaJson,
            "The output schema as Spark StructType JSON.")
       .def("initial_offset", &PyFeed::InitialOffset,

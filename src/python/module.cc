@@ -25,6 +25,7 @@ void BindGenerations(nb::module_& m);  // generation_bindings.cc
 void BindTables(nb::module_& m);  // table_bindings.cc
 void BindFinalization(nb::module_& m);  // finalization_bindings.cc
 void BindCatalog(nb::module_& m);  // catalog_bindings.cc
+void BindSilver(nb::module_& m);   // silver_bindings.cc
 void BindCommandLine(nb::module_& m);  // cli_bindings.cc
 }
 
@@ -71,4 +72,5 @@ NB_MODULE(_core, m) {
   python::BindTables(m);
   python::BindFinalization(m);
   python::BindCatalog(m);
+  python::BindSilver(m);
 }

@@ -4,12 +4,15 @@
 #include <arrow/compute/api.h>
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "core/user_text.h"
 #include "delta/table.h"
 #include "engine/delta_backfill_tables.h"
 #include "engine/table_schemas.h"
+#include "silver/apply_plan.h"
 #include "silver/latest_images.h"
 #include "silver/silver_merge.h"
 #include "silver/silver_schema.h"
@@ -19,81 +22,34 @@
 namespace mssql_cdc {
 namespace {
 
-// The property that ties a silver table to its bronze: bronze's Delta table id, which stays
-// when bronze is renamed or moved.
-constexpr char kBronzeIdProperty[] = "mssql_cdc.bronze_id";
-
-bool Listed(std::string_view name, const std::vector<std::string>& names) {
-  for (const auto& listed : names) {
-    if (EqualsIgnoringAsciiCase(name, listed)) return true;
-  }
-  return false;
-}
-
-// What the facts rows say of a chunked snapshot at `snapshot` of bronze `target`: complete
-// once a bootstrap or resnapshot row closes it at or past it.
-bool ChunkedSnapshotComplete(const std::string& facts, const std::string& target,
-                             const std::string& snapshot) {
-  if (!delta::DeltaTable::Exists(facts)) return false;
-  for (const auto& event : ReadSnapshotEvents(delta::DeltaTable::Open(facts), target)) {
-    if ((event.event == "bootstrap" || event.event == "resnapshot") && event.max_lsn &&
-        *event.max_lsn >= snapshot) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The bronze rows a call applies, checked to be of the table's capture instances. `from`
-// excludes rows at or below it (incremental), `snapshot` keeps that snapshot's rows and every
-// change (a rebuild's rows are those at or after the snapshot's LSN).
-std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze,
-                                          const std::optional<std::string>& after,
-                                          const std::optional<std::string>& snapshot,
+// The bronze rows the plan applies, checked to be of the table's capture instances.
+std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const SilverApplyPlan& plan,
                                           const ApplyChangesOptions& options) {
   std::vector<delta::FilterTerm> filter;
-  if (snapshot) {
-    filter.push_back({std::string(kStartLsnColumn), ">=", *snapshot});
-  } else if (after) {
-    filter.push_back({std::string(kStartLsnColumn), ">", *after});
-  }
+  if (auto bound = SilverRowsFilter(plan)) filter.push_back({std::string(kStartLsnColumn), bound->first, bound->second});
   auto rows = bronze.Read(filter);
-  const auto operations = rows->GetColumnByName(std::string(kOperationColumn));
-  const auto instances = rows->GetColumnByName(std::string(kCaptureInstanceColumn));
-  const auto stamps = rows->GetColumnByName(std::string(kSnapshotColumn));
-  const auto lsns = rows->GetColumnByName(std::string(kStartLsnColumn));
-  auto combine = [](const std::shared_ptr<arrow::ChunkedArray>& column) -> std::shared_ptr<arrow::Array> {
+  auto combine = [&](std::string_view name) -> std::shared_ptr<arrow::Array> {
+    const auto column = rows->GetColumnByName(std::string(name));
     if (!column) return nullptr;
     auto combined = arrow::Concatenate(column->chunks());
     if (!combined.ok()) throw InternalError("reading bronze rows: " + combined.status().ToString());
     return *combined;
   };
-  const auto op = std::static_pointer_cast<arrow::Int32Array>(combine(operations));
-  const auto ci = std::static_pointer_cast<arrow::StringArray>(combine(instances));
-  const auto stamp = std::static_pointer_cast<arrow::StringArray>(combine(stamps));
-  const auto lsn = std::static_pointer_cast<arrow::StringArray>(combine(lsns));
+  const auto op = std::static_pointer_cast<arrow::Int32Array>(combine(kOperationColumn));
+  const auto ci = std::static_pointer_cast<arrow::StringArray>(combine(kCaptureInstanceColumn));
+  const auto stamp = std::static_pointer_cast<arrow::StringArray>(combine(kSnapshotColumn));
+  const auto lsn = std::static_pointer_cast<arrow::StringArray>(combine(kStartLsnColumn));
   arrow::BooleanBuilder keep;
   if (!keep.Reserve(rows->num_rows()).ok()) throw InternalError("selecting bronze rows");
+  std::set<std::string, std::less<>> seen;
   for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
-    if (ci->IsNull(i) || !Listed(ci->GetView(i), options.capture_instances)) {
-      throw ConfigError(
-          "bronze " + options.bronze + " holds rows of capture instance " +
-          QuoteUserText(ci->IsNull(i) ? std::string("NULL") : std::string(ci->GetView(i))) +
-          ", which is not one of the table's (" + [&] {
-            std::string names;
-            for (const auto& n : options.capture_instances) names += (names.empty() ? "" : ", ") + n;
-            return names;
-          }() + "); after a capture-instance switch, give the stream's options so that apply_changes "
-                "can ask SQL Server which capture instances belong to the table");
-    }
-    bool take = true;
-    if (op->Value(i) == 0) {
-      // Snapshot rows count only in a rebuild from their own snapshot.
-      const auto own = stamp && stamp->IsValid(i) ? stamp->GetView(i) : lsn->GetView(i);
-      take = snapshot.has_value() && own == *snapshot;
-    }
-    keep.UnsafeAppend(take);
+    const auto instance = ci->IsNull(i) ? std::string_view() : ci->GetView(i);
+    if (seen.find(instance) == seen.end()) seen.emplace(instance);
+    const auto own = stamp && stamp->IsValid(i) ? stamp->GetView(i) : lsn->GetView(i);
+    keep.UnsafeAppend(PlanTakesRow(plan, op->Value(i), own));
   }
+  CheckSilverInstances(std::vector<std::string>(seen.begin(), seen.end()), options.capture_instances,
+                       options.bronze);
   std::shared_ptr<arrow::Array> mask;
   if (!keep.Finish(&mask).ok()) throw InternalError("selecting bronze rows");
   auto kept = arrow::compute::Filter(rows, mask);
@@ -137,40 +93,32 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   std::optional<delta::DeltaTable> silver;
   if (delta::DeltaTable::Exists(options.silver)) {
     silver.emplace(delta::DeltaTable::Open(options.silver));
-    CheckSilverOfBronze(*silver->snapshot().schema(), options.silver, *bronze_schema, options.bronze, keys);
-    const auto& properties = silver->snapshot().metadata.configuration;
-    auto tied = properties.find(kBronzeIdProperty);
-    if (tied != properties.end() && tied->second != bronze_id) {
-      throw ConfigError("silver " + options.silver + " is kept from another bronze table (Delta table id " +
-                        tied->second + "), not from " + options.bronze + " (id " + bronze_id +
-                        "); name the silver table of this bronze, or a new one");
-    }
+    CheckSilverOfBronze(*silver->snapshot().schema(), silver->snapshot().metadata.configuration,
+                        options.silver, *bronze_schema, options.bronze, bronze_id, keys);
   }
 
   // Which rows: a rebuild from the newest snapshot bronze holds when silver has not been
   // rebuilt from it, else the changes past silver's position.
-  const auto found = FindSnapshot(bronze, options.capture_instances);
-  bool snapshot_open = false;
-  if (found && found->chunked) {
-    if (!options.facts) {
-      throw ConfigError("bronze " + options.bronze + " holds the rows of a chunked snapshot; give the "
-                        "stream's facts table so that apply_changes can tell whether it is complete");
+  std::optional<BronzeSnapshot> newest;
+  if (const auto found = FindSnapshot(bronze, options.capture_instances)) {
+    newest = BronzeSnapshot{found->offset.lsn.ToString(), found->chunked, true};
+    if (found->chunked) {
+      if (!options.facts) {
+        throw ConfigError("bronze " + options.bronze + " holds the rows of a chunked snapshot; give the "
+                          "stream's facts table so that apply_changes can tell whether it is complete");
+      }
+      newest->complete = delta::DeltaTable::Exists(*options.facts) &&
+                         SnapshotClosed(ReadSnapshotEvents(delta::DeltaTable::Open(*options.facts), options.bronze),
+                                        newest->lsn);
     }
-    snapshot_open = !ChunkedSnapshotComplete(*options.facts, options.bronze, found->offset.lsn.ToString());
   }
-  const std::optional<std::string> found_lsn =
-      found && !snapshot_open ? std::optional(found->offset.lsn.ToString()) : std::nullopt;
-  const bool newer_snapshot =
-      found_lsn && (!position || !position->snapshot_lsn || *found_lsn > *position->snapshot_lsn);
-  result.rebuilt = !position || newer_snapshot;
-  const auto rows = RowsToApply(bronze, result.rebuilt ? std::nullopt : position->applied_lsn,
-                                newer_snapshot ? found_lsn : std::nullopt, options);
+  const SilverApplyPlan plan = PlanSilverApply(position, newest);
+  result.rebuilt = plan.rebuild;
+  const auto rows = RowsToApply(bronze, plan, options);
   result.bronze_rows = rows->num_rows();
 
   if (!silver) {
-    auto create = SilverTableOptions(*bronze_schema, options.bronze);
-    create.properties[kBronzeIdProperty] = bronze_id;
-    silver.emplace(delta::DeltaTable::Create(options.silver, create));
+    silver.emplace(delta::DeltaTable::Create(options.silver, SilverTableOptions(*bronze_schema, options.bronze, bronze_id)));
   }
   const auto images = LatestImagesOf(rows, keys, SilverSchema(*bronze_schema));
   const auto merged = MergeIntoSilver(*silver, images, keys, result.rebuilt);
@@ -179,17 +127,12 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   result.unchanged = merged.unchanged;
   result.silver_version = merged.commit.version;
 
-  SilverPosition moved = position.value_or(SilverPosition{});
-  if (!images.max_lsn.empty() && (!moved.applied_lsn || images.max_lsn > *moved.applied_lsn)) {
-    moved.applied_lsn = images.max_lsn;
-  }
-  if (newer_snapshot) moved.snapshot_lsn = found_lsn;
-  if (result.rebuilt && !moved.applied_lsn) moved.applied_lsn = found_lsn;
+  const SilverPosition moved = PositionAfter(plan, position, images.max_lsn);
   std::optional<Verdict> verdict;
   if (!options.facts) {
     spdlog::warn("apply_changes: no facts table for silver {}: its verdict does not move (give the "
                  "stream's facts table)", options.silver);
-  } else if (!snapshot_open) {
+  } else if (!plan.hold_verdict) {
     verdict = bronze_verdict;
   }
   WriteSilverPosition(options.control, options.silver, position, moved, verdict);

@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/ascii.h"
@@ -57,12 +58,13 @@ std::shared_ptr<arrow::Schema> SilverSchema(const arrow::Schema& bronze) {
   return arrow::schema(std::move(fields));
 }
 
-delta::CreateOptions SilverTableOptions(const arrow::Schema& bronze, const std::string& bronze_name) {
+delta::CreateOptions SilverTableOptions(const arrow::Schema& bronze, const std::string& bronze_name,
+                                        const std::string& bronze_id) {
   delta::CreateOptions options;
   options.schema = SilverSchema(bronze);
   options.description = "mssql-cdc silver: current state of each source key, kept from bronze " +
                         bronze_name + " by apply_changes";
-  options.properties = {{kSchemaVersionProperty, kSilverSchemaVersion}};
+  options.properties = {{kSchemaVersionProperty, kSilverSchemaVersion}, {kBronzeIdProperty, bronze_id}};
   return options;
 }
 
@@ -90,8 +92,9 @@ std::vector<std::string> ResolveSilverKeys(const std::vector<std::string>& keys,
   return resolved;
 }
 
-void CheckSilverOfBronze(const arrow::Schema& silver, const std::string& silver_name,
-                         const arrow::Schema& bronze, const std::string& bronze_name,
+void CheckSilverOfBronze(const arrow::Schema& silver, const delta::StringMap& properties,
+                         const std::string& silver_name, const arrow::Schema& bronze,
+                         const std::string& bronze_name, const std::string& bronze_id,
                          const std::vector<std::string>& keys) {
   auto has = [](const arrow::Schema& schema, const std::string& name) {
     for (const auto& field : schema.fields()) {
@@ -110,12 +113,33 @@ void CheckSilverOfBronze(const arrow::Schema& silver, const std::string& silver_
                         QuoteUserText(key) + fix);
     }
   }
+  auto tied = properties.find(kBronzeIdProperty);
+  if (tied != properties.end() && tied->second != bronze_id) {
+    throw ConfigError(silver_name + " is kept from another bronze table (Delta table id " + tied->second +
+                      "), not from " + bronze_name + " (id " + bronze_id +
+                      "); name the silver table of this bronze, or a new one");
+  }
   for (const auto& field : silver.fields()) {
     if (IsBronzeOwnColumn(field->name())) continue;
     if (!has(bronze, field->name())) {
       throw ConfigError(silver_name + " is not silver of " + bronze_name + ": its column " +
                         QuoteUserText(field->name()) + " is not one bronze captures" + fix);
     }
+  }
+}
+
+void CheckSilverInstances(const std::vector<std::string>& found, const std::vector<std::string>& allowed,
+                          const std::string& bronze_name) {
+  for (const auto& instance : found) {
+    const bool listed = std::any_of(allowed.begin(), allowed.end(), [&](const std::string& name) {
+      return EqualsIgnoringAsciiCase(name, instance);
+    });
+    if (listed) continue;
+    throw ConfigError("bronze " + bronze_name + " holds rows of capture instance " +
+                      QuoteUserText(instance.empty() ? std::string("NULL") : instance) +
+                      ", which is not one of the table's (" + Listed(allowed) +
+                      "); after a capture-instance switch, give the stream's options so that "
+                      "apply_changes can ask SQL Server which capture instances belong to the table");
   }
 }
 

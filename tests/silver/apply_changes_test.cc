@@ -291,7 +291,7 @@ TEST_F(HandWrittenBronzeTest, ChunkRowsNeedTheFactsTable) {
 TEST_F(HandWrittenBronzeTest, OnlyTheFilesHoldingChangedKeysAreRewritten) {
   // Silver of four files with key ranges [0,100), [100,200), ...
   auto bronze_schema = silver_testing::kBronzeSchema();
-  auto silver = delta::DeltaTable::Create(dir_.File("silver"), SilverTableOptions(*bronze_schema, "bronze"));
+  auto silver = delta::DeltaTable::Create(dir_.File("silver"), SilverTableOptions(*bronze_schema, "bronze", "id"));
   for (int file = 0; file < 4; ++file) {
     std::vector<silver_testing::BronzeRow> rows;
     for (int id = file * 100; id < file * 100 + 100; ++id) rows.push_back({1, id + 1, 1, 2, id, "v"});

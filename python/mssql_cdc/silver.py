@@ -1,0 +1,217 @@
+"""``apply_changes`` on Spark: keeps a silver table, one row per source key, from bronze.
+
+The engine decides (``silver/`` and ``catalog/silver_sql.h`` in C++, docs/silver.md): which
+keys, whether an existing table is silver of this bronze, what a call applies (a rebuild from
+a newer snapshot, or the changes past silver's position), the SQL that picks each key's latest
+image and MERGEs it, and silver's new position. This module runs those statements through the
+session, reads what they need (bronze's newest snapshot, the facts table's snapshot events,
+the control row) and writes silver's position after the MERGE, so that a crash between the two
+reruns rows that change nothing.
+
+Tables are names (through the session's catalog) or absolute paths, as everywhere
+(``mssql_cdc.tables``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from mssql_cdc import _core, backfill, tables
+from mssql_cdc.errors import ConcurrentModificationError, ConfigError
+from mssql_cdc.types import ApplyResult
+
+log = logging.getLogger("mssql_cdc")
+
+_warned_no_facts: set[str] = set()
+
+
+def _option(options: Mapping[str, str] | None, name: str) -> str | None:
+    for key, value in (options or {}).items():
+        if key.lower() == name.lower():
+            return value
+    return None
+
+
+def _table_sql(table: tables.TableArg) -> str:
+    return table.name if table.is_name else f"delta.`{table.text.replace('`', '``')}`"
+
+
+def _json_time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="microseconds")
+
+
+def _control_row(spark: Any, control: tables.TableArg, name: str) -> dict | None:
+    if not tables.check(spark, control, "control"):
+        return None
+    rows = tables.read(spark, control).where(F.col("table_name") == name).collect()
+    if not rows:
+        return None
+    return max((row.asDict() for row in rows), key=lambda r: (r.get("applied_lsn") or "", str(r.get("finalized_until"))))
+
+
+def _position(spark: Any, control: tables.TableArg, silver_name: str) -> str | None:
+    if not control.is_name:
+        return _core.read_silver_position(control.text, silver_name)
+    row = _control_row(spark, control, silver_name)
+    if row is None or not any(row.get(k) is not None for k in ("applied_lsn", "snapshot_lsn", "open_snapshot_lsn")):
+        return None
+    return json.dumps({k: row.get(k) for k in ("applied_lsn", "snapshot_lsn", "open_snapshot_lsn", "snapshot_wave")})
+
+
+def _verdict(spark: Any, control: tables.TableArg, name: str) -> str | None:
+    if not control.is_name:
+        return _core.read_verdict(control.text, name)
+    row = _control_row(spark, control, name)
+    if row is None or row.get("finalized_until") is None:
+        return None
+    return json.dumps({"finalized_until": _json_time(row["finalized_until"]), "end_lsn": row.get("end_lsn") or "",
+                       "end_commit_ts": _json_time(row.get("end_commit_ts") or row["finalized_until"])})
+
+
+def _newest_snapshot(spark: Any, bronze_sql: str, version: int, instances: list[str]) -> tuple[str, bool] | None:
+    names = [name.lower() for name in instances]
+    rows = (spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}")
+            .where((F.col("_operation") == 0) & F.lower("_capture_instance").isin(names))
+            .select(F.coalesce("_snapshot", "_start_lsn").alias("lsn"), F.col("_chunk").isNotNull().alias("chunked"))
+            .orderBy(F.desc("lsn"), F.desc("chunked")).limit(1).collect())
+    return (rows[0]["lsn"], bool(rows[0]["chunked"])) if rows else None
+
+
+def _table_instances(options: Mapping[str, str] | None, capture_instance: str) -> tuple[list[str], list[str]]:
+    """The capture instances of the table and the instance's index columns, from SQL Server
+    when the stream's options are given."""
+    if not options:
+        return [capture_instance], []
+    read = {k: v for k, v in options.items() if k.lower() != "captureinstance"}
+    read["captureInstance"] = capture_instance
+    feed = _core.Feed(read)
+    return list(feed.table_instances()), list(feed.index_columns())
+
+
+def apply_changes(
+    spark: Any,
+    bronze: str,
+    target: str,
+    *,
+    capture_instance: str | None = None,
+    keys: list[str] | None = None,
+    control_table: str,
+    facts_table: str | None = None,
+    options: Mapping[str, str] | None = None,
+    granularity: str = "hour",
+) -> ApplyResult:
+    """Applies bronze's rows past silver's position to silver `target` (created when missing)
+    in one MERGE, then records silver's position and verdict in `control_table`."""
+    _core.parse_granularity(granularity)
+    if isinstance(keys, str):
+        keys = [keys]
+    bronze_arg = tables.TableArg(bronze, "bronze")
+    silver_arg = tables.TableArg(target, "target")
+    control = tables.TableArg(control_table, "control_table")
+    facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
+    if bronze_arg.text == silver_arg.text:
+        raise ConfigError(f"target={target!r} is bronze itself; name the silver table")
+    capture_instance = capture_instance or _option(options, "captureInstance")
+    if not capture_instance:
+        raise ConfigError("apply_changes needs the capture instance: give capture_instance, or the stream's "
+                          "options with captureInstance")
+    instances, index_columns = _table_instances(options, capture_instance)
+    keys = list(keys) if keys else index_columns
+    if not keys:
+        raise ConfigError("apply_changes needs key columns: give keys, or the stream's options so that it can "
+                          "read the capture instance's unique index")
+    tables.check(spark, control, "control")
+    if facts is not None:
+        tables.check(spark, facts, "facts")
+    if not tables.check(spark, bronze_arg, "bronze"):
+        log.warning("mssql_cdc: apply_changes: bronze %s does not exist yet; silver %s is left as it is", bronze, target)
+        return ApplyResult(rebuilt=False, applied_lsn=None, finalized_until=None, bronze_found=False)
+
+    # The verdict first: bronze read afterwards holds at least what it covers.
+    bronze_verdict = _verdict(spark, control, bronze)
+    position = _position(spark, control, target)
+    bronze_sql = _table_sql(bronze_arg)
+    detail = spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]
+    bronze_id = str(detail["id"])
+    version = int(spark.sql(f"DESCRIBE HISTORY {bronze_sql} LIMIT 1").collect()[0]["version"])
+    bronze_schema_json = spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}").schema.json()
+    keys = list(_core.silver_keys(bronze_schema_json, bronze, keys))
+
+    silver_sql = _table_sql(silver_arg)
+    silver_exists = tables.check(spark, silver_arg, "silver")
+    silver_schema_json = None
+    if silver_exists:
+        silver_schema_json = spark.table(silver_arg.name).schema.json() if silver_arg.is_name else \
+            spark.read.format("delta").load(silver_arg.text).schema.json()
+        properties = {str(r["key"]): str(r["value"]) for r in spark.sql(f"SHOW TBLPROPERTIES {silver_sql}").collect()}
+        _core.check_silver(silver_schema_json, properties, target, bronze_schema_json, bronze, bronze_id, keys)
+
+    newest = _newest_snapshot(spark, bronze_sql, version, instances)
+    events = None
+    if newest is not None and newest[1]:
+        if facts is None:
+            raise ConfigError(f"bronze {bronze} holds the rows of a chunked snapshot; give the stream's facts table "
+                              f"so that apply_changes can tell whether it is complete")
+        events = backfill.snapshot_events(spark, facts, bronze)
+    plan_json = _core.silver_plan(position, newest[0] if newest else None, bool(newest and newest[1]), events)
+    plan = json.loads(plan_json)
+
+    run = uuid.uuid4().hex
+    rows_view, images_view = f"_mssql_cdc_rows_{run}", f"_mssql_cdc_images_{run}"
+    rows_sql, instances_sql, images_sql, merge_sql, migrate = _core.silver_statements(
+        plan_json, bronze_sql, version, bronze_schema_json, keys, silver_sql, silver_schema_json, rows_view,
+        images_view)
+    rows = spark.sql(rows_sql)
+    found = [r[0] for r in spark.sql(instances_sql).collect()]
+    _core.check_silver_instances([f or "" for f in found], instances, bronze)
+
+    if not silver_exists:
+        if silver_arg.is_name:
+            spark.sql(_core.silver_create_sql(silver_arg.text, bronze_schema_json, bronze, bronze_id))
+        else:
+            _core.ensure_silver(silver_arg.text, bronze_schema_json, bronze, bronze_id)
+    for statement in migrate:
+        spark.sql(statement)
+    rows.createOrReplaceTempView(rows_view)
+    try:
+        max_lsn = rows.agg(F.max("_start_lsn")).collect()[0][0] or ""
+        if max_lsn or plan["rebuild"]:
+            spark.sql(images_sql).createOrReplaceTempView(images_view)
+            try:
+                spark.sql(merge_sql).collect()
+            finally:
+                spark.catalog.dropTempView(images_view)
+    finally:
+        spark.catalog.dropTempView(rows_view)
+
+    moved = _core.silver_position_after(plan_json, position, max_lsn)
+    verdict = None
+    if facts is None:
+        if target not in _warned_no_facts:
+            _warned_no_facts.add(target)
+            log.warning("mssql_cdc: apply_changes: no facts_table for silver %s: its verdict does not move "
+                        "(give the stream's facts table)", target)
+    elif not plan["hold_verdict"]:
+        verdict = bronze_verdict
+    if control.is_name:
+        tables.ensure(spark, control, "control")
+        sql = _core.silver_position_sql(control.text, target, position, moved, verdict)
+        affected = int(spark.sql(sql).collect()[0]["num_affected_rows"])
+        if affected != 1:
+            raise ConcurrentModificationError(
+                f"control table {control_table}: the position of silver table {target} moved while this "
+                f"apply_changes ran: another apply_changes is keeping the same silver table; run one at a time "
+                f"per silver table")
+    else:
+        _core.write_silver_position(control.text, target, position, moved, verdict)
+    after = _verdict(spark, control, target)
+    until = json.loads(after)["finalized_until"] if after else None
+    return ApplyResult(rebuilt=bool(plan["rebuild"]), applied_lsn=json.loads(moved)["applied_lsn"],
+                       finalized_until=datetime.fromisoformat(until) if until else None, bronze_found=True)
