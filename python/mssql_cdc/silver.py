@@ -158,16 +158,18 @@ def apply_changes(
     if newest is not None and newest[1]:
         if facts is None:
             raise ConfigError(f"bronze {bronze} holds the rows of a chunked snapshot; give the stream's facts table "
-                              f"so that apply_changes can tell whether it is complete")
+                              f"so that apply_changes can tell which waves are in and whether it is complete")
         events = backfill.snapshot_events(spark, facts, bronze)
     plan_json = _core.silver_plan(position, newest[0] if newest else None, bool(newest and newest[1]), events)
     plan = json.loads(plan_json)
 
     run = uuid.uuid4().hex
     rows_view, images_view = f"_mssql_cdc_rows_{run}", f"_mssql_cdc_images_{run}"
+    stamp_sql = _core.silver_wave_stamp_sql(plan_json, bronze_sql, version)
+    oldest_wave_stamp = (spark.sql(stamp_sql).collect()[0][0] or "") if stamp_sql else ""
     rows_sql, instances_sql, images_sql, merge_sql, migrate = _core.silver_statements(
-        plan_json, bronze_sql, version, bronze_schema_json, keys, silver_sql, silver_schema_json, rows_view,
-        images_view)
+        plan_json, bronze_sql, version, oldest_wave_stamp, bronze_schema_json, keys, silver_sql, silver_schema_json,
+        rows_view, images_view)
     rows = spark.sql(rows_sql)
     found = [r[0] for r in spark.sql(instances_sql).collect()]
     _core.check_silver_instances([f or "" for f in found], instances, bronze)
@@ -181,8 +183,10 @@ def apply_changes(
         spark.sql(statement)
     rows.createOrReplaceTempView(rows_view)
     try:
-        max_lsn = rows.agg(F.max("_start_lsn")).collect()[0][0] or ""
-        if max_lsn or plan["rebuild"]:
+        newest = rows.agg(F.max("_start_lsn").alias("any"),
+                          F.max(F.when(F.col("_operation") != 0, F.col("_start_lsn"))).alias("change")).collect()[0]
+        max_lsn = newest["change"] or ""
+        if newest["any"] or plan["rebuild"]:
             spark.sql(images_sql).createOrReplaceTempView(images_view)
             try:
                 spark.sql(merge_sql).collect()

@@ -28,20 +28,52 @@ std::string KeysMatch(const std::vector<std::string>& keys) {
 
 }  // namespace
 
-std::string PlanRowsSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan) {
-  std::string where = "_operation <> 0";
-  if (plan.snapshot_lsn) {
-    where = "(_operation <> 0 OR coalesce(_snapshot, _start_lsn) = " + SqlStringLiteral(*plan.snapshot_lsn) + ")";
-  }
-  if (auto bound = SilverRowsFilter(plan)) {
-    where = "_start_lsn " + bound->first + " " + SqlStringLiteral(bound->second) + " AND " + where;
-  }
-  return "SELECT * FROM " + bronze_sql + " VERSION AS OF " + std::to_string(version) + " WHERE " + where;
+namespace {
+
+std::string ChunkList(const SilverApplyPlan& plan) {
+  std::string list;
+  for (int chunk : plan.wave_chunks) list += (list.empty() ? "" : ", ") + std::to_string(chunk);
+  return list;
 }
 
-std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan) {
-  std::string sql = "SELECT DISTINCT _capture_instance FROM " + bronze_sql + " VERSION AS OF " + std::to_string(version);
-  if (auto bound = SilverRowsFilter(plan)) sql += " WHERE _start_lsn " + bound->first + " " + SqlStringLiteral(bound->second);
+std::string VersionOf(const std::string& bronze_sql, std::int64_t version) {
+  return bronze_sql + " VERSION AS OF " + std::to_string(version);
+}
+
+std::string BoundSql(const SilverApplyPlan& plan, const std::string& oldest_wave_stamp) {
+  auto bound = SilverRowsFilter(plan, oldest_wave_stamp);
+  if (!bound) return "";
+  return "_start_lsn " + bound->first + " " + SqlStringLiteral(bound->second);
+}
+
+}  // namespace
+
+std::string WaveStampSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan) {
+  if (!plan.open_snapshot_lsn || plan.wave_chunks.empty()) return "";
+  return "SELECT min(_start_lsn) FROM " + VersionOf(bronze_sql, version) + " WHERE _operation = 0 AND _snapshot = " +
+         SqlStringLiteral(*plan.open_snapshot_lsn) + " AND _chunk IN (" + ChunkList(plan) + ")";
+}
+
+std::string PlanRowsSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan,
+                        const std::string& oldest_wave_stamp) {
+  std::string snapshot_rows;
+  if (plan.snapshot_lsn) {
+    snapshot_rows = " OR coalesce(_snapshot, _start_lsn) = " + SqlStringLiteral(*plan.snapshot_lsn);
+  } else if (plan.open_snapshot_lsn && !plan.wave_chunks.empty()) {
+    snapshot_rows = " OR (_snapshot = " + SqlStringLiteral(*plan.open_snapshot_lsn) + " AND _chunk IN (" +
+                    ChunkList(plan) + "))";
+  }
+  std::string where = "(_operation <> 0" + snapshot_rows + ")";
+  const std::string bound = BoundSql(plan, oldest_wave_stamp);
+  if (!bound.empty()) where = bound + " AND " + where;
+  return "SELECT * FROM " + VersionOf(bronze_sql, version) + " WHERE " + where;
+}
+
+std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan,
+                             const std::string& oldest_wave_stamp) {
+  std::string sql = "SELECT DISTINCT _capture_instance FROM " + VersionOf(bronze_sql, version);
+  const std::string bound = BoundSql(plan, oldest_wave_stamp);
+  if (!bound.empty()) sql += " WHERE " + bound;
   return sql;
 }
 

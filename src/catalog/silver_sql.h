@@ -19,12 +19,19 @@ namespace mssql_cdc::catalog {
 // The column of the images that says the key's latest image deletes it.
 inline constexpr char kDeletedColumn[] = "_mssql_cdc_deleted";
 
-// The bronze rows the plan applies, from `bronze_sql` at `version` (a SELECT).
-std::string PlanRowsSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan);
+// The oldest stamp of the waves' rows the plan applies (a SELECT of one value); empty when the
+// plan applies no wave.
+std::string WaveStampSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan);
+
+// The bronze rows the plan applies, from `bronze_sql` at `version` (a SELECT);
+// `oldest_wave_stamp` as WaveStampSql found it.
+std::string PlanRowsSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan,
+                        const std::string& oldest_wave_stamp);
 
 // The capture instances of bronze's rows within the plan's LSN bounds (a SELECT DISTINCT
 // _capture_instance), every one of which must be the table's.
-std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan);
+std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan,
+                             const std::string& oldest_wave_stamp);
 
 // The latest image of each key among the rows of view `rows_view` (a SELECT): silver's
 // columns and kDeletedColumn. NULL keys are one key (Spark's PARTITION BY is null-safe).

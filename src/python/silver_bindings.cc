@@ -91,14 +91,20 @@ SilverApplyPlan PlanOf(const std::string& text) {
   plan.snapshot_lsn = TextAt(object, "snapshot_lsn");
   plan.after_lsn = TextAt(object, "after_lsn");
   plan.hold_verdict = object.at("hold_verdict").get<bool>();
+  plan.open_snapshot_lsn = TextAt(object, "open_snapshot_lsn");
+  plan.wave_chunks = object.at("wave_chunks").get<std::vector<int>>();
+  if (!object.at("through_wave").is_null()) plan.through_wave = object.at("through_wave").get<std::int64_t>();
   return plan;
 }
 
 std::string PlanJson(const SilverApplyPlan& plan) {
   json object = {{"rebuild", plan.rebuild}, {"hold_verdict", plan.hold_verdict},
-                 {"snapshot_lsn", nullptr}, {"after_lsn", nullptr}};
+                 {"snapshot_lsn", nullptr}, {"after_lsn", nullptr}, {"open_snapshot_lsn", nullptr},
+                 {"wave_chunks", plan.wave_chunks}, {"through_wave", nullptr}};
   if (plan.snapshot_lsn) object["snapshot_lsn"] = *plan.snapshot_lsn;
   if (plan.after_lsn) object["after_lsn"] = *plan.after_lsn;
+  if (plan.open_snapshot_lsn) object["open_snapshot_lsn"] = *plan.open_snapshot_lsn;
+  if (plan.through_wave) object["through_wave"] = *plan.through_wave;
   return object.dump();
 }
 
@@ -146,8 +152,8 @@ void BindSilver(nb::module_& m) {
            bool chunked, const std::optional<std::string>& events_json) {
           std::optional<BronzeSnapshot> newest;
           if (newest_lsn) {
-            newest = BronzeSnapshot{*newest_lsn, chunked, true};
-            if (chunked) newest->complete = events_json && SnapshotClosed(EventsOfJson(*events_json), *newest_lsn);
+            newest = BronzeSnapshot{*newest_lsn, chunked, true, {}};
+            if (chunked) newest = ChunkedSnapshotOf(events_json ? EventsOfJson(*events_json) : std::vector<SnapshotEvent>{}, *newest_lsn);
           }
           return PlanJson(PlanSilverApply(PositionOf(position_json), newest));
         },
@@ -155,6 +161,7 @@ void BindSilver(nb::module_& m) {
         "What one call applies (plan JSON), from silver's position and bronze's newest snapshot.");
   m.def("silver_statements",
         [](const std::string& plan_json, const std::string& bronze_sql, std::int64_t version,
+           const std::string& oldest_wave_stamp,
            const std::string& bronze_schema_json, const std::vector<std::string>& keys,
            const std::string& silver_sql, const std::optional<std::string>& silver_schema_json,
            const std::string& rows_view, const std::string& images_view) {
@@ -162,17 +169,25 @@ void BindSilver(nb::module_& m) {
           const auto bronze = SchemaOf(bronze_schema_json, bronze_sql);
           std::vector<std::string> migrate;
           if (silver_schema_json) migrate = AddedColumnsSql(silver_sql, *SchemaOf(*silver_schema_json, silver_sql), *bronze);
-          return std::make_tuple(catalog::PlanRowsSql(bronze_sql, version, plan),
-                                 catalog::PlanInstancesSql(bronze_sql, version, plan),
+          return std::make_tuple(catalog::PlanRowsSql(bronze_sql, version, plan, oldest_wave_stamp),
+                                 catalog::PlanInstancesSql(bronze_sql, version, plan, oldest_wave_stamp),
                                  catalog::LatestImagesSql(rows_view, *bronze, keys),
                                  catalog::MergeImagesSql(silver_sql, images_view, *SilverSchema(*bronze), keys, plan.rebuild),
                                  migrate);
         },
-        nb::arg("plan_json"), nb::arg("bronze_sql"), nb::arg("version"), nb::arg("bronze_schema_json"),
-        nb::arg("keys"), nb::arg("silver_sql"), nb::arg("silver_schema_json"), nb::arg("rows_view"),
+        nb::arg("plan_json"), nb::arg("bronze_sql"), nb::arg("version"), nb::arg("oldest_wave_stamp"),
+        nb::arg("bronze_schema_json"), nb::arg("keys"), nb::arg("silver_sql"), nb::arg("silver_schema_json"), nb::arg("rows_view"),
         nb::arg("images_view"),
         "(rows SELECT, SELECT DISTINCT of the instances in the rows' bounds, images SELECT over rows_view, MERGE of images_view, ALTER TABLEs adding bronze's "
         "new columns to silver).");
+  m.def("silver_wave_stamp_sql",
+        [](const std::string& plan_json, const std::string& bronze_sql, std::int64_t version) -> std::optional<std::string> {
+          auto sql = catalog::WaveStampSql(bronze_sql, version, PlanOf(plan_json));
+          if (sql.empty()) return std::nullopt;
+          return sql;
+        },
+        nb::arg("plan_json"), nb::arg("bronze_sql"), nb::arg("version"),
+        "The SELECT of the oldest stamp of the waves the plan applies; None when it applies none.");
   m.def("silver_create_sql",
         [](const std::string& name, const std::string& bronze_schema_json, const std::string& bronze_name,
            const std::string& bronze_id) {
@@ -196,7 +211,7 @@ void BindSilver(nb::module_& m) {
           return PositionJson(PositionAfter(PlanOf(plan_json), PositionOf(position_json), max_lsn)).dump();
         },
         nb::arg("plan_json"), nb::arg("position_json"), nb::arg("max_lsn"),
-        "Silver's position once the plan's rows, the newest at max_lsn ('' for none), are applied.");
+        "Silver's position once the plan's rows, the newest change at max_lsn ('' for none), are applied.");
   m.def("silver_position_sql",
         [](const std::string& control, const std::string& silver_name, const std::optional<std::string>& expected,
            const std::string& position, const std::optional<std::string>& verdict) {

@@ -4,6 +4,7 @@
 #include <arrow/compute/api.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/ascii.h"
@@ -22,11 +23,35 @@
 namespace mssql_cdc {
 namespace {
 
+// The oldest stamp (_start_lsn) of the rows of the waves the plan applies; empty for none.
+std::string OldestWaveStamp(const delta::DeltaTable& bronze, const SilverApplyPlan& plan) {
+  if (!plan.open_snapshot_lsn || plan.wave_chunks.empty()) return "";
+  const auto rows = bronze.Read({{std::string(kOperationColumn), "=", "0"},
+                                 {std::string(kSnapshotColumn), "=", *plan.open_snapshot_lsn}});
+  std::string oldest;
+  const auto lsns = rows->GetColumnByName(std::string(kStartLsnColumn));
+  const auto chunks = rows->GetColumnByName(std::string(kChunkColumn));
+  for (int c = 0; c < lsns->num_chunks(); ++c) {
+    const auto& lsn = static_cast<const arrow::StringArray&>(*lsns->chunk(c));
+    const auto& chunk = static_cast<const arrow::Int32Array&>(*chunks->chunk(c));
+    for (std::int64_t i = 0; i < lsn.length(); ++i) {
+      if (chunk.IsNull(i) ||
+          !std::binary_search(plan.wave_chunks.begin(), plan.wave_chunks.end(), chunk.Value(i))) {
+        continue;
+      }
+      if (oldest.empty() || lsn.GetView(i) < oldest) oldest = std::string(lsn.GetView(i));
+    }
+  }
+  return oldest;
+}
+
 // The bronze rows the plan applies, checked to be of the table's capture instances.
 std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const SilverApplyPlan& plan,
                                           const ApplyChangesOptions& options) {
   std::vector<delta::FilterTerm> filter;
-  if (auto bound = SilverRowsFilter(plan)) filter.push_back({std::string(kStartLsnColumn), bound->first, bound->second});
+  if (auto bound = SilverRowsFilter(plan, OldestWaveStamp(bronze, plan))) {
+    filter.push_back({std::string(kStartLsnColumn), bound->first, bound->second});
+  }
   auto rows = bronze.Read(filter);
   auto combine = [&](std::string_view name) -> std::shared_ptr<arrow::Array> {
     const auto column = rows->GetColumnByName(std::string(name));
@@ -39,6 +64,7 @@ std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const
   const auto ci = std::static_pointer_cast<arrow::StringArray>(combine(kCaptureInstanceColumn));
   const auto stamp = std::static_pointer_cast<arrow::StringArray>(combine(kSnapshotColumn));
   const auto lsn = std::static_pointer_cast<arrow::StringArray>(combine(kStartLsnColumn));
+  const auto chunk = std::static_pointer_cast<arrow::Int32Array>(combine(kChunkColumn));
   arrow::BooleanBuilder keep;
   if (!keep.Reserve(rows->num_rows()).ok()) throw InternalError("selecting bronze rows");
   std::set<std::string, std::less<>> seen;
@@ -46,7 +72,8 @@ std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const
     const auto instance = ci->IsNull(i) ? std::string_view() : ci->GetView(i);
     if (seen.find(instance) == seen.end()) seen.emplace(instance);
     const auto own = stamp && stamp->IsValid(i) ? stamp->GetView(i) : lsn->GetView(i);
-    keep.UnsafeAppend(PlanTakesRow(plan, op->Value(i), own));
+    const auto chunk_of = chunk && chunk->IsValid(i) ? std::optional<int>(chunk->Value(i)) : std::nullopt;
+    keep.UnsafeAppend(PlanTakesRow(plan, op->Value(i), own, chunk_of));
   }
   CheckSilverInstances(std::vector<std::string>(seen.begin(), seen.end()), options.capture_instances,
                        options.bronze);
@@ -101,15 +128,18 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   // rebuilt from it, else the changes past silver's position.
   std::optional<BronzeSnapshot> newest;
   if (const auto found = FindSnapshot(bronze, options.capture_instances)) {
-    newest = BronzeSnapshot{found->offset.lsn.ToString(), found->chunked, true};
+    newest = BronzeSnapshot{found->offset.lsn.ToString(), found->chunked, true, {}};
     if (found->chunked) {
       if (!options.facts) {
         throw ConfigError("bronze " + options.bronze + " holds the rows of a chunked snapshot; give the "
-                          "stream's facts table so that apply_changes can tell whether it is complete");
+                          "stream's facts table so that apply_changes can tell which waves are in and "
+                          "whether it is complete");
       }
-      newest->complete = delta::DeltaTable::Exists(*options.facts) &&
-                         SnapshotClosed(ReadSnapshotEvents(delta::DeltaTable::Open(*options.facts), options.bronze),
-                                        newest->lsn);
+      std::vector<SnapshotEvent> events;
+      if (delta::DeltaTable::Exists(*options.facts)) {
+        events = ReadSnapshotEvents(delta::DeltaTable::Open(*options.facts), options.bronze);
+      }
+      newest = ChunkedSnapshotOf(events, newest->lsn);
     }
   }
   const SilverApplyPlan plan = PlanSilverApply(position, newest);
@@ -127,7 +157,7 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   result.unchanged = merged.unchanged;
   result.silver_version = merged.commit.version;
 
-  const SilverPosition moved = PositionAfter(plan, position, images.max_lsn);
+  const SilverPosition moved = PositionAfter(plan, position, images.max_change_lsn);
   std::optional<Verdict> verdict;
   if (!options.facts) {
     spdlog::warn("apply_changes: no facts table for silver {}: its verdict does not move (give the "

@@ -1,47 +1,90 @@
 #include "silver/apply_plan.h"
 
+#include <algorithm>
+#include <set>
+
 namespace mssql_cdc {
 
-bool SnapshotClosed(const std::vector<SnapshotEvent>& events, const std::string& lsn) {
+BronzeSnapshot ChunkedSnapshotOf(const std::vector<SnapshotEvent>& events, const std::string& lsn) {
+  BronzeSnapshot snapshot{lsn, true, false, {}};
   for (const auto& event : events) {
     if ((event.event == "bootstrap" || event.event == "resnapshot") && event.max_lsn && *event.max_lsn >= lsn) {
-      return true;
+      snapshot.complete = true;
     }
   }
-  return false;
+  // The stream (or generation) that opened it: its facts rows say which chunks are in.
+  std::set<std::string> app_ids;
+  for (const auto& event : events) app_ids.insert(event.app_id);
+  for (const auto& app_id : app_ids) {
+    const auto progress = NewestChunked(events, app_id);
+    if (!progress || progress->opened.snapshot.ToString() != lsn) continue;
+    snapshot.complete = snapshot.complete || progress->opened.complete;
+    for (const auto& chunk : progress->chunks) snapshot.chunk_waves.emplace_back(chunk.chunk, chunk.wave);
+    break;
+  }
+  return snapshot;
 }
 
 SilverApplyPlan PlanSilverApply(const std::optional<SilverPosition>& position,
                                 const std::optional<BronzeSnapshot>& newest) {
   SilverApplyPlan plan;
   const bool usable = newest && (!newest->chunked || newest->complete);
-  plan.hold_verdict = newest && newest->chunked && !newest->complete;
+  const bool open = newest && newest->chunked && !newest->complete;
+  plan.hold_verdict = open;
   const bool newer = usable && (!position || !position->snapshot_lsn || newest->lsn > *position->snapshot_lsn);
   plan.rebuild = !position || newer;
   if (newer) plan.snapshot_lsn = newest->lsn;
   if (!plan.rebuild) plan.after_lsn = position->applied_lsn;
+  if (open && (!position || !position->snapshot_lsn || newest->lsn > *position->snapshot_lsn)) {
+    plan.open_snapshot_lsn = newest->lsn;
+    const std::int64_t applied_wave =
+        position && position->open_snapshot_lsn == newest->lsn ? position->snapshot_wave.value_or(-1) : -1;
+    for (const auto& [chunk, wave] : newest->chunk_waves) {
+      if (wave <= applied_wave) continue;
+      plan.wave_chunks.push_back(chunk);
+      plan.through_wave = std::max(plan.through_wave.value_or(wave), wave);
+    }
+    std::sort(plan.wave_chunks.begin(), plan.wave_chunks.end());
+  }
   return plan;
 }
 
 SilverPosition PositionAfter(const SilverApplyPlan& plan, const std::optional<SilverPosition>& position,
-                             const std::string& max_lsn_read) {
+                             const std::string& max_change_lsn) {
   SilverPosition moved = position.value_or(SilverPosition{});
-  if (!max_lsn_read.empty() && (!moved.applied_lsn || max_lsn_read > *moved.applied_lsn)) {
-    moved.applied_lsn = max_lsn_read;
+  if (!max_change_lsn.empty() && (!moved.applied_lsn || max_change_lsn > *moved.applied_lsn)) {
+    moved.applied_lsn = max_change_lsn;
   }
-  if (plan.snapshot_lsn) moved.snapshot_lsn = plan.snapshot_lsn;
-  if (plan.rebuild && !moved.applied_lsn) moved.applied_lsn = plan.snapshot_lsn;
+  if (plan.snapshot_lsn) {
+    moved.snapshot_lsn = plan.snapshot_lsn;
+    moved.open_snapshot_lsn.reset();
+    moved.snapshot_wave.reset();
+    if (!moved.applied_lsn || *plan.snapshot_lsn > *moved.applied_lsn) moved.applied_lsn = plan.snapshot_lsn;
+  }
+  if (plan.open_snapshot_lsn && plan.through_wave) {
+    moved.open_snapshot_lsn = plan.open_snapshot_lsn;
+    moved.snapshot_wave = static_cast<std::int32_t>(*plan.through_wave);
+  }
   return moved;
 }
 
-bool PlanTakesRow(const SilverApplyPlan& plan, int operation, std::string_view snapshot_of_row) {
+bool PlanTakesRow(const SilverApplyPlan& plan, int operation, std::string_view snapshot_of_row,
+                  std::optional<int> chunk) {
   if (operation != 0) return true;
-  // Snapshot rows count only in a rebuild from their own snapshot.
-  return plan.snapshot_lsn && snapshot_of_row == *plan.snapshot_lsn;
+  if (plan.snapshot_lsn) return snapshot_of_row == *plan.snapshot_lsn;
+  if (plan.open_snapshot_lsn && chunk && snapshot_of_row == *plan.open_snapshot_lsn) {
+    return std::binary_search(plan.wave_chunks.begin(), plan.wave_chunks.end(), *chunk);
+  }
+  return false;
 }
 
-std::optional<std::pair<std::string, std::string>> SilverRowsFilter(const SilverApplyPlan& plan) {
+std::optional<std::pair<std::string, std::string>> SilverRowsFilter(const SilverApplyPlan& plan,
+                                                                    const std::string& oldest_wave_stamp) {
   if (plan.snapshot_lsn) return std::pair<std::string, std::string>{">=", *plan.snapshot_lsn};
+  if (plan.rebuild) return std::nullopt;  // a first call: every change
+  if (!oldest_wave_stamp.empty() && (!plan.after_lsn || oldest_wave_stamp <= *plan.after_lsn)) {
+    return std::pair<std::string, std::string>{">=", oldest_wave_stamp};
+  }
   if (plan.after_lsn) return std::pair<std::string, std::string>{">", *plan.after_lsn};
   return std::nullopt;
 }

@@ -4,8 +4,11 @@
 // chunked snapshot counts once the facts show it complete; while open it holds the verdict.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <vector>
 
@@ -18,6 +21,8 @@ struct BronzeSnapshot {
   std::string lsn;       // its LSN: coalesce(_snapshot, _start_lsn) of its rows
   bool chunked = false;
   bool complete = true;  // a chunked one: closed by a bootstrap or resnapshot facts row
+  // A chunked one: its chunks read so far (with facts rows), each with its wave.
+  std::vector<std::pair<int, std::int64_t>> chunk_waves;
 };
 
 struct SilverApplyPlan {
@@ -28,26 +33,37 @@ struct SilverApplyPlan {
   // Incremental: changes after this LSN (none: every change).
   std::optional<std::string> after_lsn;
   bool hold_verdict = false;  // an open chunked snapshot
+  // An open chunked snapshot applied wave by wave: its LSN, the chunks of the waves after the
+  // one silver applied last, and the newest of those waves. Their rows are ranked with every
+  // change from the oldest stamp among them on, so that a change after a chunk was read
+  // outranks the chunk's row even when silver applied that change before.
+  std::optional<std::string> open_snapshot_lsn;
+  std::vector<int> wave_chunks;
+  std::optional<std::int64_t> through_wave;
 };
 
-// Whether the facts rows `events` (of bronze's stream) close the snapshot at `lsn`: a
-// bootstrap or resnapshot row at or past it.
-bool SnapshotClosed(const std::vector<SnapshotEvent>& events, const std::string& lsn);
+// What the facts rows `events` of bronze's stream say of its chunked snapshot at `lsn`:
+// complete once a bootstrap or resnapshot row closes it, and the chunks read so far.
+BronzeSnapshot ChunkedSnapshotOf(const std::vector<SnapshotEvent>& events, const std::string& lsn);
 
 SilverApplyPlan PlanSilverApply(const std::optional<SilverPosition>& position,
                                 const std::optional<BronzeSnapshot>& newest);
 
-// Silver's position once the plan's rows, the newest of which is `max_lsn_read` (empty: none),
-// were applied.
+// Silver's position once the plan's rows were applied, the newest change among them at
+// `max_change_lsn` (snapshot rows do not count: a chunk's stamp may be ahead of the changes
+// bronze holds; empty: none).
 SilverPosition PositionAfter(const SilverApplyPlan& plan, const std::optional<SilverPosition>& position,
-                             const std::string& max_lsn_read);
+                             const std::string& max_change_lsn);
 
-// Whether a bronze row is one the plan applies: `operation`, its _start_lsn, and its
-// coalesce(_snapshot, _start_lsn) for snapshot rows. The LSN bounds are applied by the read's
-// filter (SilverRowsFilter); this is the rest.
-bool PlanTakesRow(const SilverApplyPlan& plan, int operation, std::string_view snapshot_of_row);
+// Whether a bronze row within the read's bounds is one the plan applies: every change, and the
+// snapshot rows of the snapshot rebuilt from or of the waves applied. `snapshot_of_row` is its
+// coalesce(_snapshot, _start_lsn), `chunk` its _chunk.
+bool PlanTakesRow(const SilverApplyPlan& plan, int operation, std::string_view snapshot_of_row,
+                  std::optional<int> chunk);
 
-// The read's filter on _start_lsn, as (operator, LSN); nullopt: every row.
-std::optional<std::pair<std::string, std::string>> SilverRowsFilter(const SilverApplyPlan& plan);
+// The read's bound on _start_lsn, as (operator, LSN); nullopt: every row. `oldest_wave_stamp`
+// is the oldest _start_lsn of the waves' rows the plan applies (empty: none).
+std::optional<std::pair<std::string, std::string>> SilverRowsFilter(const SilverApplyPlan& plan,
+                                                                    const std::string& oldest_wave_stamp = "");
 
 }  // namespace mssql_cdc

@@ -146,6 +146,9 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
   for (std::int64_t i = 0; i < bronze_rows->num_rows(); ++i) {
     const auto lsn = lsn_strings.GetView(i);
     if (images.max_lsn.empty() || lsn > images.max_lsn) images.max_lsn = std::string(lsn);
+    if (IntAt(operations, i).value_or(0) != 0 && (images.max_change_lsn.empty() || lsn > images.max_change_lsn)) {
+      images.max_change_lsn = std::string(lsn);
+    }
     auto [it, inserted] = latest.emplace(encoded[static_cast<std::size_t>(i)], i);
     if (inserted) {
       order.push_back(i);

@@ -22,8 +22,10 @@ struct LatestImages {
   std::vector<bool> deletes;
   // Per row of `rows`: its key, encoded by EncodeKeys.
   std::vector<std::string> keys;
-  // The highest _start_lsn among the bronze rows given; empty when none were.
+  // The highest _start_lsn among the bronze rows given, and among their changes (operation
+  // not 0); empty when there were none.
   std::string max_lsn;
+  std::string max_change_lsn;
 };
 
 // `bronze_rows` in a bronze schema; `keys` in its spelling (ResolveSilverKeys); `silver` the

@@ -42,8 +42,10 @@ def odbc_source(cli, db, server):
             f'user = "{ODBC_LOGIN[0]}"\npassword_env = "MSSQL_CDC_CHUNKED_PASSWORD"')
 
 
-def write_pipeline(tmp_path, name, trigger, source, backend, snapshot):
+def write_pipeline(tmp_path, name, trigger, source, backend, snapshot, silver=False):
     extra = f'bootstrap = true\nsnapshot = "{snapshot}"\n\n[backfill]\nchunk_rows = 40\npartitions = 2\ntarget_wave_seconds = 0'
+    if silver:
+        extra += '\n\n[silver]\ntarget = "lake/silver/{ci}"'
     text = pipeline_text(trigger, source, backend=backend, stream_extra=extra)
     text = text.replace("lake/bronze/{ci}", f"lake/{name}/{{ci}}") \
         .replace("checkpoints/{ci}", f"checkpoints/{name}/{{ci}}").replace('"{ci}-v1"', f'"{{ci}}-{name}"')
@@ -153,9 +155,15 @@ def stop(process):
         process.communicate()
 
 
+def silver_images(tmp_path, ci):
+    """Silver's rows of `ci` as the images latest_images gives (captured columns only)."""
+    rows = DeltaTable(str(tmp_path / "lake" / "silver" / ci)).to_pyarrow_table().to_pylist()
+    return {tuple(r[c] for c in KEYS[ci]): image(r) for r in rows}
+
+
 def t10(cli, tmp_path, source, backend):
     db = tmp_path / "shop.sim"
-    running = write_pipeline(tmp_path, "chunked", "processingTime=200 ms", source, backend, "chunked")
+    running = write_pipeline(tmp_path, "chunked", "processingTime=200 ms", source, backend, "chunked", silver=True)
     workload = writer(db, 11)
     try:
         time.sleep(0.5)
@@ -167,10 +175,22 @@ def t10(cli, tmp_path, source, backend):
         assert run.returncode == 0, stderr
     finally:
         stop(workload)
+    # Silver took the waves as they came; its verdict is held while the snapshot is open.
+    control = {r["table_name"]: r for r in DeltaTable(str(tmp_path / "lake" / "ops" / "control")).to_pyarrow_table().to_pylist()}
+    for ci in TABLES:
+        row = control.get(str(tmp_path / "lake" / "silver" / ci))
+        assert row is not None and row["applied_lsn"] is not None, ci
+        if row["open_snapshot_lsn"] is not None:
+            assert row["snapshot_wave"] is not None and row["finalized_until"] is None, row
     # The rest: the stream and the backfill to the end, then a full snapshot to compare with.
-    final = cli("run", "--json", write_pipeline(tmp_path, "chunked", "availableNow", source, backend, "chunked"))
+    final_pipeline = write_pipeline(tmp_path, "chunked", "availableNow", source, backend, "chunked", silver=True)
+    final = cli("run", "--json", final_pipeline)
     assert json.loads(final.stdout.splitlines()[-1])["failed"] == []
+    cli("apply-changes", final_pipeline)  # the waves the backfill wrote after the stream's last batch
     cli("run", write_pipeline(tmp_path, "full", "availableNow", source, backend, "full"))
+    for ci in TABLES:
+        full = DeltaTable(str(tmp_path / "lake" / "full" / ci)).to_pyarrow_table().to_pylist()
+        assert silver_images(tmp_path, ci) == latest_images(full, KEYS[ci]), ci
     waves_after_s = 0
     for ci in TABLES:
         check_chunked(tmp_path, db, "chunked", ci)

@@ -60,10 +60,19 @@ def check_snapshot(rows_of_bronze, facts_rows, plans_rows, app_id, shop):
 
 
 def test_backfill_next_to_a_running_stream_under_a_writer(spark, shop, cli, tmp_path):
-    from mssql_cdc import _core, stream
+    """Silver is kept after every wave too: the waves as they come, its verdict held until the
+    snapshot is complete, then rebuilt from it equal to the table."""
+    from mssql_cdc import _core, apply_changes, finalization, stream
 
     target, facts, app_id = f"{tmp_path}/bronze", f"{tmp_path}/facts", "customers-chunked"
-    cdc = stream(spark, dict(sim_options(shop), captureInstance=CI, numPartitions="2"))
+    control, silver = f"{tmp_path}/control", f"{tmp_path}/silver"
+    options = dict(sim_options(shop), captureInstance=CI, numPartitions="2")
+    cdc = stream(spark, options)
+
+    def keep_silver(query):
+        finalization.advance(spark, control, target, finalization.end_offset_from_progress(query.lastProgress))
+        return apply_changes(spark, target, silver, control_table=control, facts_table=facts, options=options)
+
     query = cdc.to_delta(target, app_id, f"{tmp_path}/ckpt", facts, bootstrap=True, snapshot="chunked",
                          trigger={"processingTime": "1 second"})
     try:
@@ -72,18 +81,33 @@ def test_backfill_next_to_a_running_stream_under_a_writer(spark, shop, cli, tmp_
                               target_wave_seconds=0)
         assert status["state"] == "running" and status["chunks_done"] == 2 and status["chunks_total"] >= 4, status
         calls = 1
+        waves_in_silver = []
         while status["state"] != "done":
+            applied = keep_silver(query)
+            assert applied.finalized_until is None  # held while the snapshot is open
+            position = [r for r in delta(control).to_pylist() if r["table_name"] == silver][0]
+            assert position["open_snapshot_lsn"] is not None
+            waves_in_silver.append(position["snapshot_wave"])
             # The writer: inserts, updates and deletes between the waves, read by the stream too.
             workload(cli, shop, 15, seed=20 + calls, tables=["dbo.customers"])
             status = cdc.backfill(target, app_id=app_id, facts_table=facts, max_waves=1, target_wave_seconds=0)
             calls += 1
             assert calls < 20, status
+        assert waves_in_silver == sorted(waves_in_silver) and waves_in_silver[-1] > waves_in_silver[0]
         assert status["done"] and status["chunks_done"] == status["chunks_total"]
         assert cdc.backfill(target, app_id=app_id, facts_table=facts)["state"] == "done"
     finally:
         query.stop()
-    cdc.to_delta(target, app_id, f"{tmp_path}/ckpt", facts, bootstrap=True, snapshot="chunked",
-                 trigger={"availableNow": True}).awaitTermination()
+    last = cdc.to_delta(target, app_id, f"{tmp_path}/ckpt", facts, bootstrap=True, snapshot="chunked",
+                        trigger={"availableNow": True})
+    last.awaitTermination()
+    done = keep_silver(last)
+    assert done.rebuilt and done.finalized_until is not None
+    table = current_rows(shop, CI, KEY)
+    silver_rows = {(r["customer_id"],): r for r in delta(silver).to_pylist()}
+    assert set(silver_rows) == set(table)
+    for key, row in silver_rows.items():
+        assert (row["name"], row["email"]) == (table[key]["name"], table[key]["email"])
     facts_rows = delta(facts).to_pylist()
     s = check_snapshot(delta(target).to_pylist(), facts_rows, delta(_core.plans_table_for(target)).to_pylist(),
                        app_id, shop)
