@@ -102,6 +102,12 @@ fi
     --libs ours --dir bench/out
   took
   echo
+  echo "Command: \`.venv/bin/python bench/silver_bench.py --rows ${BENCH_SILVER_ROWS:-10000000} --changes ${BENCH_SILVER_CHANGES:-100000} --dir bench/out\`"
+  echo
+  .venv/bin/python bench/silver_bench.py --rows "${BENCH_SILVER_ROWS:-10000000}" \
+    --changes "${BENCH_SILVER_CHANGES:-100000}" --dir bench/out
+  took
+  echo
   echo "make bench took $((SECONDS - started)) s in all; bench/out held $databases_at_start benchmark databases at the start."
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md

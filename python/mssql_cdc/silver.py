@@ -75,10 +75,15 @@ def _verdict(spark: Any, control: tables.TableArg, name: str) -> str | None:
                        "end_commit_ts": _json_time(row.get("end_commit_ts") or row["finalized_until"])})
 
 
-def _newest_snapshot(spark: Any, bronze_sql: str, version: int, instances: list[str]) -> tuple[str, bool] | None:
+def _newest_snapshot(spark: Any, bronze_sql: str, version: int, instances: list[str],
+                     newer_than: str | None) -> tuple[str, bool] | None:
+    """The newest snapshot in bronze newer than `newer_than` (the one silver was rebuilt from):
+    files whose statistics show none are skipped."""
     names = [name.lower() for name in instances]
-    rows = (spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}")
-            .where((F.col("_operation") == 0) & F.lower("_capture_instance").isin(names))
+    rows = spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}")
+    if newer_than is not None:
+        rows = rows.where((F.col("_start_lsn") > newer_than) | (F.col("_snapshot") > newer_than))
+    rows = (rows.where((F.col("_operation") == 0) & F.lower("_capture_instance").isin(names))
             .select(F.coalesce("_snapshot", "_start_lsn").alias("lsn"), F.col("_chunk").isNotNull().alias("chunked"))
             .orderBy(F.desc("lsn"), F.desc("chunked")).limit(1).collect())
     return (rows[0]["lsn"], bool(rows[0]["chunked"])) if rows else None
@@ -153,7 +158,8 @@ def apply_changes(
         properties = {str(r["key"]): str(r["value"]) for r in spark.sql(f"SHOW TBLPROPERTIES {silver_sql}").collect()}
         _core.check_silver(silver_schema_json, properties, target, bronze_schema_json, bronze, bronze_id, keys)
 
-    newest = _newest_snapshot(spark, bronze_sql, version, instances)
+    rebuilt_from = json.loads(position).get("snapshot_lsn") if position else None
+    newest = _newest_snapshot(spark, bronze_sql, version, instances, rebuilt_from)
     events = None
     if newest is not None and newest[1]:
         if facts is None:

@@ -7,7 +7,6 @@ query, which the API accepts alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
 
@@ -50,8 +49,8 @@ else:
     StreamingQueryLike = Any
 
 
-@dataclass(frozen=True)
-class ApplyResult:
+
+class ApplyResult(TypedDict):
     """What one ``apply_changes`` call did: whether it rebuilt silver from a snapshot, the highest
     bronze LSN silver holds now, silver's verdict (naive UTC) and whether bronze existed."""
 

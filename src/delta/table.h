@@ -184,6 +184,9 @@ class DeltaTable {
   struct Rewrite {
     std::vector<AddFile> remove;
     std::vector<std::shared_ptr<arrow::RecordBatch>> rows;  // in the schema `plan` was given
+    // More rows, each part written into files of its own rather than with `rows`: a rewritten
+    // file's rows stay together, so that the key ranges of files stay apart.
+    std::vector<std::vector<std::shared_ptr<arrow::RecordBatch>>> parts;
     std::string predicate;  // what the rewrite matched, for commitInfo
     bool commit = true;     // false: nothing is committed (written=false)
   };

@@ -127,7 +127,10 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   // Which rows: a rebuild from the newest snapshot bronze holds when silver has not been
   // rebuilt from it, else the changes past silver's position.
   std::optional<BronzeSnapshot> newest;
-  if (const auto found = FindSnapshot(bronze, options.capture_instances)) {
+  // Only a snapshot newer than the one silver was rebuilt from matters: bronze files older
+  // than it are not read.
+  if (const auto found = FindSnapshot(bronze, options.capture_instances,
+                                      position ? position->snapshot_lsn : std::nullopt)) {
     newest = BronzeSnapshot{found->offset.lsn.ToString(), found->chunked, true, {}};
     if (found->chunked) {
       if (!options.facts) {

@@ -91,7 +91,49 @@ std::optional<std::int64_t> IntAt(const std::shared_ptr<arrow::Int64Array>& colu
   return column->Value(i);
 }
 
+bool IsIntegerKey(const arrow::DataType& type) {
+  switch (type.id()) {
+    case arrow::Type::INT8: case arrow::Type::INT16: case arrow::Type::INT32: case arrow::Type::INT64:
+    case arrow::Type::UINT8: case arrow::Type::UINT16: case arrow::Type::UINT32:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<std::string>& keys,
+                                    std::int64_t* groups) {
+  std::vector<std::int64_t> group_of(static_cast<std::size_t>(rows.num_rows()));
+  *groups = 0;
+  const auto first = rows.schema()->GetFieldByName(keys.front());
+  if (keys.size() == 1 && first && IsIntegerKey(*first->type())) {
+    // One integer key: grouped by value, without a text per row.
+    const auto values = AsInt64(Combined(rows.GetColumnByName(keys.front())));
+    std::unordered_map<std::int64_t, std::int64_t> by_value;
+    by_value.reserve(static_cast<std::size_t>(values->length()));
+    std::optional<std::int64_t> null_group;
+    for (std::int64_t i = 0; i < values->length(); ++i) {
+      if (values->IsNull(i)) {
+        if (!null_group) null_group = (*groups)++;
+        group_of[static_cast<std::size_t>(i)] = *null_group;
+      } else {
+        group_of[static_cast<std::size_t>(i)] = by_value.emplace(values->Value(i), *groups).first->second;
+        if (group_of[static_cast<std::size_t>(i)] == *groups) ++*groups;
+      }
+    }
+    return group_of;
+  }
+  const auto encoded = EncodeKeys(rows, keys);
+  std::unordered_map<std::string_view, std::int64_t> by_key;
+  by_key.reserve(encoded.size());
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    group_of[i] = by_key.emplace(encoded[i], *groups).first->second;
+    if (group_of[i] == *groups) ++*groups;
+  }
+  return group_of;
+}
 
 std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys) {
   std::vector<std::shared_ptr<arrow::Array>> columns;
@@ -139,32 +181,25 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
     return rank;
   };
 
-  const auto encoded = EncodeKeys(*bronze_rows, keys);
-  std::unordered_map<std::string_view, std::int64_t> latest;  // key -> row of its latest image
-  latest.reserve(encoded.size());
-  std::vector<std::int64_t> order;  // rows that are a key's latest image, first seen first
+  std::int64_t groups = 0;
+  const auto group_of = KeyGroups(*bronze_rows, keys, &groups);
+  std::vector<std::int64_t> latest(static_cast<std::size_t>(groups), -1);  // group -> row of its latest image
   for (std::int64_t i = 0; i < bronze_rows->num_rows(); ++i) {
     const auto lsn = lsn_strings.GetView(i);
     if (images.max_lsn.empty() || lsn > images.max_lsn) images.max_lsn = std::string(lsn);
     if (IntAt(operations, i).value_or(0) != 0 && (images.max_change_lsn.empty() || lsn > images.max_change_lsn)) {
       images.max_change_lsn = std::string(lsn);
     }
-    auto [it, inserted] = latest.emplace(encoded[static_cast<std::size_t>(i)], i);
-    if (inserted) {
-      order.push_back(i);
-    } else if (Outranks(rank_at(i), rank_at(it->second))) {
-      it->second = i;
-    }
+    auto& best = latest[static_cast<std::size_t>(group_of[static_cast<std::size_t>(i)])];
+    if (best < 0 || Outranks(rank_at(i), rank_at(best))) best = i;
   }
 
   arrow::Int64Builder take;
-  Check(take.Reserve(static_cast<std::int64_t>(order.size())), "choosing images");
-  for (auto first_row : order) {
-    const std::int64_t row = latest.at(encoded[static_cast<std::size_t>(first_row)]);
+  Check(take.Reserve(groups), "choosing images");
+  for (const std::int64_t row : latest) {
     take.UnsafeAppend(row);
     const auto operation = IntAt(operations, row).value_or(0);
     images.deletes.push_back(operation == 1 || operation == 3);
-    images.keys.push_back(encoded[static_cast<std::size_t>(row)]);
   }
   std::shared_ptr<arrow::Array> indices;
   Check(take.Finish(&indices), "choosing images");

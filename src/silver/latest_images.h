@@ -9,6 +9,7 @@
 
 #include <arrow/type_fwd.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,6 @@ struct LatestImages {
   std::shared_ptr<arrow::Table> rows;
   // Per row of `rows`: whether its image deletes the key.
   std::vector<bool> deletes;
-  // Per row of `rows`: its key, encoded by EncodeKeys.
-  std::vector<std::string> keys;
   // The highest _start_lsn among the bronze rows given, and among their changes (operation
   // not 0); empty when there were none.
   std::string max_lsn;
@@ -33,6 +32,12 @@ struct LatestImages {
 LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
                             const std::vector<std::string>& keys,
                             const std::shared_ptr<arrow::Schema>& silver);
+
+// Each row's key as a group number (0, 1, ...; equal keys, NULL equal to NULL, share one), and
+// in `groups` how many there are: one integer key is grouped by its values, other keys by
+// EncodeKeys.
+std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<std::string>& keys,
+                                    std::int64_t* groups);
 
 // Each row's key columns as one byte string, equal exactly when the keys are equal with NULL
 // equal to NULL: what two tables are matched on.

@@ -3,6 +3,11 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "core/ascii.h"
@@ -89,6 +94,105 @@ std::shared_ptr<arrow::Table> Filtered(const std::shared_ptr<arrow::Table>& rows
   return Value(arrow::compute::Filter(rows, array), "selecting rows").table();
 }
 
+bool IsIntegerType(arrow::Type::type id) {
+  switch (id) {
+    case arrow::Type::INT8: case arrow::Type::INT16: case arrow::Type::INT32: case arrow::Type::INT64:
+    case arrow::Type::UINT8: case arrow::Type::UINT16: case arrow::Type::UINT32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The images' keys, to find the image of each row of a silver file: one integer map for a
+// single integer key column (the common case, and no text per row), encoded keys otherwise.
+class ImageKeys {
+ public:
+  ImageKeys(const arrow::Table& images, const std::vector<std::string>& keys) : keys_(keys) {
+    const auto field = images.schema()->GetFieldByName(keys.front());
+    integer_ = keys.size() == 1 && field && IsIntegerType(field->type()->id());
+    if (integer_) {
+      const auto values = Integers(images);
+      by_integer_.reserve(static_cast<std::size_t>(values->length()));
+      for (std::int64_t i = 0; i < values->length(); ++i) {
+        if (values->IsNull(i)) {
+          null_image_ = i;
+        } else {
+          by_integer_.emplace(values->Value(i), i);
+        }
+      }
+      return;
+    }
+    encoded_ = EncodeKeys(images, keys);
+    by_bytes_.reserve(encoded_.size());
+    for (std::size_t i = 0; i < encoded_.size(); ++i) by_bytes_.emplace(encoded_[i], static_cast<std::int64_t>(i));
+  }
+
+  // Per row of `rows`: the index of its key's image, or -1.
+  std::vector<std::int64_t> Match(const arrow::Table& rows) const {
+    std::vector<std::int64_t> found(static_cast<std::size_t>(rows.num_rows()), -1);
+    if (integer_) {
+      const auto values = Integers(rows);
+      for (std::int64_t i = 0; i < values->length(); ++i) {
+        if (values->IsNull(i)) {
+          found[static_cast<std::size_t>(i)] = null_image_.value_or(-1);
+        } else if (auto it = by_integer_.find(values->Value(i)); it != by_integer_.end()) {
+          found[static_cast<std::size_t>(i)] = it->second;
+        }
+      }
+      return found;
+    }
+    const auto encoded = EncodeKeys(rows, keys_);
+    for (std::size_t i = 0; i < encoded.size(); ++i) {
+      if (auto it = by_bytes_.find(encoded[i]); it != by_bytes_.end()) found[i] = it->second;
+    }
+    return found;
+  }
+
+ private:
+  std::shared_ptr<arrow::Int64Array> Integers(const arrow::Table& rows) const {
+    auto column = rows.GetColumnByName(keys_.front());
+    auto combined = Value(arrow::Concatenate(column->chunks()), "reading keys");
+    auto cast = Value(arrow::compute::Cast(*combined, arrow::int64()), "reading keys");
+    return std::static_pointer_cast<arrow::Int64Array>(cast);
+  }
+
+  std::vector<std::string> keys_;
+  bool integer_ = false;
+  std::unordered_map<std::int64_t, std::int64_t> by_integer_;
+  std::optional<std::int64_t> null_image_;
+  std::vector<std::string> encoded_;
+  std::unordered_map<std::string_view, std::int64_t> by_bytes_;
+};
+
+// Calls work(0..count-1) on up to as many threads as the machine has cores; rethrows the
+// first error once every thread is done.
+void RunOnThreads(std::size_t count, const std::function<void(std::size_t)>& work) {
+  const std::size_t threads = std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) work(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < count;) {
+        try {
+          work(i);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  if (error) std::rethrow_exception(error);
+}
+
 std::vector<std::string_view> LsnViews(const arrow::Table& rows) {
   std::vector<std::string_view> views;
   views.reserve(static_cast<std::size_t>(rows.num_rows()));
@@ -123,46 +227,79 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
     std::vector<std::shared_ptr<arrow::Table>> parts;
     if (rebuild) {
       for (const auto& [path, add] : snapshot.files) rewrite.remove.push_back(add);
-    } else if (!images.keys.empty()) {
+    } else if (image_table->num_rows() > 0) {
+      // File by file: each touched file's rows that stay, with the images of its keys that
+      // replace rows, are written as a part of their own, so that files keep their key ranges.
       TouchedFiles touched(*schema, keys.front(), *image_table);
+      std::vector<delta::AddFile> candidates;
       for (const auto& [path, add] : snapshot.files) {
-        if (touched.MayHold(add)) rewrite.remove.push_back(add);
+        if (touched.MayHold(add)) candidates.push_back(add);
       }
-      std::unordered_map<std::string_view, std::size_t> image_of;
-      image_of.reserve(images.keys.size());
-      for (std::size_t i = 0; i < images.keys.size(); ++i) image_of.emplace(images.keys[i], i);
-      const auto current = silver.ReadFiles(rewrite.remove, schema);
-      const auto current_keys = EncodeKeys(*current, keys);
-      const auto current_lsns = LsnViews(*current);
-      std::vector<bool> keep(current_keys.size(), true);
-      bool changed = false;
-      for (std::size_t row = 0; row < current_keys.size(); ++row) {
-        auto found = image_of.find(current_keys[row]);
-        if (found == image_of.end()) continue;
-        const std::size_t image = found->second;
-        if (current_lsns[row] >= image_lsns[image]) {
-          take[image] = false;  // silver's row is as new or newer: the image is old news
-          ++result.unchanged;
-        } else {
+      const ImageKeys image_keys(*image_table, keys);
+      // Files are read, matched and cut on a few threads at once; a key is in one file only,
+      // so each image is decided by the one file that holds its key.
+      std::vector<char> met(take.size(), 0);
+      struct FileOutcome {
+        bool changed = false;
+        std::int64_t unchanged = 0, deleted = 0, upserted = 0;
+        std::shared_ptr<arrow::RecordBatch> rows;
+      };
+      std::vector<FileOutcome> outcomes(candidates.size());
+      auto rewrite_file = [&](std::size_t f) {
+        FileOutcome& out = outcomes[f];
+        const auto current = silver.ReadFiles({candidates[f]}, schema);
+        const auto matched = image_keys.Match(*current);
+        const auto current_lsns = LsnViews(*current);
+        std::vector<bool> keep(matched.size(), true);
+        std::vector<bool> replaced_here(take.size(), false);
+        for (std::size_t row = 0; row < matched.size(); ++row) {
+          if (matched[row] < 0) continue;
+          const auto image = static_cast<std::size_t>(matched[row]);
+          met[image] = 1;
+          if (current_lsns[row] >= image_lsns[image]) {
+            ++out.unchanged;  // silver's row is as new or newer: the image is old news
+            continue;
+          }
           keep[row] = false;
-          changed = true;
-          if (images.deletes[image]) ++result.deleted;
+          out.changed = true;
+          if (images.deletes[image]) {
+            ++out.deleted;
+          } else {
+            replaced_here[image] = true;
+            ++out.upserted;
+          }
         }
+        if (!out.changed) return;  // nothing of this file changes: it stays
+        std::vector<std::shared_ptr<arrow::Table>> file_parts = {Filtered(current, keep),
+                                                                 Filtered(image_table, replaced_here)};
+        auto combined = Value(arrow::ConcatenateTables(file_parts), "combining silver rows");
+        out.rows = Value(combined->CombineChunksToBatch(), "combining silver rows");
+      };
+      RunOnThreads(candidates.size(), rewrite_file);
+      for (std::size_t f = 0; f < candidates.size(); ++f) {
+        const FileOutcome& out = outcomes[f];
+        result.unchanged += out.unchanged;
+        result.deleted += out.deleted;
+        result.upserted += out.upserted;
+        if (!out.changed) continue;
+        rewrite.remove.push_back(candidates[f]);
+        ++result.files_read;
+        rewrite.parts.push_back({out.rows});
       }
-      if (changed) {
-        parts.push_back(Filtered(current, keep));
-        result.files_read = static_cast<std::int64_t>(rewrite.remove.size());
-      } else {
-        rewrite.remove.clear();  // nothing of those files changes: they stay
+      for (std::size_t i = 0; i < take.size(); ++i) {
+        if (met[i]) take[i] = false;  // decided with the row it met
       }
     }
-    for (std::size_t i = 0; i < take.size(); ++i) result.upserted += take[i] ? 1 : 0;
-    if (rebuild) result.deleted = static_cast<std::int64_t>(images.deletes.size()) - result.upserted;
-    if (result.upserted > 0) parts.push_back(Filtered(image_table, take));
-    if (rewrite.remove.empty() && result.upserted == 0) {
+    // Images no row of silver met: new keys (deletes of absent keys change nothing).
+    std::int64_t inserted = 0;
+    for (std::size_t i = 0; i < take.size(); ++i) inserted += take[i] ? 1 : 0;
+    result.upserted += inserted;
+    if (inserted > 0) parts.push_back(Filtered(image_table, take));
+    if (rewrite.remove.empty() && inserted == 0) {
       rewrite.commit = rebuild && !snapshot.files.empty();
       return rewrite;
     }
+    if (rebuild) result.deleted = static_cast<std::int64_t>(images.deletes.size()) - result.upserted;
     if (!parts.empty()) {
       auto combined = Value(arrow::ConcatenateTables(parts), "combining silver rows");
       if (combined->num_rows() > 0) rewrite.rows.push_back(OrderedByKeys(combined, keys));

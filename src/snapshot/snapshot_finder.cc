@@ -21,6 +21,20 @@ bool MayHoldSnapshotRows(const delta::AddFile& file, const std::string& operatio
   return (*min)[operation].is_number() && (*min)[operation].get<std::int64_t>() == 0;
 }
 
+// False when the file's statistics show that none of its rows belongs to a snapshot newer
+// than `newer_than` (coalesce(_snapshot, _start_lsn) is at most the larger of their maxima).
+bool MayHoldNewerSnapshot(const delta::AddFile& file, const std::string& snapshot_column,
+                          const std::string& start_column, const std::string& newer_than) {
+  if (!file.stats) return true;
+  const auto stats = nlohmann::json::parse(*file.stats, nullptr, /*allow_exceptions=*/false);
+  if (stats.is_discarded()) return true;
+  const auto max = stats.find("maxValues");
+  if (max == stats.end() || !max->contains(start_column) || !(*max)[start_column].is_string()) return true;
+  if ((*max)[start_column].get<std::string>() > newer_than) return true;
+  return max->contains(snapshot_column) && (*max)[snapshot_column].is_string() &&
+         (*max)[snapshot_column].get<std::string>() > newer_than;
+}
+
 bool Named(std::string_view name, const std::vector<std::string>& instances) {
   for (const auto& instance : instances) {
     if (EqualsIgnoringAsciiCase(name, instance)) return true;
@@ -44,7 +58,8 @@ std::vector<std::string> InstancesOfTable(const std::vector<CaptureInstanceInfo>
 }
 
 std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
-                                          const std::vector<std::string>& instances) {
+                                          const std::vector<std::string>& instances,
+                                          const std::optional<std::string>& newer_than) {
   const auto schema_ptr = bronze.snapshot().schema();
   const auto& schema = *schema_ptr;
   std::vector<std::string> columns{"_operation", "_capture_instance", "_start_lsn", "_commit_ts"};
@@ -55,8 +70,15 @@ std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
   const auto operation_field = schema.GetFieldByName("_operation");
   const std::string operation = operation_field ? delta::PhysicalName(*operation_field) : "_operation";
   std::vector<delta::AddFile> files;
+  auto physical = [&](const char* name) {
+    const auto field = schema.GetFieldByName(name);
+    return field ? delta::PhysicalName(*field) : std::string(name);
+  };
+  const std::string snapshot_column = physical("_snapshot"), start_column = physical("_start_lsn");
   for (const auto& [path, add] : bronze.snapshot().files) {
-    if (MayHoldSnapshotRows(add, operation)) files.push_back(add);
+    if (!MayHoldSnapshotRows(add, operation)) continue;
+    if (newer_than && !MayHoldNewerSnapshot(add, snapshot_column, start_column, *newer_than)) continue;
+    files.push_back(add);
   }
   std::optional<FoundSnapshot> found;
   std::string found_lsn;
@@ -77,6 +99,7 @@ std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
       const std::string_view lsn =
           stamp && !stamp->IsNull(i) ? stamp->GetView(i) : start.GetView(i);
       if (found && lsn <= found_lsn) continue;
+      if (newer_than && lsn <= *newer_than) continue;
       found_lsn = std::string(lsn);
       FoundSnapshot f;
       f.offset.lsn = Lsn::Parse(found_lsn);

@@ -21,9 +21,11 @@ struct FoundSnapshot {
 };
 
 // Reads the operation-0 rows of `bronze` (files whose statistics say they hold none are
-// skipped) of the capture instances `instances`.
+// skipped) of the capture instances `instances`. With `newer_than`, only a snapshot newer than
+// that LSN is looked for, and files whose statistics show none are not read.
 std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
-                                          const std::vector<std::string>& instances);
+                                          const std::vector<std::string>& instances,
+                                          const std::optional<std::string>& newer_than = std::nullopt);
 
 // The capture instance names of `instance`'s table that `listed` holds, `instance` first.
 std::vector<std::string> InstancesOfTable(const std::vector<CaptureInstanceInfo>& listed,

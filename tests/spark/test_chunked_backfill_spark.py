@@ -84,7 +84,7 @@ def test_backfill_next_to_a_running_stream_under_a_writer(spark, shop, cli, tmp_
         waves_in_silver = []
         while status["state"] != "done":
             applied = keep_silver(query)
-            assert applied.finalized_until is None  # held while the snapshot is open
+            assert applied["finalized_until"] is None  # held while the snapshot is open
             position = [r for r in delta(control).to_pylist() if r["table_name"] == silver][0]
             assert position["open_snapshot_lsn"] is not None
             waves_in_silver.append(position["snapshot_wave"])
@@ -102,7 +102,7 @@ def test_backfill_next_to_a_running_stream_under_a_writer(spark, shop, cli, tmp_
                         trigger={"availableNow": True})
     last.awaitTermination()
     done = keep_silver(last)
-    assert done.rebuilt and done.finalized_until is not None
+    assert done["rebuilt"] and done["finalized_until"] is not None
     table = current_rows(shop, CI, KEY)
     silver_rows = {(r["customer_id"],): r for r in delta(silver).to_pylist()}
     assert set(silver_rows) == set(table)

@@ -40,20 +40,20 @@ def test_silver_equals_the_table_and_reruns_change_nothing(spark, shop, cli, tmp
                                       f"{tmp_path}/silver")
     stream_once(spark, options, bronze, facts, f"{tmp_path}/ckpt", control, bootstrap=True)
     first = apply_changes(spark, bronze, silver, control_table=control, facts_table=facts, options=options)
-    assert first.bronze_found and first.rebuilt and first.applied_lsn
+    assert first["bronze_found"] and first["rebuilt"] and first["applied_lsn"]
     assert silver_rows(spark, silver) == source_rows(shop)
 
     workload(cli, shop, 100, 9, tables=["dbo.orders"])
     stream_once(spark, options, bronze, facts, f"{tmp_path}/ckpt", control)
     second = apply_changes(spark, bronze, silver, control_table=control, facts_table=facts, options=options)
-    assert not second.rebuilt and second.applied_lsn > first.applied_lsn
+    assert not second["rebuilt"] and second["applied_lsn"] > first["applied_lsn"]
     assert silver_rows(spark, silver) == source_rows(shop)
     from mssql_cdc import finalization
-    assert second.finalized_until == finalization.finalized_until(spark, control, bronze)
+    assert second["finalized_until"] == finalization.finalized_until(spark, control, bronze)
 
     version = spark.sql(f"DESCRIBE HISTORY delta.`{silver}` LIMIT 1").collect()[0]["version"]
     again = apply_changes(spark, bronze, silver, control_table=control, facts_table=facts, options=options)
-    assert again.applied_lsn == second.applied_lsn and not again.rebuilt
+    assert again["applied_lsn"] == second["applied_lsn"] and not again["rebuilt"]
     assert spark.sql(f"DESCRIBE HISTORY delta.`{silver}` LIMIT 1").collect()[0]["version"] == version
 
 
@@ -101,7 +101,7 @@ def test_named_tables_go_through_the_catalog(spark, shop, tmp_path):
         result = apply_changes(spark, "silver_test.bronze_orders", "silver_test.orders",
                                control_table="silver_test.control", facts_table="silver_test.facts",
                                options=options)
-        assert result.rebuilt and result.finalized_until is not None
+        assert result["rebuilt"] and result["finalized_until"] is not None
         assert silver_rows(spark, "silver_test.orders") == source_rows(shop)
         properties = {r["key"]: r["value"] for r in spark.sql("SHOW TBLPROPERTIES silver_test.orders").collect()}
         assert properties["mssql_cdc.schema_version"] == "0" and "mssql_cdc.bronze_id" in properties
