@@ -141,6 +141,13 @@ void Check(const PipelineConfig& config, UtcMicros now, TableStatus& s) {
   };
   if (!config.facts_table) {
     alert("no_facts_table", "the pipeline has no facts_table: nothing to check");
+  } else if (!s.last && s.last_event_at && (*s.last_event == "bootstrap" || *s.last_event == "resnapshot")) {
+    // A snapshot with no change after it yet: fresh while the snapshot is; nothing measured
+    // the source's retention or lags yet, so there is nothing else to check.
+    const double hours = static_cast<double>(now.value - s.last_event_at->value) / kMicrosPerHour;
+    if (hours > kStaleHours) {
+      alert("stale", "no facts for " + Fixed(hours * 60, 0) + " minutes since the " + *s.last_event);
+    }
   } else if (!s.last) {
     alert("no_facts", "no micro-batch facts for this target yet" +
                           (s.last_event ? " (last event: " + *s.last_event + ")" : std::string()));

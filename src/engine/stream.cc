@@ -357,6 +357,10 @@ class Stream::Impl {
         start = RunBootstrap(request, *c.source, *c.sources, *c.clock, *c.checkpoint, tables).offset;
       }
       c.checkpoint->WriteStart(*start);
+      // A whole snapshot in bronze proves the table complete up to its LSN's commit: that is
+      // the verdict until a batch moves it (data first, verdict after). A chunked one proves
+      // nothing until its last wave.
+      if (!chunked && c.verdicts) c.verdicts->Advance(c.config.tracked_table.value_or(params.target), *start);
       AfterBronze(c);
     } else if (!start) {
       start = initial_ ? *initial_

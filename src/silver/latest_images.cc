@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 #include "delta/schema.h"
 #include "source/output_schema.h"
 
@@ -105,6 +106,7 @@ bool IsIntegerKey(const arrow::DataType& type) {
 
 std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<std::string>& keys,
                                     std::int64_t* groups) {
+  delta::EnsureComputeKernels();
   std::vector<std::int64_t> group_of(static_cast<std::size_t>(rows.num_rows()));
   *groups = 0;
   const auto first = rows.schema()->GetFieldByName(keys.front());
@@ -136,6 +138,7 @@ std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<
 }
 
 std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys) {
+  delta::EnsureComputeKernels();
   std::vector<std::shared_ptr<arrow::Array>> columns;
   for (const auto& key : keys) {
     auto column = table.GetColumnByName(key);
@@ -163,6 +166,7 @@ std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector
 LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
                             const std::vector<std::string>& keys,
                             const std::shared_ptr<arrow::Schema>& silver) {
+  delta::EnsureComputeKernels();
   LatestImages images;
   const auto lsns = ColumnOrNull(*bronze_rows, kStartLsnColumn);
   const auto operations = AsInt64(ColumnOrNull(*bronze_rows, kOperationColumn));

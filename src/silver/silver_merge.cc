@@ -12,6 +12,7 @@
 
 #include "core/ascii.h"
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 #include "delta/column_mapping.h"
 #include "delta/file_stats.h"
 #include "delta/row_filter.h"
@@ -210,6 +211,7 @@ std::vector<std::string_view> LsnViews(const arrow::Table& rows) {
 
 SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages& images,
                                   const std::vector<std::string>& keys, bool rebuild) {
+  delta::EnsureComputeKernels();
   SilverMergeResult result;
   delta::AppendOptions options;
   options.operation = "MERGE";

@@ -318,3 +318,18 @@ def test_the_example_pipeline_runs(cli, tmp_path):
         # bootstrap = true: the snapshot's rows (operation 0) and then no change yet.
         assert table.num_rows > 0
         assert set(table.column("_operation").to_pylist()) == {0}
+
+
+def test_first_status_after_a_bootstrap_is_what_the_snapshot_proves(cli, tmp_path):
+    """Right after a bootstrap with no change after it, the verdict is the snapshot's commit
+    time truncated to the hour, and status passes rather than alerting on missing batches."""
+    db = tmp_path / "shop.sim"
+    cli("sim", "create", "--db", db)  # the real clock: the snapshot's commit time is now
+    cli("sim", "demo-schema", "--db", db)
+    cli("sim", "workload", "--db", db, "--tps", 1000, "--transactions", 50, "--seed", 5, "--statements", 2)
+    pipeline = write_pipeline(tmp_path, stream_extra="bootstrap = true")
+    cli("run", pipeline)
+    result = cli("status", "--json", pipeline, check=False)
+    assert result.returncode == 0, result.stdout
+    for table in json.loads(result.stdout)["tables"]:
+        assert table["alerts"] == [] and table["verdict"]["finalized_until"] is not None, table
