@@ -24,19 +24,13 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from mssql_cdc import _core, backfill, tables
-from mssql_cdc.errors import ConcurrentModificationError, ConfigError
+from mssql_cdc._glue import get_option
+from mssql_cdc.errors import ConfigError
 from mssql_cdc.types import ApplyResult
 
 log = logging.getLogger("mssql_cdc")
 
 _warned_no_facts: set[str] = set()
-
-
-def _option(options: Mapping[str, str] | None, name: str) -> str | None:
-    for key, value in (options or {}).items():
-        if key.lower() == name.lower():
-            return value
-    return None
 
 
 def _table_sql(table: tables.TableArg) -> str:
@@ -123,7 +117,7 @@ def apply_changes(
     facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
     if bronze_arg.text == silver_arg.text:
         raise ConfigError(f"target={target!r} is bronze itself; name the silver table")
-    capture_instance = capture_instance or _option(options, "captureInstance")
+    capture_instance = capture_instance or (get_option(options, "captureInstance") if options else None)
     if not capture_instance:
         raise ConfigError("apply_changes needs the capture instance: give capture_instance, or the stream's "
                           "options with captureInstance")
@@ -160,13 +154,9 @@ def apply_changes(
 
     rebuilt_from = json.loads(position).get("snapshot_lsn") if position else None
     newest = _newest_snapshot(spark, bronze_sql, version, instances, rebuilt_from)
-    events = None
-    if newest is not None and newest[1]:
-        if facts is None:
-            raise ConfigError(f"bronze {bronze} holds the rows of a chunked snapshot; give the stream's facts table "
-                              f"so that apply_changes can tell which waves are in and whether it is complete")
-        events = backfill.snapshot_events(spark, facts, bronze)
-    plan_json = _core.silver_plan(position, newest[0] if newest else None, bool(newest and newest[1]), events)
+    chunked = bool(newest and newest[1])
+    events = backfill.snapshot_events(spark, facts, bronze) if chunked and facts is not None else None
+    plan_json = _core.silver_plan(position, newest[0] if newest else None, chunked, events, bronze)
     plan = json.loads(plan_json)
 
     run = uuid.uuid4().hex
@@ -215,10 +205,7 @@ def apply_changes(
         sql = _core.silver_position_sql(control.text, target, position, moved, verdict)
         affected = int(spark.sql(sql).collect()[0]["num_affected_rows"])
         if affected != 1:
-            raise ConcurrentModificationError(
-                f"control table {control_table}: the position of silver table {target} moved while this "
-                f"apply_changes ran: another apply_changes is keeping the same silver table; run one at a time "
-                f"per silver table")
+            _core.silver_position_moved(control_table, target)
     else:
         _core.write_silver_position(control.text, target, position, moved, verdict)
     after = _verdict(spark, control, target)

@@ -448,10 +448,9 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
   bool moved_by_another = false;
   delta::AppendOptions options;
   options.operation = "MERGE";
-  auto row = std::make_shared<std::shared_ptr<arrow::Table>>();
   // The row is built from what the commit's snapshot stores, so a concurrent verdict of another
   // name is kept, and the position must still be the one this apply started from.
-  auto result = table.RewriteFiles(
+  table.RewriteFiles(
       ControlSchema(),
       [&](const delta::Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
         delta::DeltaTable::Rewrite rewrite;
@@ -507,13 +506,14 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
         return rewrite;
       },
       options);
-  (void)result;
-  if (moved_by_another) {
-    throw ConcurrentModificationError(
-        "control table " + control_uri + ": the position of silver table " + table_name +
-        " moved while this apply_changes ran: another apply_changes is keeping the same silver "
-        "table; run one at a time per silver table");
-  }
+  if (moved_by_another) ThrowSilverPositionMoved(control_uri, table_name);
+}
+
+void ThrowSilverPositionMoved(const std::string& control, const std::string& silver_name) {
+  throw ConcurrentModificationError(
+      "control table " + control + ": the position of silver table " + silver_name +
+      " moved while this apply_changes ran: another apply_changes is keeping the same silver "
+      "table; run one at a time per silver table");
 }
 
 }  // namespace mssql_cdc

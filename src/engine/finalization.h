@@ -133,4 +133,7 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
                          const std::optional<SilverPosition>& expected, const SilverPosition& position,
                          const std::optional<Verdict>& verdict);
 
+// The ConcurrentModificationError of a silver position another apply_changes moved (both modes).
+[[noreturn]] void ThrowSilverPositionMoved(const std::string& control, const std::string& silver_name);
+
 }  // namespace mssql_cdc

@@ -149,16 +149,24 @@ void BindSilver(nb::module_& m) {
         nb::arg("bronze_name"), "ConfigError when bronze holds rows of an instance not of the table.");
   m.def("silver_plan",
         [](const std::optional<std::string>& position_json, const std::optional<std::string>& newest_lsn,
-           bool chunked, const std::optional<std::string>& events_json) {
+           bool chunked, const std::optional<std::string>& events_json, const std::string& bronze_name) {
           std::optional<BronzeSnapshot> newest;
           if (newest_lsn) {
             newest = BronzeSnapshot{*newest_lsn, chunked, true, {}};
-            if (chunked) newest = ChunkedSnapshotOf(events_json ? EventsOfJson(*events_json) : std::vector<SnapshotEvent>{}, *newest_lsn);
+            if (chunked) {
+              RequireFactsForChunked(events_json.has_value(), bronze_name);
+              newest = ChunkedSnapshotOf(EventsOfJson(*events_json), *newest_lsn);
+            }
           }
           return PlanJson(PlanSilverApply(PositionOf(position_json), newest));
         },
         nb::arg("position_json"), nb::arg("newest_lsn"), nb::arg("chunked"), nb::arg("events_json"),
-        "What one call applies (plan JSON), from silver's position and bronze's newest snapshot.");
+        nb::arg("bronze_name"),
+        "What one call applies (plan JSON), from silver's position and bronze's newest snapshot; "
+        "events_json: the facts' snapshot events, None without a facts table (ConfigError for a "
+        "chunked snapshot).");
+  m.def("silver_position_moved", &ThrowSilverPositionMoved, nb::arg("control"), nb::arg("silver_name"),
+        "Raises the ConcurrentModificationError of a silver position another call moved.");
   m.def("silver_statements",
         [](const std::string& plan_json, const std::string& bronze_sql, std::int64_t version,
            const std::string& oldest_wave_stamp,

@@ -70,7 +70,7 @@ std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const
   std::set<std::string, std::less<>> seen;
   for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
     const auto instance = ci->IsNull(i) ? std::string_view() : ci->GetView(i);
-    if (seen.find(instance) == seen.end()) seen.emplace(instance);
+    seen.emplace(instance);
     const auto own = stamp && stamp->IsValid(i) ? stamp->GetView(i) : lsn->GetView(i);
     const auto chunk_of = chunk && chunk->IsValid(i) ? std::optional<int>(chunk->Value(i)) : std::nullopt;
     keep.UnsafeAppend(PlanTakesRow(plan, op->Value(i), own, chunk_of));
@@ -133,11 +133,7 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
                                       position ? position->snapshot_lsn : std::nullopt)) {
     newest = BronzeSnapshot{found->offset.lsn.ToString(), found->chunked, true, {}};
     if (found->chunked) {
-      if (!options.facts) {
-        throw ConfigError("bronze " + options.bronze + " holds the rows of a chunked snapshot; give the "
-                          "stream's facts table so that apply_changes can tell which waves are in and "
-                          "whether it is complete");
-      }
+      RequireFactsForChunked(options.facts.has_value(), options.bronze);
       std::vector<SnapshotEvent> events;
       if (delta::DeltaTable::Exists(*options.facts)) {
         events = ReadSnapshotEvents(delta::DeltaTable::Open(*options.facts), options.bronze);

@@ -3,26 +3,30 @@
 #include <algorithm>
 #include <set>
 
+#include "core/errors.h"
+
 namespace mssql_cdc {
 
 BronzeSnapshot ChunkedSnapshotOf(const std::vector<SnapshotEvent>& events, const std::string& lsn) {
   BronzeSnapshot snapshot{lsn, true, false, {}};
-  for (const auto& event : events) {
-    if ((event.event == "bootstrap" || event.event == "resnapshot") && event.max_lsn && *event.max_lsn >= lsn) {
-      snapshot.complete = true;
-    }
-  }
-  // The stream (or generation) that opened it: its facts rows say which chunks are in.
+  // The stream (or generation) that opened it: its facts rows say which chunks are in and
+  // whether it is complete.
   std::set<std::string> app_ids;
   for (const auto& event : events) app_ids.insert(event.app_id);
   for (const auto& app_id : app_ids) {
     const auto progress = NewestChunked(events, app_id);
     if (!progress || progress->opened.snapshot.ToString() != lsn) continue;
-    snapshot.complete = snapshot.complete || progress->opened.complete;
+    snapshot.complete = progress->opened.complete;
     for (const auto& chunk : progress->chunks) snapshot.chunk_waves.emplace_back(chunk.chunk, chunk.wave);
     break;
   }
   return snapshot;
+}
+
+void RequireFactsForChunked(bool has_facts, const std::string& bronze_name) {
+  if (has_facts) return;
+  throw ConfigError("bronze " + bronze_name + " holds the rows of a chunked snapshot; give the stream's facts "
+                    "table so that apply_changes can tell which waves are in and whether it is complete");
 }
 
 SilverApplyPlan PlanSilverApply(const std::optional<SilverPosition>& position,

@@ -46,6 +46,10 @@ struct SilverApplyPlan {
 // complete once a bootstrap or resnapshot row closes it, and the chunks read so far.
 BronzeSnapshot ChunkedSnapshotOf(const std::vector<SnapshotEvent>& events, const std::string& lsn);
 
+// Rows of a chunked snapshot are applied only with the stream's facts table: ConfigError naming
+// bronze without it.
+void RequireFactsForChunked(bool has_facts, const std::string& bronze_name);
+
 SilverApplyPlan PlanSilverApply(const std::optional<SilverPosition>& position,
                                 const std::optional<BronzeSnapshot>& newest);
 

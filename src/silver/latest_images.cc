@@ -92,8 +92,12 @@ std::optional<std::int64_t> IntAt(const std::shared_ptr<arrow::Int64Array>& colu
   return column->Value(i);
 }
 
-bool IsIntegerKey(const arrow::DataType& type) {
-  switch (type.id()) {
+}  // namespace
+
+bool IsSingleIntegerKey(const arrow::Schema& schema, const std::vector<std::string>& keys) {
+  const auto field = keys.size() == 1 ? schema.GetFieldByName(keys.front()) : nullptr;
+  if (!field) return false;
+  switch (field->type()->id()) {
     case arrow::Type::INT8: case arrow::Type::INT16: case arrow::Type::INT32: case arrow::Type::INT64:
     case arrow::Type::UINT8: case arrow::Type::UINT16: case arrow::Type::UINT32:
       return true;
@@ -102,17 +106,19 @@ bool IsIntegerKey(const arrow::DataType& type) {
   }
 }
 
-}  // namespace
+std::shared_ptr<arrow::Int64Array> IntegerKeyValues(const arrow::Table& rows, const std::string& key) {
+  delta::EnsureComputeKernels();
+  return AsInt64(Combined(rows.GetColumnByName(key)));
+}
 
 std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<std::string>& keys,
                                     std::int64_t* groups) {
   delta::EnsureComputeKernels();
   std::vector<std::int64_t> group_of(static_cast<std::size_t>(rows.num_rows()));
   *groups = 0;
-  const auto first = rows.schema()->GetFieldByName(keys.front());
-  if (keys.size() == 1 && first && IsIntegerKey(*first->type())) {
+  if (IsSingleIntegerKey(*rows.schema(), keys)) {
     // One integer key: grouped by value, without a text per row.
-    const auto values = AsInt64(Combined(rows.GetColumnByName(keys.front())));
+    const auto values = IntegerKeyValues(rows, keys.front());
     std::unordered_map<std::int64_t, std::int64_t> by_value;
     by_value.reserve(static_cast<std::size_t>(values->length()));
     std::optional<std::int64_t> null_group;

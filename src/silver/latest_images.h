@@ -33,6 +33,12 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
                             const std::vector<std::string>& keys,
                             const std::shared_ptr<arrow::Schema>& silver);
 
+// Whether `keys` are one integer column of `schema`: such a key is matched by its values, other
+// keys by EncodeKeys.
+bool IsSingleIntegerKey(const arrow::Schema& schema, const std::vector<std::string>& keys);
+// That column of `rows` as int64 values.
+std::shared_ptr<arrow::Int64Array> IntegerKeyValues(const arrow::Table& rows, const std::string& key);
+
 // Each row's key as a group number (0, 1, ...; equal keys, NULL equal to NULL, share one), and
 // in `groups` how many there are: one integer key is grouped by its values, other keys by
 // EncodeKeys.

@@ -95,25 +95,14 @@ std::shared_ptr<arrow::Table> Filtered(const std::shared_ptr<arrow::Table>& rows
   return Value(arrow::compute::Filter(rows, array), "selecting rows").table();
 }
 
-bool IsIntegerType(arrow::Type::type id) {
-  switch (id) {
-    case arrow::Type::INT8: case arrow::Type::INT16: case arrow::Type::INT32: case arrow::Type::INT64:
-    case arrow::Type::UINT8: case arrow::Type::UINT16: case arrow::Type::UINT32:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The images' keys, to find the image of each row of a silver file: one integer map for a
 // single integer key column (the common case, and no text per row), encoded keys otherwise.
 class ImageKeys {
  public:
   ImageKeys(const arrow::Table& images, const std::vector<std::string>& keys) : keys_(keys) {
-    const auto field = images.schema()->GetFieldByName(keys.front());
-    integer_ = keys.size() == 1 && field && IsIntegerType(field->type()->id());
+    integer_ = IsSingleIntegerKey(*images.schema(), keys);
     if (integer_) {
-      const auto values = Integers(images);
+      const auto values = IntegerKeyValues(images, keys.front());
       by_integer_.reserve(static_cast<std::size_t>(values->length()));
       for (std::int64_t i = 0; i < values->length(); ++i) {
         if (values->IsNull(i)) {
@@ -133,7 +122,7 @@ class ImageKeys {
   std::vector<std::int64_t> Match(const arrow::Table& rows) const {
     std::vector<std::int64_t> found(static_cast<std::size_t>(rows.num_rows()), -1);
     if (integer_) {
-      const auto values = Integers(rows);
+      const auto values = IntegerKeyValues(rows, keys_.front());
       for (std::int64_t i = 0; i < values->length(); ++i) {
         if (values->IsNull(i)) {
           found[static_cast<std::size_t>(i)] = null_image_.value_or(-1);
@@ -151,13 +140,6 @@ class ImageKeys {
   }
 
  private:
-  std::shared_ptr<arrow::Int64Array> Integers(const arrow::Table& rows) const {
-    auto column = rows.GetColumnByName(keys_.front());
-    auto combined = Value(arrow::Concatenate(column->chunks()), "reading keys");
-    auto cast = Value(arrow::compute::Cast(*combined, arrow::int64()), "reading keys");
-    return std::static_pointer_cast<arrow::Int64Array>(cast);
-  }
-
   std::vector<std::string> keys_;
   bool integer_ = false;
   std::unordered_map<std::int64_t, std::int64_t> by_integer_;
