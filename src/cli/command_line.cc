@@ -26,6 +26,7 @@ int RunCommandLine(int argc, char** argv) {
   AddSwitchesCommand(app);
   AddSeedCommand(app);
   AddApplyChangesCommand(app);
+  AddReconcileCommand(app);
   int status = kExitOk;
   try {
     app.parse(argc, argv);

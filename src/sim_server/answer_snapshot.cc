@@ -4,6 +4,7 @@
 // key's type, converted as SQL Server converts them (sim::EncodeCastText), so the comparison
 // is between stored forms.
 #include "core/errors.h"
+#include "core/int128.h"
 #include "sim/storage.h"
 #include "sim/value_codec.h"
 #include "sim_server/answers.h"
@@ -215,23 +216,40 @@ void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& rep
   const auto from = AsInteger(query.from);
   const auto end = AsInteger(query.end);
   tds::ResultSet& rows = reply.BeginResult({Column("slice", types::Bigint()),
-                                            Column("rows", types::Bigint(), false)});
+                                            Column("rows", types::Bigint(), false),
+                                            Column("key_sum", types::Decimal38())});
   if (!start || !width || !from || !end) return;  // NULL compares unknown: no row
   if (*width == 0) throw SqlError(errors::DivideByZero());
-  // (k - start) / width in T-SQL's integer arithmetic, which truncates toward zero.
-  StatementLease count = session.statements().Prepare(
-      "SELECT (" + sim::QuoteIdent(column.name) + " - ?1) / ?2 AS slice, COUNT(*) FROM " +
-      StorageName(table) + " WHERE " + sim::QuoteIdent(column.name) + " >= ?3 AND " +
-      sim::QuoteIdent(column.name) + " < ?4 GROUP BY slice ORDER BY slice");
-  count->BindInt(1, *start);
-  count->BindInt(2, *width);
-  count->BindInt(3, *from);
-  count->BindInt(4, *end);
-  while (count->Step()) {
-    rows.Int(count->Int(0));
-    rows.Int(count->Int(1));
+  // The keys in order, tallied as they come: SQLite's SUM stops at 64 bits, decimal(38,0) does not.
+  StatementLease keys = session.statements().Prepare(
+      "SELECT " + sim::QuoteIdent(column.name) + " FROM " + StorageName(table) + " WHERE " +
+      sim::QuoteIdent(column.name) + " >= ?1 AND " + sim::QuoteIdent(column.name) + " < ?2 ORDER BY " +
+      sim::QuoteIdent(column.name));
+  keys->BindInt(1, *from);
+  keys->BindInt(2, *end);
+  std::optional<std::int64_t> slice;
+  std::int64_t count = 0;
+  Int128 sum = 0;
+  auto send = [&] {
+    rows.Int(*slice);
+    rows.Int(count);
+    rows.Text(Int128Text(sum));
     rows.EndRow();
+  };
+  while (keys->Step()) {
+    // (k - start) / width in T-SQL's integer arithmetic, which truncates toward zero.
+    const std::int64_t key = keys->Int(0);
+    const std::int64_t next = static_cast<std::int64_t>((Int128(key) - *start) / *width);
+    if (slice && *slice != next) {
+      send();
+      count = 0;
+      sum = 0;
+    }
+    slice = next;
+    ++count;
+    sum += key;
   }
+  if (slice) send();
 }
 
 void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply) {

@@ -402,24 +402,28 @@ bool LastKey(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
-// SELECT [slice], COUNT_BIG(*) AS [rows] FROM (SELECT ([k] - ?) / ? AS [slice] FROM table
-// WHERE [k] >= ? AND [k] < ?) AS g GROUP BY [slice] ORDER BY [slice]
+// SELECT [slice], COUNT_BIG(*) AS [rows], SUM(CAST([k] AS decimal(38,0))) AS [key_sum] FROM
+// (SELECT ([k] - ?) / ? AS [slice], [k] AS [k] FROM table WHERE [k] >= ? AND [k] < ?) AS g
+// GROUP BY [slice] ORDER BY [slice]
 bool KeySlices(TokenCursor& cursor, RecognizedStatement* out) {
-  static const Phrase head("SELECT [slice], COUNT_BIG(*) AS [rows] FROM (SELECT (");
-  static const Phrase minus("- ?) / ? AS [slice] FROM");
+  static const Phrase head(
+      "SELECT [slice], COUNT_BIG(*) AS [rows], SUM(CAST([k] AS decimal(38,0))) AS [key_sum] FROM (SELECT (");
+  static const Phrase minus("- ?) / ? AS [slice],");
+  static const Phrase as_k("AS [k] FROM");
   static const Phrase where("WHERE");
   static const Phrase at_least(">= ? AND");
   static const Phrase below("< ?) AS g GROUP BY [slice] ORDER BY [slice]");
   KeySlicesQuery query;
   std::vector<SqlValue> values;
-  std::string again, last;
+  std::string selected, again, last;
   if (!cursor.Match(head) || !cursor.Name(&query.column) || !cursor.Match(minus, &values) ||
+      !cursor.Name(&selected) || !cursor.Match(as_k) ||
       !TableName(cursor, &query.schema, &query.table) || !cursor.Match(where) ||
       !cursor.Name(&again) || !cursor.Match(at_least, &values) || !cursor.Name(&last) ||
       !cursor.Match(below, &values) || !cursor.End()) {
     return false;
   }
-  if (again != query.column || last != query.column) return cursor.Reject();
+  if (selected != query.column || again != query.column || last != query.column) return cursor.Reject();
   query.start = std::move(values[0]);
   query.width = std::move(values[1]);
   query.from = std::move(values[2]);

@@ -37,6 +37,10 @@ const SqlType& Int() {
   static const SqlType type = Parsed("int");
   return type;
 }
+const SqlType& Decimal38() {
+  static const SqlType type = Parsed("decimal(38,0)");
+  return type;
+}
 const SqlType& Bigint() {
   static const SqlType type = Parsed("bigint");
   return type;

@@ -18,6 +18,7 @@ const SqlType& Tinyint();
 const SqlType& Smallint();
 const SqlType& Int();
 const SqlType& Bigint();
+const SqlType& Decimal38();  // decimal(38,0), what SUM of a decimal(38,0) gives
 const SqlType& Datetime();
 const SqlType& NvarcharMax();
 SqlType Nvarchar(int length);

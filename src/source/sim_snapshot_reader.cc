@@ -234,8 +234,9 @@ std::vector<SliceCount> SimCountKeySlices(sim::SqliteDb& db, const SimKeyTable& 
     const std::uint64_t offset =
         static_cast<std::uint64_t>(keys.Int(0)) - static_cast<std::uint64_t>(start);
     const auto slice = static_cast<std::int64_t>(offset / static_cast<std::uint64_t>(width));
-    if (out.empty() || out.back().slice != slice) out.push_back(SliceCount{slice, 0});
+    if (out.empty() || out.back().slice != slice) out.push_back(SliceCount{slice, 0, 0});
     ++out.back().rows;
+    out.back().key_sum += keys.Int(0);
   }
   return out;
 }

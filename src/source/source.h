@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/int128.h"
 #include "core/lsn.h"
 #include "core/sql_type.h"
 #include "core/time.h"
@@ -106,10 +107,13 @@ struct KeyQuery {
   std::vector<std::string> key_columns;  // empty: the instance's index columns
 };
 
-// The rows of one slice of a grid over an integer key (Source::CountKeySlices).
+// The rows of one slice of a grid over an integer key (Source::CountKeySlices), and the sum of
+// their keys: what reconcile compares with the lake's same sum, so that a key replaced by
+// another in one slice is seen where a count alone would match.
 struct SliceCount {
   std::int64_t slice = 0;
   std::int64_t rows = 0;
+  Int128 key_sum = 0;
 };
 
 // How long a Source trusts the capture instances it listed.
@@ -187,8 +191,8 @@ class Source {
   virtual std::optional<nlohmann::json> KeyAt(const KeyQuery& query, const nlohmann::json& from,
                                               std::int64_t offset) = 0;
   virtual std::optional<nlohmann::json> LastKey(const KeyQuery& query) = 0;
-  // Rows per slice of a grid over a one-column integer key, counted in one GROUP BY on the
-  // server: slice i holds the keys in [start + i * width, start + (i + 1) * width), for i in
+  // Rows and key sums per slice of a grid over a one-column integer key, in one GROUP BY on
+  // the server: slice i holds the keys in [start + i * width, start + (i + 1) * width), for i in
   // [0, slices); empty slices are left out, the others come in slice order. The chunk plan of
   // a chunked snapshot packs slices into chunks. ConfigError for a key of several columns or
   // not of an integer type, width < 1 or slices < 1, or a grid whose end passes bigint's.

@@ -308,9 +308,10 @@ std::string KeySlices(std::string_view schema, std::string_view table, const Key
   const std::string name = QuoteName(key.name);
   // A derived table: GROUP BY cannot repeat an expression that holds parameters.
   return SessionSettings(snapshot_isolation, lock_timeout_ms) +
-         fmt::format("SELECT [slice], COUNT_BIG(*) AS [rows] FROM (SELECT ({} - ?) / ? AS [slice] "
-                     "FROM {}.{} WHERE {} >= ? AND {} < ?) AS g GROUP BY [slice] ORDER BY [slice]",
-                     name, QuoteName(schema), QuoteName(table), name, name);
+         fmt::format("SELECT [slice], COUNT_BIG(*) AS [rows], SUM(CAST([k] AS decimal(38,0))) AS "
+                     "[key_sum] FROM (SELECT ({} - ?) / ? AS [slice], {} AS [k] FROM {}.{} WHERE {} "
+                     ">= ? AND {} < ?) AS g GROUP BY [slice] ORDER BY [slice]",
+                     name, name, QuoteName(schema), QuoteName(table), name, name);
 }
 
 }  // namespace mssql_cdc::odbc_sql

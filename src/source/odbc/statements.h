@@ -127,7 +127,8 @@ std::string LastKey(std::string_view schema, std::string_view table,
                     const std::vector<KeyColumn>& key, bool snapshot_isolation,
                     long long lock_timeout_ms);
 // Rows per slice of a grid over a one-column integer key (Source::CountKeySlices): ? = start,
-// width, start, end (bigint each). One row per slice holding rows: [slice], [rows].
+// width, start, end (bigint each). One row per slice holding rows: [slice], [rows], [key_sum]
+// (decimal(38,0)).
 std::string KeySlices(std::string_view schema, std::string_view table, const KeyColumn& key,
                       bool snapshot_isolation, long long lock_timeout_ms);
 // The table's row count from its metadata: ? = "[schema].[table]"; the count is the `rows`

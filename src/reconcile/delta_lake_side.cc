@@ -1,0 +1,71 @@
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+
+#include "core/errors.h"
+#include "delta/compute_kernels.h"
+#include "reconcile/lake_side.h"
+#include "source/output_schema.h"
+
+namespace mssql_cdc {
+namespace {
+
+std::vector<delta::AddFile> FilesOf(const delta::DeltaTable& table) {
+  std::vector<delta::AddFile> files;
+  for (const auto& [path, file] : table.snapshot().files) files.push_back(file);
+  return files;
+}
+
+}  // namespace
+
+DeltaLakeSide::DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze)
+    : silver_(std::move(silver)), bronze_(std::move(bronze)) {}
+
+SliceTallies DeltaLakeSide::TallySlices(const std::string& key, const KeyGrid& grid) {
+  delta::EnsureComputeKernels();
+  SliceTallies tallies;
+  silver_.ScanFiles(FilesOf(silver_), {key}, [&](const arrow::RecordBatch& batch) {
+    auto cast = arrow::compute::Cast(*batch.column(0), arrow::int64());
+    if (!cast.ok()) throw InternalError("reconcile: silver's key " + key + ": " + cast.status().ToString());
+    const auto& keys = static_cast<const arrow::Int64Array&>(**cast);
+    for (std::int64_t i = 0; i < keys.length(); ++i) {
+      if (keys.IsNull(i)) continue;
+      Tally& tally = tallies[SliceOf(grid, keys.Value(i))];
+      ++tally.rows;
+      tally.key_sum += keys.Value(i);
+    }
+  });
+  return tallies;
+}
+
+std::int64_t DeltaLakeSide::CountRows() {
+  std::int64_t rows = 0;
+  const auto schema = silver_.snapshot().schema();
+  silver_.ScanFiles(FilesOf(silver_), {schema->field(0)->name()},
+                    [&](const arrow::RecordBatch& batch) { rows += batch.num_rows(); });
+  return rows;
+}
+
+std::shared_ptr<arrow::Table> DeltaLakeSide::RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+                                                         std::optional<std::int64_t> hi) {
+  std::vector<delta::FilterTerm> filter;
+  if (lo) filter.push_back({key, ">=", std::to_string(*lo)});
+  if (hi) filter.push_back({key, "<", std::to_string(*hi)});
+  return silver_.Read(filter);
+}
+
+std::shared_ptr<arrow::Table> DeltaLakeSide::AllRows() { return silver_.Read(); }
+
+std::shared_ptr<arrow::Table> DeltaLakeSide::ChangedKeysAfter(const std::vector<std::string>& keys,
+                                                              const std::string& after_lsn) {
+  auto rows = bronze_.Read({{std::string(kStartLsnColumn), ">", after_lsn},
+                            {std::string(kOperationColumn), "!=", "0"}});
+  auto selected = rows->SelectColumns([&] {
+    std::vector<int> indices;
+    for (const auto& key : keys) indices.push_back(rows->schema()->GetFieldIndex(key));
+    return indices;
+  }());
+  if (!selected.ok()) throw InternalError("reconcile: bronze keys: " + selected.status().ToString());
+  return *selected;
+}
+
+}  // namespace mssql_cdc

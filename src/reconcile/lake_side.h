@@ -1,0 +1,70 @@
+// What reconcile asks of the lake: silver's tallies and rows, and the keys bronze holds
+// changes for. The native engine answers from the Delta tables (DeltaLakeSide); Spark answers
+// with queries the engine writes (python/mssql_cdc/reconcile.py). Reconcile itself, the same in
+// both modes, is in reconcile.h.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "delta/table.h"
+#include "reconcile/key_grid.h"
+
+namespace mssql_cdc {
+
+// The lake's tables as one reconcile sees them, read before the source is.
+struct LakeState {
+  std::string silver_name;
+  std::shared_ptr<arrow::Schema> silver_schema;
+  delta::StringMap silver_properties;
+  std::int64_t silver_version = -1;
+  // The LSN silver is current to: the later of the changes it applied and the snapshot it was
+  // rebuilt from (its control row, read before its version).
+  std::optional<std::string> silver_lsn;
+  std::string bronze_name;
+  std::shared_ptr<arrow::Schema> bronze_schema;
+  std::string bronze_id;  // bronze's Delta table id
+};
+
+class LakeSide {
+ public:
+  virtual ~LakeSide() = default;
+  // Rows and key sums of silver's integer `key` per slice of `grid` (keys outside it in the
+  // edge slices; NULL keys left out).
+  virtual SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) = 0;
+  // Silver's row count.
+  virtual std::int64_t CountRows() = 0;
+  // Silver's rows (its captured columns and _start_lsn) whose integer `key` is in [lo, hi);
+  // nullopt is an open end.
+  virtual std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+                                                    std::optional<std::int64_t> hi) = 0;
+  // Every silver row.
+  virtual std::shared_ptr<arrow::Table> AllRows() = 0;
+  // The `keys` columns of bronze's change rows (not snapshot rows) committed after `after_lsn`.
+  virtual std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
+                                                         const std::string& after_lsn) = 0;
+};
+
+// LakeSide over Delta tables the native engine opens.
+class DeltaLakeSide : public LakeSide {
+ public:
+  DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze);
+  SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) override;
+  std::int64_t CountRows() override;
+  std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+                                            std::optional<std::int64_t> hi) override;
+  std::shared_ptr<arrow::Table> AllRows() override;
+  std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
+                                                 const std::string& after_lsn) override;
+
+ private:
+  delta::DeltaTable silver_;
+  delta::DeltaTable bronze_;
+};
+
+}  // namespace mssql_cdc

@@ -1,0 +1,284 @@
+#include "reconcile/reconcile.h"
+
+#include <arrow/api.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+#include <unordered_set>
+
+#include "core/ascii.h"
+#include "core/errors.h"
+#include "core/timezone.h"
+#include "core/user_text.h"
+#include "delta/data_file_io.h"
+#include "reconcile/row_diff.h"
+#include "silver/latest_images.h"
+#include "silver/silver_schema.h"
+#include "source/output_schema.h"
+
+namespace mssql_cdc {
+namespace {
+
+std::shared_ptr<arrow::Table> ReadAll(arrow::RecordBatchReader& reader) {
+  auto table = reader.ToTable();
+  if (!table.ok()) throw SourceError("reconcile: reading the source: " + table.status().ToString());
+  return *table;
+}
+
+// The keys changed after silver's LSN: in bronze, and in the change table up to `max_lsn`
+// (changes the stream has not harvested yet), as key rows name them (JSON objects).
+struct InFlight {
+  std::unordered_set<std::string> keys;
+  std::set<std::int64_t> integers;  // a one-column integer key's values
+};
+
+InFlight InFlightKeys(const std::vector<std::string>& keys, bool integer_key, const Lsn& after,
+                      const Lsn& max_lsn, const std::string& capture_instance, Source& source,
+                      LakeSide& lake) {
+  InFlight out;
+  auto note = [&](const arrow::Table& table) {
+    auto combined = table.CombineChunksToBatch();
+    if (!combined.ok()) throw InternalError("reconcile: keys in flight: " + combined.status().ToString());
+    const auto& rows = **combined;
+    for (std::int64_t i = 0; i < rows.num_rows(); ++i) {
+      nlohmann::json key = nlohmann::json::object();
+      for (const auto& name : keys) key[name] = KeyValueJson(*rows.GetColumnByName(name), i);
+      out.keys.insert(key.dump());
+    }
+    if (integer_key) {
+      const auto& rows = table;
+      const auto values = IntegerKeyValues(rows, keys.front());
+      for (std::int64_t i = 0; i < values->length(); ++i) {
+        if (values->IsValid(i)) out.integers.insert(values->Value(i));
+      }
+    }
+  };
+  note(*lake.ChangedKeysAfter(keys, after.ToString()));
+  Lsn from = after.Increment();
+  const Lsn min_lsn = source.MinLsn(capture_instance);
+  if (min_lsn > from) from = min_lsn;
+  if (from <= max_lsn) {
+    ChangeReadRequest request;
+    request.capture_instance = capture_instance;
+    request.from = from;
+    request.to = max_lsn;
+    request.columns = keys;
+    request.include_command_id = false;
+    request.batch_rows = 100'000;
+    auto reader = source.ReadChanges(request, SourceClock::Utc());
+    note(*ReadAll(*reader));
+  }
+  return out;
+}
+
+nlohmann::json Bound(const std::optional<std::int64_t>& bound) {
+  return bound ? nlohmann::json(*bound) : nlohmann::json(nullptr);
+}
+
+std::optional<std::string> BoundText(const nlohmann::json& bound) {
+  if (bound.is_null()) return std::nullopt;
+  return bound.dump();
+}
+
+// The source's rows in [lo, hi) of the key (JSON bounds as snapshotChunks takes them).
+std::shared_ptr<arrow::Table> SourceRows(Source& source, const std::string& capture_instance,
+                                         const std::vector<std::string>& keys,
+                                         const std::vector<std::string>& columns, const nlohmann::json& lo,
+                                         const nlohmann::json& hi, const Lsn& stamp) {
+  SnapshotReadRequest request;
+  request.capture_instance = capture_instance;
+  request.columns = columns;
+  request.key_columns = keys;
+  request.lo = lo;
+  request.hi = hi;
+  request.snapshot_lsn = stamp;
+  request.batch_rows = 100'000;
+  return ReadAll(*source.ReadSnapshot(request));
+}
+
+bool Sampled(std::mt19937_64& random, double sample) {
+  return std::uniform_real_distribution<double>(0.0, 1.0)(random) < sample;
+}
+
+}  // namespace
+
+void CheckReconcileOptions(std::int64_t bucket_rows, double sample) {
+  if (bucket_rows < 1) {
+    throw ConfigError("bucket_rows must be at least 1 (rows per bucket of the comparison), not " +
+                      std::to_string(bucket_rows));
+  }
+  if (!(sample >= 0.0 && sample <= 1.0)) {
+    throw ConfigError("sample must be a fraction in [0, 1] (of the matching buckets compared row by row), not " +
+                      std::to_string(sample));
+  }
+}
+
+ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& state, Source& source,
+                          LakeSide& lake) {
+  CheckReconcileOptions(options.bucket_rows, options.sample);
+  const CaptureInstanceInfo instance = source.ResolveCaptureInstance(options.capture_instance);
+  std::vector<std::string> keys = options.keys.empty() ? instance.index_columns : options.keys;
+  if (keys.empty()) {
+    throw ConfigError("capture instance " + QuoteUserText(instance.name) +
+                      " has no unique index to reconcile by; give the keys");
+  }
+  keys = ResolveSilverKeys(keys, *state.silver_schema, state.silver_name);
+  CheckSilverOfBronze(*state.silver_schema, state.silver_properties, state.silver_name, *state.bronze_schema,
+                      state.bronze_name, state.bronze_id, keys);
+  if (!state.silver_lsn) {
+    throw ConfigError("silver " + state.silver_name +
+                      " has no position in the control table: run apply_changes on it first");
+  }
+  // The columns both sides hold: silver's captured columns the instance captures.
+  std::vector<std::string> columns;
+  const auto captured = source.CapturedColumns(instance.name);
+  for (const auto& name : CapturedColumnNames(*state.silver_schema)) {
+    const bool in_source = std::any_of(captured.begin(), captured.end(),
+                                       [&](const CapturedColumn& c) { return EqualsIgnoringAsciiCase(c.name, name); });
+    if (in_source) columns.push_back(name);
+  }
+
+  ReconcileResult result;
+  result.run = ReportRun{delta::RandomUuid(), NowUtc(), state.silver_name, state.silver_version, state.silver_lsn};
+  const std::optional<Lsn> max_before = source.MaxLsn();
+  if (!max_before) throw SourceError("reconcile: the source's cdc.lsn_time_mapping is empty");
+  result.source_lsn = max_before->ToString();
+  const Lsn silver_lsn = Lsn::Parse(*state.silver_lsn);
+  const Lsn floor = std::min(silver_lsn, *max_before);
+  std::mt19937_64 random(options.seed ? *options.seed : std::random_device{}());
+
+  const bool integer_key = IsSingleIntegerKey(*state.silver_schema, keys);
+  const KeyQuery key_query{instance.name, keys};
+
+  // Tier 1, then the ranges Tier 2 reads: [lo, hi) of the key as JSON bounds.
+  struct Range {
+    nlohmann::json lo, hi;
+    std::size_t bucket = 0;
+    bool whole = true;  // silver's rows of the range are known, not only looked up by key
+  };
+  std::vector<Bucket> buckets;
+  KeyGrid grid;
+  std::vector<nlohmann::json> cuts;  // other keys: every bucket_rows-th source key
+  if (integer_key) {
+    const auto first = source.KeyAt(key_query, nullptr, 0);
+    const auto last = source.LastKey(key_query);
+    SliceTallies source_tallies;
+    if (first && last) {
+      grid = GridOver(first->get<std::int64_t>(), last->get<std::int64_t>());
+      for (const SliceCount& slice : source.CountKeySlices(key_query, grid.start, grid.width, grid.slices)) {
+        source_tallies[slice.slice] = Tally{slice.rows, slice.key_sum};
+      }
+    }
+    buckets = MergeSlices(grid, source_tallies, lake.TallySlices(keys.front(), grid), options.bucket_rows);
+  } else {
+    Bucket whole;
+    auto reader = source.ReadSnapshot([&] {
+      SnapshotReadRequest request;
+      request.capture_instance = instance.name;
+      request.columns = keys;
+      request.key_columns = keys;
+      request.snapshot_lsn = *max_before;
+      request.batch_rows = 100'000;
+      return request;
+    }());
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      if (!reader->ReadNext(&batch).ok() || !batch) break;
+      for (std::int64_t i = 0; i < batch->num_rows(); ++i, ++whole.source.rows) {
+        if (whole.source.rows % options.bucket_rows != 0 || whole.source.rows == 0) continue;
+        nlohmann::json cut = nlohmann::json::array();
+        for (const auto& key : keys) cut.push_back(KeyValueJson(*batch->GetColumnByName(key), i));
+        cuts.push_back(keys.size() == 1 ? cut.front() : cut);
+      }
+    }
+    whole.lake.rows = lake.CountRows();
+    whole.status = whole.source == whole.lake ? BucketStatus::kMatch : BucketStatus::kMismatch;
+    buckets.push_back(whole);
+  }
+  const std::optional<Lsn> max_after = source.MaxLsn();
+
+  // Tier 2's ranges: every bucket that differs, a sample of the others.
+  std::vector<Range> ranges;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const bool differs = buckets[b].status != BucketStatus::kMatch;
+    if (integer_key) {
+      if (differs || Sampled(random, options.sample)) ranges.push_back({Bound(buckets[b].lo), Bound(buckets[b].hi), b, true});
+    } else if (differs) {
+      ranges.push_back({nullptr, nullptr, b, true});
+    } else {
+      for (std::size_t c = 0; c <= cuts.size(); ++c) {
+        if (!Sampled(random, options.sample)) continue;
+        ranges.push_back({c == 0 ? nlohmann::json(nullptr) : cuts[c - 1],
+                          c == cuts.size() ? nlohmann::json(nullptr) : cuts[c], b, false});
+      }
+    }
+  }
+  const bool any_differs = std::any_of(buckets.begin(), buckets.end(),
+                                       [](const Bucket& b) { return b.status != BucketStatus::kMatch; });
+  InFlight in_flight;
+  if (any_differs || !ranges.empty()) {
+    in_flight = InFlightKeys(keys, integer_key, floor, max_after.value_or(*max_before), instance.name, source, lake);
+  }
+  std::vector<bool> flying(buckets.size(), !integer_key && !in_flight.keys.empty());
+  for (const std::int64_t key : in_flight.integers) flying[BucketOf(buckets, grid, key)] = true;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    if (buckets[b].status == BucketStatus::kMismatch && flying[b]) buckets[b].status = BucketStatus::kInFlight;
+  }
+
+  // Tier 2: an IN_FLIGHT bucket is not compared (its difference is explained).
+  std::vector<bool> hashed(buckets.size(), false);
+  std::shared_ptr<arrow::Table> all_silver;
+  std::vector<ReportRow> key_rows;
+  for (const Range& range : ranges) {
+    if (buckets[range.bucket].status == BucketStatus::kInFlight) continue;
+    hashed[range.bucket] = true;
+    const auto source_rows = SourceRows(source, instance.name, keys, columns, range.lo, range.hi, *max_before);
+    std::shared_ptr<arrow::Table> silver_rows;
+    if (integer_key) {
+      silver_rows = lake.RowsBetween(keys.front(), buckets[range.bucket].lo, buckets[range.bucket].hi);
+    } else {
+      if (!all_silver) all_silver = lake.AllRows();
+      silver_rows = all_silver;
+    }
+    for (auto& failure : DiffRows(*source_rows, *silver_rows, keys, columns, range.whole)) {
+      if (in_flight.keys.count(failure.key.dump()) > 0) continue;  // explained by a change in flight
+      ReportRow row;
+      row.bucket_lo = BoundText(range.lo);
+      row.bucket_hi = BoundText(range.hi);
+      row.source_lsn = result.source_lsn;
+      row.key = failure.key.dump();
+      row.failure_type = failure.failure_type;
+      row.detail = failure.detail;
+      ++result.failures[failure.failure_type];
+      key_rows.push_back(std::move(row));
+    }
+  }
+
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const Bucket& bucket = buckets[b];
+    ReportRow row;
+    row.bucket_lo = BoundText(Bound(bucket.lo));
+    row.bucket_hi = BoundText(Bound(bucket.hi));
+    row.source_lsn = result.source_lsn;
+    row.source_rows = bucket.source.rows;
+    row.silver_rows = bucket.lake.rows;
+    if (integer_key) {
+      row.source_key_sum = bucket.source.key_sum;
+      row.silver_key_sum = bucket.lake.key_sum;
+    }
+    row.status = BucketStatusName(bucket.status);
+    row.hashed = hashed[b];
+    result.report.push_back(std::move(row));
+    ++result.buckets;
+    result.match += bucket.status == BucketStatus::kMatch;
+    result.in_flight += bucket.status == BucketStatus::kInFlight;
+    result.mismatch += bucket.status == BucketStatus::kMismatch;
+    result.hashed += hashed[b];
+  }
+  for (auto& row : key_rows) result.report.push_back(std::move(row));
+  return result;
+}
+
+}  // namespace mssql_cdc

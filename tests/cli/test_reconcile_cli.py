@@ -1,0 +1,90 @@
+"""`mssql-cdc reconcile`: each silver table of a pipeline compared with its source table, bucket
+by bucket and then row by row. A silver table kept by `run` matches; changes the stream has not
+applied yet are IN_FLIGHT; a changed, a missing and an extra silver row are each found and named
+in the report table."""
+
+import json
+import subprocess
+
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+
+from helpers import BINARY, TABLES
+from test_silver_cli import make_db, write_pipeline
+
+
+def reconcile(tmp_path, pipeline, *args):
+    return subprocess.run([BINARY, "reconcile", str(pipeline), *map(str, args)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+
+
+def summary(out, ci):
+    line = next(l for l in out.splitlines() if l.split(":")[0].endswith(ci))
+    return line
+
+
+def test_reconcile_matches_then_finds_what_differs(cli, tmp_path):
+    make_db(cli, tmp_path, 150, 3)
+    pipeline = write_pipeline(tmp_path)
+    cli("run", pipeline)
+    report = tmp_path / "lake" / "ops" / "reconcile"
+
+    done = reconcile(tmp_path, pipeline, "--bucket-rows", 20, "--sample", 1, "--seed", 7,
+                     "--report-table", report)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for ci in TABLES:
+        assert " 0 in flight, 0 mismatch" in summary(done.stdout, ci), done.stdout
+    rows = DeltaTable(str(report)).to_pyarrow_table().to_pylist()
+    buckets = [r for r in rows if r["status"] is not None]
+    assert buckets and all(r["status"] == "MATCH" and r["hashed"] for r in buckets)
+    orders = [r for r in buckets if r["silver"].endswith("dbo_orders")]
+    assert len(orders) > 1, "integer keys are cut into buckets of about --bucket-rows"
+    assert sum(r["source_rows"] for r in orders) == sum(r["silver_rows"] for r in orders)
+    assert all(r["source_key_sum"] == r["silver_key_sum"] for r in orders)
+    assert not [r for r in rows if r["failure_type"] is not None]
+
+    # Changes committed after silver's apply: the buckets they touch are in flight, not wrong.
+    make_db(cli, tmp_path, 60, 4)
+    done = reconcile(tmp_path, pipeline, "--bucket-rows", 20, "--sample", 0)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 0 mismatch" in summary(done.stdout, "dbo_orders") and "MISSING" not in done.stdout
+    assert " 0 in flight" not in summary(done.stdout, "dbo_orders"), done.stdout
+    cli("run", pipeline)
+
+    # A changed row, a missing row and an extra row in silver. The changed row keeps its
+    # bucket's count and key sum: only the row-by-row comparison of a sample finds it.
+    silver = tmp_path / "lake" / "silver" / "dbo_orders"
+    table = DeltaTable(str(silver))
+    ids = sorted(table.to_pyarrow_table(columns=["order_id"])["order_id"].to_pylist())
+    changed, missing = ids[3], ids[-5]
+    table.update(updates={"status": "'tampered'"}, predicate=f"order_id = {changed}")
+    DeltaTable(str(silver)).delete(f"order_id = {missing}")
+    extra = DeltaTable(str(silver)).to_pyarrow_table().filter(pa.compute.field("order_id") == ids[10])
+    extra = extra.set_column(extra.schema.get_field_index("order_id"), "order_id",
+                             pa.array([ids[-1] + 1000], extra.schema.field("order_id").type))
+    write_deltalake(str(silver), extra, mode="append")
+
+    done = reconcile(tmp_path, pipeline, "--table", "dbo_orders", "--bucket-rows", 20, "--sample", 0)
+    assert done.returncode == 1 and "RECORD_DIFF" not in done.stdout, done.stdout + done.stderr
+    done = reconcile(tmp_path, pipeline, "--table", "dbo_orders", "--bucket-rows", 20, "--sample", 1,
+                     "--report-table", report)
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = summary(done.stdout, "dbo_orders")
+    assert "MISSING_SOURCE 1; MISSING_TARGET 1; RECORD_DIFF 1" in line, line
+    keys = {(r["failure_type"], json.loads(r["key"])["order_id"]): r
+            for r in DeltaTable(str(report)).to_pyarrow_table().to_pylist() if r["key"] is not None}
+    assert set(keys) == {("RECORD_DIFF", changed), ("MISSING_TARGET", missing), ("MISSING_SOURCE", ids[-1] + 1000)}
+    assert json.loads(keys[("RECORD_DIFF", changed)]["detail"])["columns"] == ["status"]
+
+
+def test_bad_reconcile_input_is_refused_before_anything_is_written(cli, tmp_path):
+    make_db(cli, tmp_path, 20, 6)
+    pipeline = write_pipeline(tmp_path)
+    for args, says in [(["--bucket-rows", 0], "bucket_rows must be at least 1"),
+                       (["--sample", 1.5], "sample must be a fraction in [0, 1]"),
+                       (["--table", "dbo_nope"], "'dbo_nope' is not one of the pipeline's tables")]:
+        done = reconcile(tmp_path, pipeline, *args)
+        assert done.returncode == 2 and says in done.stderr, done.stdout + done.stderr
+    done = reconcile(tmp_path, pipeline)
+    assert done.returncode == 2 and "does not exist yet" in done.stderr, done.stderr
+    assert not (tmp_path / "lake").exists()
