@@ -138,6 +138,9 @@ TEST_P(KeyRangesTest, IntegerKeySlicesAreCountedInOneGroupBy) {
   for (const auto& slice : slices) got.emplace_back(slice.slice, slice.rows);
   EXPECT_EQ(got, (std::vector<std::pair<std::int64_t, std::int64_t>>{
                      {0, 3}, {1, 3}, {2, 3}, {3, 3}, {4, 3}, {5, 3}, {6, 3}, {7, 2}}));
+  // And their keys summed, as decimal(38,0): -10 - 7 - 4, and 53 + 56.
+  EXPECT_EQ(Int128Text(slices.front().key_sum), "-21");
+  EXPECT_EQ(Int128Text(slices.back().key_sum), "109");
   // Empty slices are left out; keys outside the grid are not counted.
   const auto sparse = source->CountKeySlices(key, 0, 1, 10);
   std::vector<std::int64_t> at;
