@@ -35,6 +35,7 @@ from mssql_cdc.types import (
     Isolation,
     Offset,
     OnDataLoss,
+    ReconcileResult,
     SnapshotMode,
     SourceOptions,
     SparkSessionLike,
@@ -67,9 +68,10 @@ _SPARK_API = {
     "is_data_loss": "mssql_cdc.fanout",
     "is_schema_changed": "mssql_cdc.fanout",
     "apply_changes": "mssql_cdc.silver",
+    "reconcile": "mssql_cdc.reconciliation",
 }
 _SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "snapshot_source", "seed",
-                  "pipeline", "fanout", "silver")
+                  "pipeline", "fanout", "silver", "reconciliation")
 
 
 def _import(module: str) -> Any:
@@ -109,6 +111,7 @@ __all__ = [
     "Offset",
     "OnDataLoss",
     "PermissionError",
+    "ReconcileResult",
     "SchemaChangedError",
     "SnapshotMode",
     "SourceError",
@@ -122,6 +125,7 @@ __all__ = [
     "finalization",
     "is_data_loss",
     "is_schema_changed",
+    "reconcile",
     "register",
     "start_many",
     "stop_all",

@@ -50,6 +50,24 @@ else:
 
 
 
+class ReconcileResult(TypedDict):
+    """What one ``reconcile`` run found: the silver version and LSN compared, the source's max
+    LSN, how many buckets matched, were in flight or did not match, how many were compared row
+    by row, failing keys per failure type, and the report rows as a DataFrame."""
+
+    run_id: str
+    silver_version: int
+    silver_lsn: str | None
+    source_lsn: str
+    buckets: int
+    match: int
+    in_flight: int
+    mismatch: int
+    hashed: int
+    failures: dict[str, int]
+    report: Any
+
+
 class ApplyResult(TypedDict):
     """What one ``apply_changes`` call did: whether it rebuilt silver from a snapshot, the highest
     bronze LSN silver holds now, silver's verdict (naive UTC) and whether bronze existed."""

@@ -29,14 +29,6 @@ struct ReconcileArgs {
   std::string report_table;
 };
 
-// The LSN silver is current to: the later of the changes applied and its last rebuild.
-std::optional<std::string> SilverCurrentTo(const std::optional<SilverPosition>& position) {
-  if (!position) return std::nullopt;
-  if (!position->applied_lsn) return position->snapshot_lsn;
-  if (!position->snapshot_lsn) return position->applied_lsn;
-  return std::max(*position->applied_lsn, *position->snapshot_lsn);
-}
-
 int ReconcilePipeline(const ReconcileArgs& args) {
   CheckReconcileOptions(args.bucket_rows, args.sample);
   const PipelineConfig config = LoadPipelineConfig(args.file);

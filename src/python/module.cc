@@ -26,6 +26,7 @@ void BindTables(nb::module_& m);  // table_bindings.cc
 void BindFinalization(nb::module_& m);  // finalization_bindings.cc
 void BindCatalog(nb::module_& m);  // catalog_bindings.cc
 void BindSilver(nb::module_& m);   // silver_bindings.cc
+void BindReconcile(nb::module_& m);  // reconcile_bindings.cc
 void BindCommandLine(nb::module_& m);  // cli_bindings.cc
 }
 
@@ -73,4 +74,5 @@ NB_MODULE(_core, m) {
   python::BindFinalization(m);
   python::BindCatalog(m);
   python::BindSilver(m);
+  python::BindReconcile(m);
 }

@@ -25,6 +25,7 @@
 #include "delta/table.h"
 #include "engine/finalization.h"
 #include "python/events_json.h"
+#include "python/position_json.h"
 #include "silver/apply_plan.h"
 #include "silver/silver_schema.h"
 
@@ -36,35 +37,6 @@ namespace {
 
 std::shared_ptr<arrow::Schema> SchemaOf(const std::string& schema_json, const std::string& where) {
   return delta::FromDeltaSchemaString(schema_json, where);
-}
-
-std::optional<std::string> TextAt(const json& object, const char* key) {
-  if (!object.contains(key) || object[key].is_null()) return std::nullopt;
-  return object[key].get<std::string>();
-}
-
-std::optional<SilverPosition> PositionOf(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  const json object = json::parse(*text);
-  if (object.is_null()) return std::nullopt;
-  SilverPosition position;
-  position.applied_lsn = TextAt(object, "applied_lsn");
-  position.snapshot_lsn = TextAt(object, "snapshot_lsn");
-  position.open_snapshot_lsn = TextAt(object, "open_snapshot_lsn");
-  if (object.contains("snapshot_wave") && !object["snapshot_wave"].is_null()) {
-    position.snapshot_wave = object["snapshot_wave"].get<std::int32_t>();
-  }
-  return position;
-}
-
-json PositionJson(const SilverPosition& position) {
-  json object = {{"applied_lsn", nullptr}, {"snapshot_lsn", nullptr}, {"open_snapshot_lsn", nullptr},
-                 {"snapshot_wave", nullptr}};
-  if (position.applied_lsn) object["applied_lsn"] = *position.applied_lsn;
-  if (position.snapshot_lsn) object["snapshot_lsn"] = *position.snapshot_lsn;
-  if (position.open_snapshot_lsn) object["open_snapshot_lsn"] = *position.open_snapshot_lsn;
-  if (position.snapshot_wave) object["snapshot_wave"] = *position.snapshot_wave;
-  return object;
 }
 
 UtcMicros TimeOf(const std::string& text) {

@@ -104,6 +104,13 @@ bool Sampled(std::mt19937_64& random, double sample) {
 
 }  // namespace
 
+std::optional<std::string> SilverCurrentTo(const std::optional<SilverPosition>& position) {
+  if (!position) return std::nullopt;
+  if (!position->applied_lsn) return position->snapshot_lsn;
+  if (!position->snapshot_lsn) return position->applied_lsn;
+  return std::max(*position->applied_lsn, *position->snapshot_lsn);
+}
+
 void CheckReconcileOptions(std::int64_t bucket_rows, double sample) {
   if (bucket_rows < 1) {
     throw ConfigError("bucket_rows must be at least 1 (rows per bucket of the comparison), not " +

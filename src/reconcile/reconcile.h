@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/finalization.h"
 #include "reconcile/lake_side.h"
 #include "reconcile/reconcile_report.h"
 #include "source/source.h"
@@ -37,6 +38,10 @@ struct ReconcileResult {
   std::map<std::string, std::int64_t> failures;  // failure_type -> keys
   std::vector<ReportRow> report;
 };
+
+// The LSN silver is current to, from its position: the later of the changes it applied and the
+// snapshot it was last rebuilt from; nullopt when it has none.
+std::optional<std::string> SilverCurrentTo(const std::optional<SilverPosition>& position);
 
 // ConfigError for bucket_rows < 1 or a sample outside [0, 1]: what both modes check first.
 void CheckReconcileOptions(std::int64_t bucket_rows, double sample);

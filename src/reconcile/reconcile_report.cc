@@ -85,16 +85,20 @@ std::shared_ptr<arrow::RecordBatch> ReportBatch(const ReportRun& run, const std:
        Done(status), Done(hashed), Done(key), Done(failure), Done(detail)});
 }
 
+void CheckReportColumns(const std::vector<std::string>& columns, const std::string& where) {
+  const auto report = ReportSchema();
+  for (const auto& field : report->fields()) {
+    if (std::find(columns.begin(), columns.end(), field->name()) == columns.end()) {
+      throw ConfigError("the report table " + where + " is not a reconcile report: it has no '" + field->name() +
+                        "' column; name a new table or an earlier report");
+    }
+  }
+}
+
 void CheckReportTable(const std::string& uri) {
   if (!delta::DeltaTable::Exists(uri)) return;
   const auto schema = delta::DeltaTable::Open(uri).snapshot().schema();
-  const auto report = ReportSchema();
-  for (const auto& field : report->fields()) {
-    if (!schema->GetFieldByName(field->name())) {
-      throw ConfigError("the report table " + uri + " is not a reconcile report: it has no '" +
-                        field->name() + "' column; name a new table or an earlier report");
-    }
-  }
+  CheckReportColumns(schema->field_names(), uri);
 }
 
 void AppendReport(const std::string& uri, const std::shared_ptr<arrow::RecordBatch>& rows) {

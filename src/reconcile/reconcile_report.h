@@ -43,6 +43,8 @@ struct ReportRun {
 std::shared_ptr<arrow::Schema> ReportSchema();
 std::shared_ptr<arrow::RecordBatch> ReportBatch(const ReportRun& run, const std::vector<ReportRow>& rows);
 
+// ConfigError naming `where` when `columns` lack one of ReportSchema's.
+void CheckReportColumns(const std::vector<std::string>& columns, const std::string& where);
 // ConfigError when an existing table at `uri` is not a reconcile report (lacks a column of
 // ReportSchema); nothing happens when there is none.
 void CheckReportTable(const std::string& uri);

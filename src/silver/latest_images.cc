@@ -22,6 +22,11 @@ void Check(const arrow::Status& status, const std::string& what) {
 
 std::shared_ptr<arrow::Array> Combined(const std::shared_ptr<arrow::ChunkedArray>& column) {
   if (column->num_chunks() == 1) return column->chunk(0);
+  if (column->num_chunks() == 0) {
+    auto empty = arrow::MakeEmptyArray(column->type());
+    Check(empty.status(), "an empty column");
+    return *empty;
+  }
   auto combined = arrow::Concatenate(column->chunks());
   Check(combined.status(), "combining a column");
   return *combined;

@@ -40,7 +40,7 @@ REFERENCE = {
 SNAPSHOTS = {"BackfillState", "BackfillStatus", "SnapshotChunkDetail", "SnapshotCompletionDetail",
              "SnapshotOpenDetail", "SnapshotPlanDetail", "WaveMetadata", "IntExtent", "KeysetExtent",
              "SnapshotExtent", "SnapshotKind", "WaveChunk"}
-SILVER_AND_RECONCILE = {"ReconcileResult", "reconcile", "Freshness", "freshness"}
+SILVER_AND_RECONCILE = {"Freshness", "freshness"}
 # The reference's Python seams for reading SQL Server; here the engine reads it in C++, chosen by
 # the `backend` option.
 PYTHON_READERS = {"Backend", "CdcClient", "make_client"}

@@ -1,0 +1,112 @@
+"""``reconcile`` on Spark: compares a silver table with its SQL Server table.
+
+The run is the engine's (``reconcile/`` in C++, docs/reconcile.md): it reads the source
+through the stream's options, cuts the key space into buckets, classifies them and compares
+rows. Spark answers what it asks of silver and bronze with the SQL the engine writes
+(``catalog/reconcile_sql.h``), at the versions read first. This module reads those versions
+and silver's position, and writes the report table when one is named.
+
+Tables are names (through the session's catalog) or absolute paths, as everywhere
+(``mssql_cdc.tables``). Nothing is ever written to SQL Server. (The module is not named after
+the function, which the package exports under that name.)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mssql_cdc import _core, tables
+from mssql_cdc.errors import ConfigError
+from mssql_cdc.silver import _position, _table_sql
+from mssql_cdc.types import ReconcileResult
+
+
+def _version(spark: Any, table_sql: str) -> int:
+    return int(spark.sql(f"DESCRIBE HISTORY {table_sql} LIMIT 1").collect()[0]["version"])
+
+
+def _schema_json(spark: Any, table_sql: str, version: int) -> str:
+    return spark.sql(f"SELECT * FROM {table_sql} VERSION AS OF {version}").schema.json()
+
+
+def reconcile(
+    spark: Any,
+    options: Mapping[str, str],
+    silver: str,
+    *,
+    keys: list[str] | None = None,
+    bronze: str,
+    control_table: str,
+    facts_table: str | None = None,
+    bucket_rows: int = 1_000_000,
+    sample: float = 0.01,
+    report_table: str | None = None,
+    seed: int | None = None,
+) -> ReconcileResult:
+    """Compares silver with the source table of ``options``' capture instance: bucket counts
+    and key sums first, then the rows of every bucket that differs and of a ``sample`` of
+    the others. Appends the report rows to ``report_table`` when given."""
+    if isinstance(bucket_rows, bool) or not isinstance(bucket_rows, int):
+        raise ConfigError(f"bucket_rows must be an int, not {bucket_rows!r}")
+    if isinstance(sample, bool) or not isinstance(sample, (int, float)):
+        raise ConfigError(f"sample must be a number in [0, 1], not {sample!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ConfigError(f"seed must be a non-negative int, not {seed!r}")
+    _core.check_reconcile_options(bucket_rows, float(sample))
+    if not isinstance(options, Mapping):
+        raise ConfigError("options must be the stream's options (a dict of str to str)")
+    if isinstance(keys, str):
+        keys = [keys]
+    silver_arg = tables.TableArg(silver, "silver")
+    bronze_arg = tables.TableArg(bronze, "bronze")
+    control = tables.TableArg(control_table, "control_table")
+    report = tables.TableArg(report_table, "report_table") if report_table is not None else None
+    if facts_table is not None:
+        tables.check(spark, tables.TableArg(facts_table, "facts_table"), "facts")
+    if not tables.check(spark, silver_arg, "silver"):
+        raise ConfigError(f"silver={silver!r} does not exist yet: run apply_changes first")
+    if not tables.check(spark, bronze_arg, "bronze"):
+        raise ConfigError(f"bronze={bronze!r} does not exist")
+    tables.check(spark, control, "control")
+    silver_sql, bronze_sql = _table_sql(silver_arg), _table_sql(bronze_arg)
+    report_exists = report is not None and tables.check(spark, report, "reconcile report")
+    if report_exists:
+        _core.check_report_columns(list(tables.read(spark, report).columns), report_table)
+
+    # Silver's position before its version: silver holds at least what the position says.
+    position = _position(spark, control, silver)
+    silver_version = _version(spark, silver_sql)
+    bronze_version = _version(spark, bronze_sql)
+    state = {
+        "silver_name": silver, "silver_sql": silver_sql, "silver_version": silver_version,
+        "silver_schema": _schema_json(spark, silver_sql, silver_version),
+        "silver_properties": {str(r["key"]): str(r["value"])
+                              for r in spark.sql(f"SHOW TBLPROPERTIES {silver_sql}").collect()},
+        "position": position,
+        "bronze_name": bronze, "bronze_sql": bronze_sql, "bronze_version": bronze_version,
+        "bronze_schema": _schema_json(spark, bronze_sql, bronze_version),
+        "bronze_id": str(spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]["id"]),
+    }
+    summary_json, rows = _core.reconcile(dict(options), list(keys) if keys else None, bucket_rows, float(sample),
+                                         seed, json.dumps(state), lambda sql: spark.sql(sql).toArrow())
+    summary = json.loads(summary_json)
+    report_df = spark.createDataFrame(_arrow_table(rows))
+    if report is not None:
+        writer = report_df.write.format("delta").mode("append")
+        if report.is_name:
+            writer.saveAsTable(report.name)
+        else:
+            writer.save(report.text)
+    return ReconcileResult(run_id=summary["run_id"], silver_version=summary["silver_version"],
+                           silver_lsn=summary["silver_lsn"], source_lsn=summary["source_lsn"],
+                           buckets=summary["buckets"], match=summary["match"], in_flight=summary["in_flight"],
+                           mismatch=summary["mismatch"], hashed=summary["hashed"],
+                           failures=dict(summary["failures"]), report=report_df)
+
+
+def _arrow_table(batch: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_batches([batch], schema=batch.schema)

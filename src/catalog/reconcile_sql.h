@@ -1,0 +1,25 @@
+// The Spark SQL by which Spark answers reconcile's questions of the lake (reconcile/lake_side.h)
+// for python/mssql_cdc/reconcile.py: the same tallies, rows and keys DeltaLakeSide reads
+// natively, of silver and bronze pinned at the versions the run read first. `silver_sql` and
+// `bronze_sql` are table references as Spark SQL takes them (a name, or delta.`path`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reconcile/key_grid.h"
+
+namespace mssql_cdc::catalog {
+
+// Columns slice (bigint), rows (bigint), key_sum (decimal(38,0)): one row per non-empty slice.
+std::string SliceTallySql(const std::string& silver_sql, std::int64_t version, const std::string& key,
+                          const KeyGrid& grid);
+std::string CountRowsSql(const std::string& silver_sql, std::int64_t version);
+std::string RowsBetweenSql(const std::string& silver_sql, std::int64_t version, const std::string& key,
+                           std::optional<std::int64_t> lo, std::optional<std::int64_t> hi);
+std::string ChangedKeysSql(const std::string& bronze_sql, std::int64_t version,
+                           const std::vector<std::string>& keys, const std::string& after_lsn);
+
+}  // namespace mssql_cdc::catalog
