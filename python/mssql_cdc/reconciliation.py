@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mssql_cdc import _core, tables
+from mssql_cdc import _core, backfill, tables
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.silver import _position, _table_sql
 from mssql_cdc.types import ReconcileResult
@@ -63,8 +63,8 @@ def reconcile(
     bronze_arg = tables.TableArg(bronze, "bronze")
     control = tables.TableArg(control_table, "control_table")
     report = tables.TableArg(report_table, "report_table") if report_table is not None else None
-    if facts_table is not None:
-        tables.check(spark, tables.TableArg(facts_table, "facts_table"), "facts")
+    facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
+    facts_exist = facts is not None and tables.check(spark, facts, "facts")
     if not tables.check(spark, silver_arg, "silver"):
         raise ConfigError(f"silver={silver!r} does not exist yet: run apply_changes first")
     if not tables.check(spark, bronze_arg, "bronze"):
@@ -88,7 +88,13 @@ def reconcile(
         "bronze_name": bronze, "bronze_sql": bronze_sql, "bronze_version": bronze_version,
         "bronze_schema": _schema_json(spark, bronze_sql, bronze_version),
         "bronze_id": str(spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]["id"]),
+        # With a facts table the chunk checks run (on one not written yet they find nothing).
+        "has_facts": facts is not None,
+        "facts_sql": _table_sql(facts) if facts_exist else None,
     }
+    plans = backfill.plans_table(bronze_arg)
+    if facts is not None and tables.check(spark, plans, "plans"):
+        state["plans_sql"], state["plans_name"] = _table_sql(plans), plans.text
     summary_json, rows = _core.reconcile(dict(options), list(keys) if keys else None, bucket_rows, float(sample),
                                          seed, json.dumps(state), lambda sql: spark.sql(sql).toArrow())
     summary = json.loads(summary_json)

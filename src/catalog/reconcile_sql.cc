@@ -41,4 +41,18 @@ std::string ChangedKeysSql(const std::string& bronze_sql, std::int64_t version,
          SqlStringLiteral(after_lsn) + " AND _operation <> 0";
 }
 
+std::string SnapshotEventsSql(const std::string& facts_sql, const std::string& bronze_name) {
+  return "SELECT * FROM " + facts_sql + " WHERE target = " + SqlStringLiteral(bronze_name) + " AND event IS NOT NULL";
+}
+
+std::string PlanRowsSql(const std::string& plans_sql, const std::string& app_id) {
+  return "SELECT * FROM " + plans_sql + " WHERE app_id = " + SqlStringLiteral(app_id);
+}
+
+std::string ChunkTalliesSql(const std::string& bronze_sql, std::int64_t version, const std::string& snapshot_lsn) {
+  return "SELECT _chunk AS chunk, count(*) AS rows, min(_start_lsn) AS oldest_stamp FROM " + At(bronze_sql, version) +
+         " WHERE _operation = 0 AND _snapshot = " + SqlStringLiteral(snapshot_lsn) +
+         " AND _chunk IS NOT NULL GROUP BY _chunk";
+}
+
 }  // namespace mssql_cdc::catalog

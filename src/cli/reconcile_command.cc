@@ -60,6 +60,7 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     }
     CheckExistingTable(silver.control, TableKind::kControl);
     CheckExistingTable(silver.bronze, TableKind::kBronze);
+    if (silver.facts) CheckExistingTable(*silver.facts, TableKind::kFacts);
     // Silver's position before its version: silver is at least as current as the position says.
     LakeState state;
     state.silver_name = silver.silver;
@@ -72,6 +73,7 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     state.bronze_name = silver.bronze;
     state.bronze_schema = bronze_table.snapshot().schema();
     state.bronze_id = bronze_table.snapshot().metadata.id;
+    state.has_facts = silver.facts.has_value();
     std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();
     ReconcileOptions options;
     options.capture_instance = stream.source.capture_instance;
@@ -79,7 +81,7 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     options.bucket_rows = args.bucket_rows;
     options.sample = args.sample;
     options.seed = args.seed;
-    DeltaLakeSide lake(std::move(silver_table), std::move(bronze_table));
+    DeltaLakeSide lake(std::move(silver_table), std::move(bronze_table), silver.facts);
     const ReconcileResult result = Reconcile(options, state, *source, lake);
     std::cout << silver.silver << ": " << result.buckets << " buckets, " << result.match << " match, "
               << result.in_flight << " in flight, " << result.mismatch << " mismatch, " << result.hashed

@@ -20,7 +20,9 @@
 #include "python/arrow_stream.h"
 #include "python/position_json.h"
 #include "python/source_options.h"
+#include "engine/delta_backfill_tables.h"
 #include "reconcile/reconcile.h"
+#include "snapshot/plans_table.h"
 #include "source/open_source.h"
 
 namespace nb = nanobind;
@@ -31,10 +33,18 @@ namespace {
 // The lake as Spark reads it: silver and bronze pinned at the versions the run read first.
 class SparkLakeSide : public LakeSide {
  public:
-  SparkLakeSide(nb::object query, std::string silver_sql, std::int64_t silver_version, std::string bronze_sql,
-                std::int64_t bronze_version)
-      : query_(std::move(query)), silver_sql_(std::move(silver_sql)), silver_version_(silver_version),
-        bronze_sql_(std::move(bronze_sql)), bronze_version_(bronze_version) {}
+  SparkLakeSide(nb::object query, const nlohmann::json& state)
+      : query_(std::move(query)),
+        silver_sql_(state["silver_sql"]),
+        silver_version_(state["silver_version"]),
+        bronze_sql_(state["bronze_sql"]),
+        bronze_name_(state["bronze_name"]),
+        bronze_version_(state["bronze_version"]),
+        facts_sql_(state.value("facts_sql", nlohmann::json(nullptr)).is_null()
+                       ? std::nullopt : std::optional<std::string>(state["facts_sql"].get<std::string>())),
+        plans_sql_(state.value("plans_sql", nlohmann::json(nullptr)).is_null()
+                       ? std::nullopt : std::optional<std::string>(state["plans_sql"].get<std::string>())),
+        plans_name_(state.value("plans_name", std::string())) {}
 
   SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) override {
     const auto rows = Query(catalog::SliceTallySql(silver_sql_, silver_version_, key, grid));
@@ -67,6 +77,25 @@ class SparkLakeSide : public LakeSide {
                                                  const std::string& after_lsn) override {
     return Query(catalog::ChangedKeysSql(bronze_sql_, bronze_version_, keys, after_lsn));
   }
+  std::vector<SnapshotEvent> SnapshotEvents() override {
+    if (!facts_sql_) return {};
+    return SnapshotEventsOf(*Query(catalog::SnapshotEventsSql(*facts_sql_, bronze_name_)));
+  }
+  std::optional<ChunkPlan> Plan(const std::string& app_id, const Lsn& snapshot) override {
+    if (!plans_sql_) return std::nullopt;
+    return PlanFromTable(*Query(catalog::PlanRowsSql(*plans_sql_, app_id)), app_id, snapshot, plans_name_);
+  }
+  std::map<int, ChunkTally> ChunkTallies(const std::string& snapshot_lsn) override {
+    auto batch = Query(catalog::ChunkTalliesSql(bronze_sql_, bronze_version_, snapshot_lsn))->CombineChunksToBatch();
+    if (!batch.ok()) throw InternalError("reconcile: " + batch.status().ToString());
+    std::map<int, ChunkTally> tallies;
+    const auto chunk = Int64s(**batch, 0), rows = Int64s(**batch, 1);
+    const auto& stamp = static_cast<const arrow::StringArray&>(*(*batch)->column(2));
+    for (std::int64_t i = 0; i < (*batch)->num_rows(); ++i) {
+      tallies[static_cast<int>(chunk->Value(i))] = ChunkTally{rows->Value(i), std::string(stamp.GetView(i))};
+    }
+    return tallies;
+  }
 
  private:
   std::shared_ptr<arrow::Table> Query(const std::string& sql) {
@@ -85,7 +114,10 @@ class SparkLakeSide : public LakeSide {
   std::string silver_sql_;
   std::int64_t silver_version_;
   std::string bronze_sql_;
+  std::string bronze_name_;
   std::int64_t bronze_version_;
+  std::optional<std::string> facts_sql_, plans_sql_;
+  std::string plans_name_;
 };
 
 }  // namespace
@@ -116,14 +148,14 @@ void BindReconcile(nb::module_& m) {
         state.bronze_name = state_object["bronze_name"];
         state.bronze_schema = delta::FromDeltaSchemaString(state_object["bronze_schema"], state.bronze_name);
         state.bronze_id = state_object["bronze_id"];
+        state.has_facts = state_object.value("has_facts", false);
         ReconcileOptions run;
         run.capture_instance = source_options.capture_instance;
         run.keys = keys.value_or(std::vector<std::string>{});
         run.bucket_rows = bucket_rows;
         run.sample = sample;
         run.seed = seed;
-        SparkLakeSide lake(std::move(query), state_object["silver_sql"], state.silver_version,
-                           state_object["bronze_sql"], state_object["bronze_version"]);
+        SparkLakeSide lake(std::move(query), state_object);
         std::unique_ptr<Source> source = MakeSourceFactory(source_options)();
         const ReconcileResult result = Reconcile(run, state, *source, lake);
         nlohmann::json summary = {{"run_id", result.run.run_id},     {"silver_version", result.run.silver_version},

@@ -3,7 +3,9 @@
 
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
+#include "engine/delta_backfill_tables.h"
 #include "reconcile/lake_side.h"
+#include "snapshot/plans_table.h"
 #include "source/output_schema.h"
 
 namespace mssql_cdc {
@@ -17,8 +19,8 @@ std::vector<delta::AddFile> FilesOf(const delta::DeltaTable& table) {
 
 }  // namespace
 
-DeltaLakeSide::DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze)
-    : silver_(std::move(silver)), bronze_(std::move(bronze)) {}
+DeltaLakeSide::DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze, std::optional<std::string> facts)
+    : silver_(std::move(silver)), bronze_(std::move(bronze)), facts_(std::move(facts)) {}
 
 SliceTallies DeltaLakeSide::TallySlices(const std::string& key, const KeyGrid& grid) {
   delta::EnsureComputeKernels();
@@ -66,6 +68,38 @@ std::shared_ptr<arrow::Table> DeltaLakeSide::ChangedKeysAfter(const std::vector<
   }());
   if (!selected.ok()) throw InternalError("reconcile: bronze keys: " + selected.status().ToString());
   return *selected;
+}
+
+std::vector<SnapshotEvent> DeltaLakeSide::SnapshotEvents() {
+  if (!facts_ || !delta::DeltaTable::Exists(*facts_)) return {};
+  return ReadSnapshotEvents(delta::DeltaTable::Open(*facts_), bronze_.uri());
+}
+
+std::optional<ChunkPlan> DeltaLakeSide::Plan(const std::string& app_id, const Lsn& snapshot) {
+  const std::string plans = PlansTableFor(bronze_.uri());
+  if (!delta::DeltaTable::Exists(plans)) return std::nullopt;
+  return PlanFromTable(*delta::DeltaTable::Open(plans).Read({{"app_id", "=", app_id}}), app_id, snapshot, plans);
+}
+
+std::map<int, ChunkTally> DeltaLakeSide::ChunkTallies(const std::string& snapshot_lsn) {
+  const auto rows = bronze_.Read({{std::string(kOperationColumn), "=", "0"},
+                                  {std::string(kSnapshotColumn), "=", snapshot_lsn}});
+  std::map<int, ChunkTally> tallies;
+  const auto chunks = rows->GetColumnByName(std::string(kChunkColumn));
+  const auto stamps = rows->GetColumnByName(std::string(kStartLsnColumn));
+  if (!chunks || !stamps) return tallies;
+  for (int c = 0; c < chunks->num_chunks(); ++c) {
+    const auto& chunk = static_cast<const arrow::Int32Array&>(*chunks->chunk(c));
+    const auto& stamp = static_cast<const arrow::StringArray&>(*stamps->chunk(c));
+    for (std::int64_t i = 0; i < chunk.length(); ++i) {
+      if (chunk.IsNull(i)) continue;
+      ChunkTally& tally = tallies[chunk.Value(i)];
+      ++tally.rows;
+      const std::string_view at = stamp.GetView(i);
+      if (tally.oldest_stamp.empty() || at < tally.oldest_stamp) tally.oldest_stamp = std::string(at);
+    }
+  }
+  return tallies;
 }
 
 }  // namespace mssql_cdc

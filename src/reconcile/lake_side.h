@@ -7,12 +7,14 @@
 #include <arrow/type_fwd.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "delta/table.h"
+#include "reconcile/chunk_checks.h"
 #include "reconcile/key_grid.h"
 
 namespace mssql_cdc {
@@ -29,6 +31,7 @@ struct LakeState {
   std::string bronze_name;
   std::shared_ptr<arrow::Schema> bronze_schema;
   std::string bronze_id;  // bronze's Delta table id
+  bool has_facts = false;  // a facts table was named: the chunk checks run
 };
 
 class LakeSide {
@@ -48,12 +51,18 @@ class LakeSide {
   // The `keys` columns of bronze's change rows (not snapshot rows) committed after `after_lsn`.
   virtual std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
                                                          const std::string& after_lsn) = 0;
+  // Bronze's snapshot events in the facts table (empty without one).
+  virtual std::vector<SnapshotEvent> SnapshotEvents() = 0;
+  // The chunk plan of (app_id, snapshot) in the plans table beside bronze; nullopt for none.
+  virtual std::optional<ChunkPlan> Plan(const std::string& app_id, const Lsn& snapshot) = 0;
+  // Bronze's rows of snapshot `snapshot_lsn`, per chunk.
+  virtual std::map<int, ChunkTally> ChunkTallies(const std::string& snapshot_lsn) = 0;
 };
 
 // LakeSide over Delta tables the native engine opens.
 class DeltaLakeSide : public LakeSide {
  public:
-  DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze);
+  DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze, std::optional<std::string> facts);
   SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) override;
   std::int64_t CountRows() override;
   std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
@@ -61,10 +70,14 @@ class DeltaLakeSide : public LakeSide {
   std::shared_ptr<arrow::Table> AllRows() override;
   std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
                                                  const std::string& after_lsn) override;
+  std::vector<SnapshotEvent> SnapshotEvents() override;
+  std::optional<ChunkPlan> Plan(const std::string& app_id, const Lsn& snapshot) override;
+  std::map<int, ChunkTally> ChunkTallies(const std::string& snapshot_lsn) override;
 
  private:
   delta::DeltaTable silver_;
   delta::DeltaTable bronze_;
+  std::optional<std::string> facts_;
 };
 
 }  // namespace mssql_cdc

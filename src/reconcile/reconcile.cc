@@ -285,6 +285,25 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
     result.hashed += hashed[b];
   }
   for (auto& row : key_rows) result.report.push_back(std::move(row));
+
+  // The chunk checks of the newest chunked snapshot, from the lake alone.
+  if (state.has_facts) {
+    if (const auto newest = NewestChunkedOfAny(lake.SnapshotEvents()); newest && newest->planned) {
+      std::vector<ReportRow> chunk_rows;
+      if (const auto plan = lake.Plan(newest->opened.app_id, newest->opened.snapshot)) {
+        chunk_rows = CheckChunks(*plan, *newest, lake.ChunkTallies(newest->opened.snapshot.ToString()));
+      } else {
+        ReportRow missing;
+        missing.failure_type = "CHUNK_TILING";
+        missing.detail = nlohmann::json({{"snapshot", newest->opened.snapshot.ToString()}, {"plan", "missing"}}).dump();
+        chunk_rows.push_back(std::move(missing));
+      }
+      for (auto& row : chunk_rows) {
+        ++result.failures[*row.failure_type];
+        result.report.push_back(std::move(row));
+      }
+    }
+  }
   return result;
 }
 

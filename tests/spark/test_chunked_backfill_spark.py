@@ -113,6 +113,11 @@ def test_backfill_next_to_a_running_stream_under_a_writer(spark, shop, cli, tmp_
                        app_id, shop)
     stamps = {r["min_lsn"] for r in facts_rows if r["event"] == "snapshot_chunk"}
     assert len(stamps) > 1 and min(stamps) >= s  # stamped before each wave, never below S
+    # Reconcile: every bucket matches and the chunks pass their checks.
+    from mssql_cdc import reconcile
+    found = reconcile(spark, options, silver, bronze=target, control_table=control, facts_table=facts,
+                      bucket_rows=25, sample=1.0, seed=5)
+    assert found["buckets"] > 1 and found["match"] == found["buckets"] and found["failures"] == {}, found
 
 
 def test_backfill_through_odbc_into_tables_named_in_the_metastore(spark, shop, cli, tmp_path):
