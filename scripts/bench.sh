@@ -108,6 +108,19 @@ fi
     --changes "${BENCH_SILVER_CHANGES:-100000}" --dir bench/out
   took
   echo
+  # Side by side at the most rows the reference's fake backend holds comfortably (it loads the
+  # whole table into the driver's Python for each count), then native and ours at the size.
+  echo "Command: \`.venv/bin/python bench/reconcile_bench.py --rows ${BENCH_RECONCILE_ROWS:-3000000} --dir bench/out\`"
+  echo
+  .venv/bin/python bench/reconcile_bench.py --rows "${BENCH_RECONCILE_ROWS:-3000000}" --dir bench/out
+  took
+  echo
+  echo "Command: \`.venv/bin/python bench/reconcile_bench.py --rows ${BENCH_RECONCILE_BIG_ROWS:-10000000} --libs native,ours --dir bench/out\`"
+  echo
+  .venv/bin/python bench/reconcile_bench.py --rows "${BENCH_RECONCILE_BIG_ROWS:-10000000}" --libs native,ours \
+    --dir bench/out
+  took
+  echo
   echo "make bench took $((SECONDS - started)) s in all; bench/out held $databases_at_start benchmark databases at the start."
 } | tee "$out"
 cat "$out" >> bench/RESULTS.md

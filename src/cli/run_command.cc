@@ -24,7 +24,9 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/metrics_endpoint.h"
 #include "cli/pipeline_config.h"
+#include "cli/run_metrics.h"
 #include "core/errors.h"
 #include "engine/finalization.h"
 #include "fleet/idle_trim.h"
@@ -89,11 +91,6 @@ ErrorText Describe(const std::exception_ptr& error) {
 }
 
 json Nullable(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-std::optional<UtcMicros> CandidateVerdict(const PipelineConfig& config, const StreamProgress& p) {
-  if (!config.many.control_table || !p.end || !p.end->commit_ts) return std::nullopt;
-  return Truncate(*p.end->commit_ts, config.many.granularity);
-}
 
 std::string TimeText(const std::optional<UtcMicros>& t) {
   return t ? FormatIsoMillis(t->value) : "-";
@@ -271,6 +268,7 @@ struct RunArgs {
   std::string file;
   bool json = false;
   std::optional<double> timeout_seconds;
+  std::optional<int> metrics_port;
 };
 
 int RunPipeline(const RunArgs& args) {
@@ -296,6 +294,18 @@ int RunPipeline(const RunArgs& args) {
     // The message names the table (Prepare sees to it); nothing was written.
     std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
     return kExitBadInput;
+  }
+  // The metrics port is taken before anything is written: a port in use refuses the run.
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (args.metrics_port) {
+    try {
+      metrics = std::make_unique<MetricsEndpoint>(
+          *args.metrics_port, [&config, &group] { return RunMetricsText(config, *group, NowUtc()); });
+    } catch (const Error& e) {
+      std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    spdlog::info("metrics on http://127.0.0.1:{}/metrics", metrics->port());
   }
   try {
     group->Start();
@@ -370,6 +380,9 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_seconds,
                   "Stop every stream after this many seconds")
       ->check(PositiveNumber("seconds"));
+  cmd->add_option("--metrics-port", args->metrics_port,
+                  "Serve each table's health on http://127.0.0.1:PORT/metrics (Prometheus text format)")
+      ->check(CLI::Range(1, 65535));
   cmd->callback([args] {
     const int status = RunPipeline(*args);
     // CLI11 turns a RuntimeError into the process's exit status without printing anything.

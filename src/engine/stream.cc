@@ -521,6 +521,8 @@ class Stream::Impl {
       progress_.end = outcome.end;
       progress_.capture_lag_seconds = outcome.facts.capture_lag_seconds;
       progress_.ingestion_lag_seconds = outcome.facts.ingestion_lag_seconds;
+      progress_.retention_headroom_hours = outcome.facts.retention_headroom_hours;
+      if (outcome.facts.duration_ms) progress_.last_batch_seconds = *outcome.facts.duration_ms / 1000.0;
     }
     Changed();
     if (trigger.kind() == Trigger::Kind::kProcessingTime) return next_trigger_;

@@ -115,6 +115,8 @@ struct StreamProgress {
   std::optional<Offset> end;       // end offset of the last committed batch (this run or before)
   std::optional<double> capture_lag_seconds;
   std::optional<double> ingestion_lag_seconds;
+  std::optional<double> retention_headroom_hours;  // of the last batch (facts row)
+  std::optional<double> last_batch_seconds;        // how long the last batch took
   bool caught_up = false;          // availableNow: reached its target
   std::optional<BackfillStatus> backfill;  // the in-process backfill's last status
 };

@@ -3,6 +3,7 @@
 #include <arrow/api.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -98,8 +99,9 @@ std::shared_ptr<arrow::Table> SourceRows(Source& source, const std::string& capt
   return ReadAll(*source.ReadSnapshot(request));
 }
 
-bool Sampled(std::mt19937_64& random, double sample) {
-  return std::uniform_real_distribution<double>(0.0, 1.0)(random) < sample;
+// How many of `n` matching ranges a sample of `sample` compares: none at 0, else at least one.
+std::size_t SampleSize(std::size_t n, double sample) {
+  return std::min(n, static_cast<std::size_t>(std::ceil(sample * static_cast<double>(n))));
 }
 
 }  // namespace
@@ -206,22 +208,26 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   }
   const std::optional<Lsn> max_after = source.MaxLsn();
 
-  // Tier 2's ranges: every bucket that differs, a sample of the others.
+  // Tier 2's ranges: every bucket that differs, and a sample of the others: ceil(sample x n)
+  // of the n that match (of the n ranges of a whole-table bucket), chosen at random.
   std::vector<Range> ranges;
+  std::vector<Range> matching;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const bool differs = buckets[b].status != BucketStatus::kMatch;
     if (integer_key) {
-      if (differs || Sampled(random, options.sample)) ranges.push_back({Bound(buckets[b].lo), Bound(buckets[b].hi), b, true});
+      (differs ? ranges : matching).push_back({Bound(buckets[b].lo), Bound(buckets[b].hi), b, true});
     } else if (differs) {
       ranges.push_back({nullptr, nullptr, b, true});
     } else {
       for (std::size_t c = 0; c <= cuts.size(); ++c) {
-        if (!Sampled(random, options.sample)) continue;
-        ranges.push_back({c == 0 ? nlohmann::json(nullptr) : cuts[c - 1],
-                          c == cuts.size() ? nlohmann::json(nullptr) : cuts[c], b, false});
+        matching.push_back({c == 0 ? nlohmann::json(nullptr) : cuts[c - 1],
+                            c == cuts.size() ? nlohmann::json(nullptr) : cuts[c], b, false});
       }
     }
   }
+  std::shuffle(matching.begin(), matching.end(), random);
+  matching.resize(SampleSize(matching.size(), options.sample));
+  for (auto& range : matching) ranges.push_back(std::move(range));
   const bool any_differs = std::any_of(buckets.begin(), buckets.end(),
                                        [](const Bucket& b) { return b.status != BucketStatus::kMatch; });
   InFlight in_flight;
