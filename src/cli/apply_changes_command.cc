@@ -28,19 +28,9 @@ void ApplyPipeline(const std::string& file, const std::vector<std::string>& only
     throw ConfigError("pipeline file " + file + " has no [silver] section: add one, e.g.\n  [silver]\n"
                       "  target = \"lake/silver/{ci}\"");
   }
-  for (const auto& name : only) {
-    const bool listed = std::any_of(config.many.tables.begin(), config.many.tables.end(),
-                                    [&](const TableSpec& t) { return EqualsIgnoringAsciiCase(t.capture_instance, name); });
-    if (!listed) throw ConfigError("--table " + QuoteUserText(name) + " is not one of the pipeline's tables");
-  }
   // Every table's input is checked, and its source asked, before any silver table is written.
   std::vector<ApplyChangesOptions> calls;
-  for (const auto& table : config.many.tables) {
-    if (!only.empty() && std::none_of(only.begin(), only.end(), [&](const std::string& n) {
-          return EqualsIgnoringAsciiCase(n, table.capture_instance);
-        })) {
-      continue;
-    }
+  for (const auto& table : SelectedTables(config, only)) {
     const StreamConfig stream = TableStreamConfig(config.many, table);
     ApplyChangesOptions call = TableSilverOptions(config.many, stream);
     std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();

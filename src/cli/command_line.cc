@@ -27,6 +27,7 @@ int RunCommandLine(int argc, char** argv) {
   AddSeedCommand(app);
   AddApplyChangesCommand(app);
   AddReconcileCommand(app);
+  AddMaintenanceCommands(app);
   int status = kExitOk;
   try {
     app.parse(argc, argv);

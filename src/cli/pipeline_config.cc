@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/ascii.h"
 #include "core/errors.h"
 #include "core/table_ref.h"
 #include "core/user_text.h"
@@ -355,6 +356,23 @@ std::optional<std::string> ProcessEnvironment(const std::string& name) {
 PipelineConfig LoadPipelineConfig(const std::string& file, Secrets secrets,
                                   const EnvironmentLookup& environment) {
   return Loader(file, secrets, environment).Load();
+}
+
+std::vector<TableSpec> SelectedTables(const PipelineConfig& config, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    const bool listed = std::any_of(config.many.tables.begin(), config.many.tables.end(), [&](const TableSpec& t) {
+      return EqualsIgnoringAsciiCase(t.capture_instance, name);
+    });
+    if (!listed) throw ConfigError("--table " + QuoteUserText(name) + " is not one of the pipeline's tables");
+  }
+  std::vector<TableSpec> selected;
+  for (const auto& table : config.many.tables) {
+    const bool wanted = names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+                          return EqualsIgnoringAsciiCase(n, table.capture_instance);
+                        });
+    if (wanted) selected.push_back(table);
+  }
+  return selected;
 }
 
 }  // namespace mssql_cdc::cli

@@ -52,4 +52,8 @@ enum class Secrets {
 PipelineConfig LoadPipelineConfig(const std::string& file, Secrets secrets = Secrets::kRequired,
                                   const EnvironmentLookup& environment = ProcessEnvironment);
 
+// The tables `--table` options name (names matched ignoring case), in the pipeline's spelling
+// and order; all of them when `names` is empty. ConfigError for a name not in the pipeline.
+std::vector<TableSpec> SelectedTables(const PipelineConfig& config, const std::vector<std::string>& names);
+
 }  // namespace mssql_cdc::cli

@@ -36,22 +36,13 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     throw ConfigError("pipeline file " + args.file + " has no [silver] section: reconcile compares silver "
                       "tables with their source; add one, e.g.\n  [silver]\n  target = \"lake/silver/{ci}\"");
   }
-  for (const auto& name : args.tables) {
-    const bool listed = std::any_of(config.many.tables.begin(), config.many.tables.end(),
-                                    [&](const TableSpec& t) { return EqualsIgnoringAsciiCase(t.capture_instance, name); });
-    if (!listed) throw ConfigError("--table " + QuoteUserText(name) + " is not one of the pipeline's tables");
-  }
+  const std::vector<TableSpec> selected = SelectedTables(config, args.tables);
   if (!args.report_table.empty()) CheckReportTable(args.report_table);
   bool all_match = true;
   std::vector<ReportRun> runs;
   std::vector<ReportRow> rows;
   std::vector<std::shared_ptr<arrow::RecordBatch>> reports;
-  for (const auto& table : config.many.tables) {
-    if (!args.tables.empty() && std::none_of(args.tables.begin(), args.tables.end(), [&](const std::string& n) {
-          return EqualsIgnoringAsciiCase(n, table.capture_instance);
-        })) {
-      continue;
-    }
+  for (const auto& table : selected) {
     const StreamConfig stream = TableStreamConfig(config.many, table);
     const ApplyChangesOptions silver = TableSilverOptions(config.many, stream);
     if (!delta::DeltaTable::Exists(silver.silver)) {

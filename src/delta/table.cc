@@ -744,8 +744,10 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
         txn.last_updated = now;
         actions.push_back(txn);
       }
+      for (auto& add : adds) add.data_change = rewrite.data_change;
       for (const auto& old : rewrite.remove) {
         RemoveFile remove;
+        remove.data_change = rewrite.data_change;
         remove.path = old.path;
         remove.deletion_timestamp = now;
         remove.partition_values = old.partition_values;
@@ -800,7 +802,10 @@ std::optional<std::vector<AddFile>> DeltaTable::FilesAddedBy(std::int64_t versio
   if (!actions) return std::nullopt;
   std::vector<AddFile> files;
   for (const auto& action : *actions) {
-    if (const auto* add = std::get_if<AddFile>(&action)) files.push_back(*add);
+    if (const auto* add = std::get_if<AddFile>(&action)) {
+      if (snapshot_.files.count(add->path) == 0) return std::nullopt;  // compacted since
+      files.push_back(*add);
+    }
   }
   return files;
 }

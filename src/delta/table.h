@@ -189,6 +189,9 @@ class DeltaTable {
     std::vector<std::vector<std::shared_ptr<arrow::RecordBatch>>> parts;
     std::string predicate;  // what the rewrite matched, for commitInfo
     bool commit = true;     // false: nothing is committed (written=false)
+    // false: the rows are the same rows in other files (compaction), so that streaming
+    // readers skip the commit (dataChange=false on its add and remove actions).
+    bool data_change = true;
   };
   using RewritePlanner = std::function<Rewrite(const Snapshot& snapshot,
                                                const std::shared_ptr<arrow::Schema>& schema)>;
@@ -199,8 +202,23 @@ class DeltaTable {
   std::shared_ptr<arrow::Table> ReadFiles(const std::vector<AddFile>& files,
                                           const std::shared_ptr<arrow::Schema>& schema = nullptr) const;
 
-  // The data files commit `version` added; nullopt when the commit is no longer on disk.
+  // The data files commit `version` added; nullopt when the commit is no longer on disk, or
+  // when one of its files is no longer in the table (compacted since, and perhaps vacuumed).
   std::optional<std::vector<AddFile>> FilesAddedBy(std::int64_t version) const;
+
+  // Compaction (OPTIMIZE): the table's files smaller than three quarters of
+  // `target_file_bytes`, oldest first, packed into groups of at most that size; each group
+  // of two or more files is rewritten into one file, its rows in the same order, in one commit
+  // with dataChange=false (streaming readers and exactly-once replays see the same rows). A
+  // race lost to a writer is planned again on the new snapshot. written=false: nothing to do.
+  CommitResult Compact(std::int64_t target_file_bytes);
+
+  // VACUUM: deletes the data files no snapshot younger than `retention_ms` can name: files
+  // removed (tombstones) longer ago than that, and files no commit names (a killed writer's)
+  // and temporary files (".*.tmp", here and in _delta_log) last written longer ago than that.
+  // Files of the current snapshot are never deleted. Returns the paths deleted (or, with
+  // `dry_run`, that would be), relative to the root.
+  std::vector<std::string> Vacuum(std::int64_t retention_ms, bool dry_run);
   // The columns `columns` (of the table's schema) of `files`, a row group at a time
   // (data_file_scan.h). InternalError for a column the table does not have.
   void ScanFiles(const std::vector<AddFile>& files, const std::vector<std::string>& columns,
