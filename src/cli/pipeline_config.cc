@@ -45,7 +45,7 @@ class Loader {
     }
     for (const auto& [key, node] : doc) {
       if (key == "source" || key == "stream" || key == "tables" || key == "engine" ||
-          key == "backfill" || key == "silver") {
+          key == "backfill" || key == "silver" || key == "maintenance") {
         continue;
       }
       const std::string name(key.str());
@@ -53,7 +53,7 @@ class Loader {
         Fail(QuoteUserText(name) + " is at the top of the file but belongs in " + *section);
       }
       Fail("unknown section or key " + QuoteUserText(name) +
-           " (expected [source], [stream], tables and, optionally, [engine], [backfill] and [silver])");
+           " (expected [source], [stream], tables and, optionally, [engine], [backfill], [silver] and [maintenance])");
     }
     PipelineConfig config;
     config.file = file_;
@@ -63,6 +63,7 @@ class Loader {
     config.many.limits = OptionalSection<EngineLimits>(doc, "engine");
     config.many.backfill = OptionalSection<NativeBackfillOptions>(doc, "backfill");
     config.many.silver = SilverSection(doc);
+    if (doc.get("maintenance")) config.maintenance = OptionalSection<MaintenanceSchedule>(doc, "maintenance");
     if (config.many.silver) {
       for (const auto& [ci, keys] : config.many.silver->keys) {
         const bool listed = std::any_of(config.many.tables.begin(), config.many.tables.end(),

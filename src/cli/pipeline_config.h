@@ -25,6 +25,7 @@
 
 #include "core/options.h"
 #include "fleet/stream_group.h"
+#include "maintenance/maintenance_schedule.h"
 
 namespace mssql_cdc::cli {
 
@@ -32,6 +33,7 @@ struct PipelineConfig {
   std::string file;          // as given
   ManyConfig many;           // templates and paths resolved
   Trigger trigger;           // the [stream] trigger, parsed
+  std::optional<MaintenanceSchedule> maintenance;  // [maintenance]: run's own compaction and vacuum
   std::optional<std::string> facts_table;  // resolved
   // Source options whose values came from the environment, for the user's information.
   std::vector<std::string> from_environment;

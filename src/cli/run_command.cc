@@ -307,6 +307,16 @@ int RunPipeline(const RunArgs& args) {
     }
     spdlog::info("metrics on http://127.0.0.1:{}/metrics", metrics->port());
   }
+  // The pipeline's own compaction and vacuum ([maintenance]); its retention is checked now.
+  std::unique_ptr<MaintenanceRunner> maintenance;
+  if (config.maintenance) {
+    try {
+      maintenance = std::make_unique<MaintenanceRunner>(config.many, *config.maintenance);
+    } catch (const Error& e) {
+      std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   try {
     group->Start();
   } catch (const Error& e) {

@@ -128,3 +128,38 @@ def test_old_batch_facts_go_and_bad_input_changes_nothing(cli, tmp_path):
     assert [r for r in after if r["event"] is None] == []
     assert sorted(json.dumps(r, default=str, sort_keys=True) for r in after) == \
         sorted(json.dumps(r, default=str, sort_keys=True) for r in events)
+
+
+def test_run_compacts_and_vacuums_on_its_own_schedule(cli, tmp_path):
+    db = tmp_path / "shop.sim"
+    cli("sim", "create", "--db", db)
+    cli("sim", "demo-schema", "--db", db)
+    schedule = ('\n[maintenance]\noptimize_every_hours = 0.0004\nvacuum_every_hours = 0.0006\n'
+                'vacuum_retention_hours = 0.0005\ntarget_file_mb = 1\n')
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(pipeline_text("processingTime=100 ms", SOURCE) + schedule)
+    workload = subprocess.Popen([BINARY, "sim", "workload", "--db", str(db), "--tps", "150", "--duration", "300",
+                                 "--statements", "3", "--seed", "5"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        done = subprocess.run([BINARY, "run", "--json", str(pipeline), "--timeout", "8"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        stop_workload(workload)
+    assert done.returncode == 0, done.stderr
+    assert "files compacted into" in done.stderr and "vacuum deleted" in done.stderr, done.stderr
+    pipeline.write_text(pipeline_text("availableNow", SOURCE) + schedule)
+    cli("run", pipeline)
+    for ci in TABLES:
+        bronze_dir = tmp_path / "lake" / "bronze" / ci
+        assert "OPTIMIZE" in [h["operation"] for h in DeltaTable(str(bronze_dir)).history()], ci
+        assert sorted(bronze_keys(bronze_dir)) == sorted(change_table_keys(db, ci)), ci
+
+    for bad, says in [("optimize_every_hours = 0", "must be a number above 0"),
+                      ("vacuum_every = 1", "unknown key 'vacuum_every' in [maintenance]"),
+                      ("facts_retention_days = 3", "set vacuum_every_hours"),
+                      ("vacuum_every_hours = 1\nvacuum_retention_hours = 0.0000001", "longest batch")]:
+        pipeline.write_text(pipeline_text("availableNow", SOURCE) + "\n[maintenance]\n" + bad + "\n")
+        refused = subprocess.run([BINARY, "run", str(pipeline)], cwd=tmp_path, capture_output=True, text=True,
+                                 timeout=120)
+        assert refused.returncode == 2 and says in refused.stderr, (bad, refused.stderr)
