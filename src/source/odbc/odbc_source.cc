@@ -301,10 +301,13 @@ class OdbcSource final : public Source {
       const auto rows = count.RequireColumn("rows", "the key slice counts");
       const auto key_sum = count.RequireColumn("key_sum", "the key slice counts");
       while (count.Fetch()) {
+        // In column order: ODBC Driver 18 reads unbound columns forward only.
+        const std::int64_t at = count.GetInt(slice).value_or(0);
+        const std::int64_t in_slice = count.GetInt(rows).value_or(0);
         const auto sum_text = count.GetText(key_sum);
         const auto sum = ParseInt128(sum_text.value_or("0"));
         if (!sum) throw SourceError("the key slice counts: key_sum is not an integer: " + *sum_text);
-        out.push_back(SliceCount{count.GetInt(slice).value_or(0), count.GetInt(rows).value_or(0), *sum});
+        out.push_back(SliceCount{at, in_slice, *sum});
       }
       return out;
     });
