@@ -17,6 +17,7 @@
 #include "reconcile/row_diff.h"
 #include "silver/latest_images.h"
 #include "silver/silver_schema.h"
+#include "source/error_status.h"
 #include "source/output_schema.h"
 
 namespace mssql_cdc {
@@ -24,7 +25,7 @@ namespace {
 
 std::shared_ptr<arrow::Table> ReadAll(arrow::RecordBatchReader& reader) {
   auto table = reader.ToTable();
-  if (!table.ok()) throw SourceError("reconcile: reading the source: " + table.status().ToString());
+  ThrowIfError(table.status());  // the engine's own error (SourceError, PermissionError, ...)
   return *table;
 }
 
@@ -194,7 +195,8 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
     }());
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
-      if (!reader->ReadNext(&batch).ok() || !batch) break;
+      ThrowIfError(reader->ReadNext(&batch));  // a failed read must not end the count early
+      if (!batch) break;
       for (std::int64_t i = 0; i < batch->num_rows(); ++i, ++whole.source.rows) {
         if (whole.source.rows % options.bucket_rows != 0 || whole.source.rows == 0) continue;
         nlohmann::json cut = nlohmann::json::array();
