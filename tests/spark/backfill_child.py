@@ -1,8 +1,10 @@
-"""A driver that opens a chunked snapshot (once) and calls backfill() a wave at a time until it
-is done, printing "ready" once its Spark is up and "wave <state> <done>/<total>" after each call;
-tests/spark/test_backfill_sigkill.py kills it with SIGKILL at random moments.
+"""A driver that calls backfill() a wave at a time until the chunked snapshot is done, printing
+"ready" once its Spark is up (and, with --open, once its stream opened the snapshot) and
+"wave <state> <done>/<total>" after each call; tests/spark/test_backfill_sigkill.py kills it with
+SIGKILL at random moments. Only the first driver opens the snapshot, as a user's stream does once;
+the drivers after it only resume the waves, which is what the kills are about.
 
-    python tests/spark/backfill_child.py SIM_PATH WORK_DIR
+    python tests/spark/backfill_child.py SIM_PATH WORK_DIR [--open]
 """
 
 import sys
@@ -21,8 +23,9 @@ def main():
     cdc = mssql_cdc.stream(spark, {"backend": "sim", "simPath": sim_path, "captureInstance": "dbo_customers",
                                    "numPartitions": "2"})
     target, facts, app_id = str(work / "bronze"), str(work / "facts"), "customers-chunked"
-    cdc.to_delta(target, app_id, str(work / "ckpt"), facts, bootstrap=True, snapshot="chunked",
-                 trigger={"availableNow": True}).awaitTermination()
+    if "--open" in sys.argv[3:]:
+        cdc.to_delta(target, app_id, str(work / "ckpt"), facts, bootstrap=True, snapshot="chunked",
+                     trigger={"availableNow": True}).awaitTermination()
     print("ready", flush=True)
     while True:
         status = cdc.backfill(target, app_id=app_id, facts_table=facts, chunk_rows=3, max_waves=1,

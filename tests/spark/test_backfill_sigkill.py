@@ -21,8 +21,8 @@ from test_snapshot_source import current_rows
 CHILD = Path(__file__).resolve().parent / "backfill_child.py"
 
 
-def child(shop, work):
-    return subprocess.Popen([sys.executable, str(CHILD), str(shop), str(work)], stdout=subprocess.PIPE,
+def child(shop, work, *flags):
+    return subprocess.Popen([sys.executable, str(CHILD), str(shop), str(work), *flags], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
 
 
@@ -33,8 +33,8 @@ def test_sigkill_of_the_backfill_driver_20_times(cli, tmp_path):
     shop = make_shop(cli, tmp_path, transactions=300)
     work = tmp_path / "work"
     kills = 0
-    for _ in range(20):
-        process = child(shop, work)
+    for trial in range(20):
+        process = child(shop, work, *(["--open"] if trial == 0 else []))
         for line in process.stdout:  # the engine's log lines come first
             if line.startswith("ready"):
                 break
