@@ -19,7 +19,7 @@ from typing import Any
 
 from mssql_cdc import _core, backfill, tables
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.silver import _position, _table_sql
+from mssql_cdc.silver import position_of
 from mssql_cdc.types import ReconcileResult
 
 
@@ -70,13 +70,13 @@ def reconcile(
     if not tables.check(spark, bronze_arg, "bronze"):
         raise ConfigError(f"bronze={bronze!r} does not exist")
     tables.check(spark, control, "control")
-    silver_sql, bronze_sql = _table_sql(silver_arg), _table_sql(bronze_arg)
+    silver_sql, bronze_sql = tables.sql_ref(silver_arg), tables.sql_ref(bronze_arg)
     report_exists = report is not None and tables.check(spark, report, "reconcile report")
     if report_exists:
         _core.check_report_columns(list(tables.read(spark, report).columns), report_table)
 
     # Silver's position before its version: silver holds at least what the position says.
-    position = _position(spark, control, silver)
+    position = position_of(spark, control, silver)
     silver_version = _version(spark, silver_sql)
     bronze_version = _version(spark, bronze_sql)
     state = {
@@ -90,11 +90,11 @@ def reconcile(
         "bronze_id": str(spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]["id"]),
         # With a facts table the chunk checks run (on one not written yet they find nothing).
         "has_facts": facts is not None,
-        "facts_sql": _table_sql(facts) if facts_exist else None,
+        "facts_sql": tables.sql_ref(facts) if facts_exist else None,
     }
     plans = backfill.plans_table(bronze_arg)
     if facts is not None and tables.check(spark, plans, "plans"):
-        state["plans_sql"], state["plans_name"] = _table_sql(plans), plans.text
+        state["plans_sql"], state["plans_name"] = tables.sql_ref(plans), plans.text
     summary_json, rows = _core.reconcile(dict(options), list(keys) if keys else None, bucket_rows, float(sample),
                                          seed, json.dumps(state), lambda sql: spark.sql(sql).toArrow())
     summary = json.loads(summary_json)

@@ -33,10 +33,6 @@ log = logging.getLogger("mssql_cdc")
 _warned_no_facts: set[str] = set()
 
 
-def _table_sql(table: tables.TableArg) -> str:
-    return table.name if table.is_name else f"delta.`{table.text.replace('`', '``')}`"
-
-
 def _json_time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat(timespec="microseconds")
 
@@ -50,7 +46,8 @@ def _control_row(spark: Any, control: tables.TableArg, name: str) -> dict | None
     return max((row.asDict() for row in rows), key=lambda r: (r.get("applied_lsn") or "", str(r.get("finalized_until"))))
 
 
-def _position(spark: Any, control: tables.TableArg, silver_name: str) -> str | None:
+def position_of(spark: Any, control: tables.TableArg, silver_name: str) -> str | None:
+    """Silver's position in the control table, as the JSON the engine reads (None: none yet)."""
     if not control.is_name:
         return _core.read_silver_position(control.text, silver_name)
     row = _control_row(spark, control, silver_name)
@@ -135,15 +132,15 @@ def apply_changes(
 
     # The verdict first: bronze read afterwards holds at least what it covers.
     bronze_verdict = _verdict(spark, control, bronze)
-    position = _position(spark, control, target)
-    bronze_sql = _table_sql(bronze_arg)
+    position = position_of(spark, control, target)
+    bronze_sql = tables.sql_ref(bronze_arg)
     detail = spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]
     bronze_id = str(detail["id"])
     version = int(spark.sql(f"DESCRIBE HISTORY {bronze_sql} LIMIT 1").collect()[0]["version"])
     bronze_schema_json = spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}").schema.json()
     keys = list(_core.silver_keys(bronze_schema_json, bronze, keys))
 
-    silver_sql = _table_sql(silver_arg)
+    silver_sql = tables.sql_ref(silver_arg)
     silver_exists = tables.check(spark, silver_arg, "silver")
     silver_schema_json = None
     if silver_exists:

@@ -143,6 +143,11 @@ def ensure(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | 
         spark.sql(statement)
 
 
+def sql_ref(table: TableArg) -> str:
+    """How Spark SQL names the table: its name, or delta.`path` for a path."""
+    return table.name if table.is_name else f"delta.`{table.text.replace('`', '``')}`"
+
+
 def read(spark: Any, table: TableArg) -> DataFrame:
     """The table's rows through Spark."""
     if table.is_name:

@@ -50,21 +50,16 @@ void Optimize(const MaintenanceArgs& args) {
 void Vacuum(const MaintenanceArgs& args) {
   const auto [config, only] = Selected(args);
   const auto retention_ms = static_cast<std::int64_t>(args.retention_hours * 3600 * 1000);
-  std::vector<std::string> targets;
-  std::optional<std::string> facts;
-  for (const auto& table : config.many.tables) {
-    const StreamConfig stream = TableStreamConfig(config.many, table);
-    targets.push_back(stream.params.target);
-    facts = stream.params.facts_table;
-  }
+  const auto [facts, targets] = PipelineFactsAndTargets(config.many);
   CheckVacuumRetention(retention_ms, LongestBatchMillis(facts, targets));
   if (args.facts_retention_days && !facts) {
     throw ConfigError("--facts-retention-days: the pipeline has no facts_table");
   }
-  if (args.facts_retention_days && !args.dry_run) {
+  if (args.facts_retention_days) {
     const auto cutoff = UtcMicros{NowUtc().value - static_cast<std::int64_t>(*args.facts_retention_days * kMicrosPerDay)};
-    std::cout << *facts << ": " << DeleteOldBatchFacts(*facts, cutoff) << " micro-batch facts rows older than "
-              << *args.facts_retention_days << " days deleted\n";
+    std::cout << *facts << ": " << DeleteOldBatchFacts(*facts, cutoff, args.dry_run)
+              << " micro-batch facts rows older than " << *args.facts_retention_days << " days "
+              << (args.dry_run ? "would be deleted" : "deleted") << "\n";
   }
   for (const auto& summary : VacuumTables(PipelineTables(config.many, only), retention_ms, args.dry_run)) {
     std::cout << summary.table << ": " << summary.deleted.size() << " files "

@@ -665,6 +665,19 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
   return RewriteFiles(rows->schema(), plan, rewrite_options);
 }
 
+void DeltaTable::Rewrite::AddPart(const arrow::Table& table) {
+  arrow::TableBatchReader reader(table);
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  for (;;) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    const auto status = reader.ReadNext(&batch);
+    if (!status.ok()) throw InternalError("reading rows to rewrite: " + status.ToString());
+    if (!batch) break;
+    batches.push_back(std::move(batch));
+  }
+  parts.push_back(std::move(batches));
+}
+
 CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& incoming,
                                       const RewritePlanner& plan, const AppendOptions& options) {
   CheckUserMetadata(options);
@@ -758,7 +771,9 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
 
       std::int64_t version = snapshot_.version + 1;
       if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
-        return Committed(actions, version, adds, total_rows, attempt);
+        auto committed = Committed(actions, version, adds, total_rows, attempt);
+        committed.files_removed = static_cast<std::int64_t>(rewrite.remove.size());
+        return committed;
       }
       // Lost the race: every winner changed the files this rewrite read, so it is recomputed
       // on the new snapshot unless a winner makes that impossible or unnecessary.

@@ -68,6 +68,7 @@ struct CommitResult {
   std::int64_t version = -1;  // the table version that holds the data
   bool written = false;       // false: nothing written (txn already held, or no rows)
   std::int64_t files = 0;
+  std::int64_t files_removed = 0;  // by a rewrite's commit
   std::int64_t rows = 0;
   std::int64_t bytes = 0;
   int attempts = 0;           // commits tried (1 without contention)
@@ -192,6 +193,9 @@ class DeltaTable {
     // false: the rows are the same rows in other files (compaction), so that streaming
     // readers skip the commit (dataChange=false on its add and remove actions).
     bool data_change = true;
+
+    // Adds all of `table`'s rows as one more part; a failed read throws rather than losing rows.
+    void AddPart(const arrow::Table& table);
   };
   using RewritePlanner = std::function<Rewrite(const Snapshot& snapshot,
                                                const std::shared_ptr<arrow::Schema>& schema)>;

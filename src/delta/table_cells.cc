@@ -2,6 +2,8 @@
 
 #include <arrow/api.h>
 
+#include "core/errors.h"
+
 namespace mssql_cdc::delta {
 namespace {
 
@@ -34,6 +36,13 @@ std::optional<double> DoubleCell(const arrow::Table& table, const std::string& c
   auto s = Cell(table, column, row);
   if (!s) return std::nullopt;
   return std::static_pointer_cast<arrow::DoubleScalar>(s)->value;
+}
+
+std::shared_ptr<arrow::Array> WholeColumn(const arrow::ChunkedArray& column) {
+  if (column.num_chunks() == 1) return column.chunk(0);
+  auto combined = column.num_chunks() == 0 ? arrow::MakeEmptyArray(column.type()) : arrow::Concatenate(column.chunks());
+  if (!combined.ok()) throw InternalError("combining a column's chunks: " + combined.status().ToString());
+  return *combined;
 }
 
 std::optional<std::int64_t> TimestampCell(const arrow::Table& table, const std::string& column,

@@ -5,6 +5,7 @@
 #include <arrow/type_fwd.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,9 @@ std::optional<std::string> TextCell(const arrow::Table& table, const std::string
 // Any integer column, as int64.
 std::optional<std::int64_t> IntCell(const arrow::Table& table, const std::string& column, std::int64_t row);
 std::optional<double> DoubleCell(const arrow::Table& table, const std::string& column, std::int64_t row);
+// A column's chunks as one array (an empty array of its type when it has none).
+std::shared_ptr<arrow::Array> WholeColumn(const arrow::ChunkedArray& column);
+
 // A timestamp column's value in its unit (microseconds for the engine's tables).
 std::optional<std::int64_t> TimestampCell(const arrow::Table& table, const std::string& column,
                                           std::int64_t row);

@@ -70,12 +70,7 @@ CommitResult DeltaTable::Compact(std::int64_t target_file_bytes) {
     const auto groups = CompactionGroups(snapshot, target_file_bytes);
     rewrite.commit = !groups.empty();
     for (const auto& group : groups) {
-      const auto rows = ReadFiles(group, schema);
-      arrow::TableBatchReader reader(*rows);
-      std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
-      std::shared_ptr<arrow::RecordBatch> batch;
-      while (reader.ReadNext(&batch).ok() && batch) batches.push_back(batch);
-      rewrite.parts.push_back(std::move(batches));
+      rewrite.AddPart(*ReadFiles(group, schema));
       for (const auto& add : group) rewrite.remove.push_back(add);
     }
     return rewrite;

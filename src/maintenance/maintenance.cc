@@ -39,16 +39,24 @@ std::vector<CompactionSummary> CompactTables(const std::vector<std::string>& tab
   std::vector<CompactionSummary> out;
   for (const auto& uri : tables) {
     auto table = delta::DeltaTable::Open(uri);
-    const auto before = table.snapshot().files.size();
     const auto result = table.Compact(target_file_bytes);
     CompactionSummary summary{uri};
     if (result.written) {
       summary.version = result.version;
       summary.files_added = result.files;
-      summary.files_removed = static_cast<std::int64_t>(before) -
-                              static_cast<std::int64_t>(table.Refresh().files.size()) + result.files;
+      summary.files_removed = result.files_removed;
     }
     out.push_back(summary);
+  }
+  return out;
+}
+
+FactsAndTargets PipelineFactsAndTargets(const ManyConfig& config) {
+  FactsAndTargets out;
+  for (const auto& table : config.tables) {
+    const StreamConfig stream = TableStreamConfig(config, table);
+    out.facts = stream.params.facts_table;
+    out.targets.push_back(stream.params.target);
   }
   return out;
 }
@@ -85,7 +93,7 @@ std::vector<VacuumSummary> VacuumTables(const std::vector<std::string>& tables, 
   return out;
 }
 
-std::int64_t DeleteOldBatchFacts(const std::string& facts, UtcMicros older_than) {
+std::int64_t DeleteOldBatchFacts(const std::string& facts, UtcMicros older_than, bool dry_run) {
   if (!delta::DeltaTable::Exists(facts)) return 0;
   CheckExistingTable(facts, TableKind::kFacts);
   delta::EnsureComputeKernels();
@@ -116,15 +124,9 @@ std::int64_t DeleteOldBatchFacts(const std::string& facts, UtcMicros older_than)
       auto kept = arrow::compute::Filter(rows, mask);
       if (!kept.ok()) throw InternalError("selecting facts rows: " + kept.status().ToString());
       rewrite.remove.push_back(add);
-      if (kept->table()->num_rows() > 0) {
-        arrow::TableBatchReader reader(*kept->table());
-        std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
-        std::shared_ptr<arrow::RecordBatch> batch;
-        while (reader.ReadNext(&batch).ok() && batch) batches.push_back(batch);
-        rewrite.parts.push_back(std::move(batches));
-      }
+      if (kept->table()->num_rows() > 0) rewrite.AddPart(*kept->table());
     }
-    rewrite.commit = !rewrite.remove.empty();
+    rewrite.commit = !dry_run && !rewrite.remove.empty();
     return rewrite;
   }, options);
   return deleted;

@@ -26,6 +26,13 @@ struct CompactionSummary {
 };
 std::vector<CompactionSummary> CompactTables(const std::vector<std::string>& tables, std::int64_t target_file_bytes);
 
+// The shared facts table (if any) and the bronze table of each of a pipeline's tables.
+struct FactsAndTargets {
+  std::optional<std::string> facts;
+  std::vector<std::string> targets;
+};
+FactsAndTargets PipelineFactsAndTargets(const ManyConfig& config);
+
 // The longest batch (or snapshot wave) the facts table records for these bronze tables, in
 // milliseconds; 0 without a facts table or rows.
 std::int64_t LongestBatchMillis(const std::optional<std::string>& facts, const std::vector<std::string>& targets);
@@ -43,7 +50,7 @@ std::vector<VacuumSummary> VacuumTables(const std::vector<std::string>& tables, 
 
 // Deletes the micro-batch facts rows (those with no event) written before `older_than` from
 // the facts table, in one commit; event rows (snapshots, switches, schema changes) are never
-// deleted. Returns how many rows went.
-std::int64_t DeleteOldBatchFacts(const std::string& facts, UtcMicros older_than);
+// deleted. Returns how many rows went (with `dry_run`, would go; nothing is committed).
+std::int64_t DeleteOldBatchFacts(const std::string& facts, UtcMicros older_than, bool dry_run = false);
 
 }  // namespace mssql_cdc

@@ -20,18 +20,6 @@ Clock::duration Hours(double hours) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(hours * 3600));
 }
 
-// The facts table and the bronze targets of the pipeline's tables.
-std::pair<std::optional<std::string>, std::vector<std::string>> FactsAndTargets(const ManyConfig& config) {
-  std::optional<std::string> facts;
-  std::vector<std::string> targets;
-  for (const auto& table : config.tables) {
-    const StreamConfig stream = TableStreamConfig(config, table);
-    facts = stream.params.facts_table;
-    targets.push_back(stream.params.target);
-  }
-  return {facts, targets};
-}
-
 }  // namespace
 
 MaintenanceSchedule MaintenanceSchedule::Parse(const Options& options) {
@@ -72,7 +60,7 @@ MaintenanceSchedule MaintenanceSchedule::Parse(const Options& options) {
 MaintenanceRunner::MaintenanceRunner(ManyConfig config, MaintenanceSchedule schedule)
     : config_(std::move(config)), schedule_(schedule) {
   if (schedule_.vacuum_every_hours) {
-    const auto [facts, targets] = FactsAndTargets(config_);
+    const auto [facts, targets] = PipelineFactsAndTargets(config_);
     CheckVacuumRetention(static_cast<std::int64_t>(schedule_.vacuum_retention_hours * 3600 * 1000),
                          LongestBatchMillis(facts, targets));
   }
@@ -128,7 +116,7 @@ void MaintenanceRunner::Optimize() {
 
 void MaintenanceRunner::Vacuum() {
   try {
-    const auto [facts, targets] = FactsAndTargets(config_);
+    const auto [facts, targets] = PipelineFactsAndTargets(config_);
     const auto retention_ms = static_cast<std::int64_t>(schedule_.vacuum_retention_hours * 3600 * 1000);
     // A batch may have grown longer than the retention since the start: then this turn waits.
     CheckVacuumRetention(retention_ms, LongestBatchMillis(facts, targets));

@@ -32,8 +32,8 @@ std::shared_ptr<arrow::Table> ReadAll(arrow::RecordBatchReader& reader) {
 // The keys changed after silver's LSN: in bronze, and in the change table up to `max_lsn`
 // (changes the stream has not harvested yet), as key rows name them (JSON objects).
 struct InFlight {
-  std::unordered_set<std::string> keys;
-  std::set<std::int64_t> integers;  // a one-column integer key's values
+  std::unordered_set<std::string> keys;  // to leave out a row failure on its key
+  std::set<std::int64_t> integers;       // a one-column integer key's values, to find their buckets
 };
 
 InFlight InFlightKeys(const std::vector<std::string>& keys, bool integer_key, const Lsn& after,

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "delta/table_cells.h"
 #include "silver/latest_images.h"
 #include "source/output_schema.h"
 
@@ -17,16 +18,7 @@ std::shared_ptr<arrow::Array> Column(const arrow::Table& table, const std::strin
                                      const std::shared_ptr<arrow::DataType>& as = nullptr) {
   const auto column = table.GetColumnByName(name);
   if (!column) throw InternalError("reconcile: rows without column " + name);
-  std::shared_ptr<arrow::Array> combined;
-  if (column->num_chunks() == 0) {
-    auto empty = arrow::MakeEmptyArray(column->type());
-    if (!empty.ok()) throw InternalError("reconcile: " + empty.status().ToString());
-    combined = *empty;
-  } else {
-    auto joined = arrow::Concatenate(column->chunks());
-    if (!joined.ok()) throw InternalError("reconcile: " + joined.status().ToString());
-    combined = *joined;
-  }
+  auto combined = delta::WholeColumn(*column);
   if (as && !combined->type()->Equals(*as)) {
     auto cast = arrow::compute::Cast(*combined, as);
     if (!cast.ok()) {

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
 #include "delta/schema.h"
+#include "delta/table_cells.h"
 #include "source/output_schema.h"
 
 namespace mssql_cdc {
@@ -18,18 +19,6 @@ namespace {
 
 void Check(const arrow::Status& status, const std::string& what) {
   if (!status.ok()) throw InternalError(what + ": " + status.ToString());
-}
-
-std::shared_ptr<arrow::Array> Combined(const std::shared_ptr<arrow::ChunkedArray>& column) {
-  if (column->num_chunks() == 1) return column->chunk(0);
-  if (column->num_chunks() == 0) {
-    auto empty = arrow::MakeEmptyArray(column->type());
-    Check(empty.status(), "an empty column");
-    return *empty;
-  }
-  auto combined = arrow::Concatenate(column->chunks());
-  Check(combined.status(), "combining a column");
-  return *combined;
 }
 
 // A column's values as bytes: strings and binaries as they are, other types as their text.
@@ -81,7 +70,7 @@ bool Outranks(const Rank& a, const Rank& b) {
 
 std::shared_ptr<arrow::Array> ColumnOrNull(const arrow::Table& table, std::string_view name) {
   auto column = table.GetColumnByName(std::string(name));
-  return column ? Combined(column) : nullptr;
+  return column ? delta::WholeColumn(*column) : nullptr;
 }
 
 // An integer column as int64 values, cast once rather than per row.
@@ -113,7 +102,7 @@ bool IsSingleIntegerKey(const arrow::Schema& schema, const std::vector<std::stri
 
 std::shared_ptr<arrow::Int64Array> IntegerKeyValues(const arrow::Table& rows, const std::string& key) {
   delta::EnsureComputeKernels();
-  return AsInt64(Combined(rows.GetColumnByName(key)));
+  return AsInt64(delta::WholeColumn(*rows.GetColumnByName(key)));
 }
 
 std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<std::string>& keys,
@@ -154,7 +143,7 @@ std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector
   for (const auto& key : keys) {
     auto column = table.GetColumnByName(key);
     if (!column) throw InternalError("key column " + key + " is missing from rows to match");
-    columns.push_back(AsBytes(Combined(column)));
+    columns.push_back(AsBytes(delta::WholeColumn(*column)));
   }
   std::vector<std::string> encoded(static_cast<std::size_t>(table.num_rows()));
   for (std::int64_t i = 0; i < table.num_rows(); ++i) {

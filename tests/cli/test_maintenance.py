@@ -121,9 +121,16 @@ def test_old_batch_facts_go_and_bad_input_changes_nothing(cli, tmp_path):
     assert events and [r for r in rows if r["event"] is None]
     # Facts rows are written now: a retention of a millionth of a day (0.09 s) makes them old.
     time.sleep(0.2)
+    batches = len(rows) - len(events)
+    dry = subprocess.run([BINARY, "vacuum", "--dry-run", "--facts-retention-days", "0.000001", str(pipeline)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert f"{batches} micro-batch facts rows older than 1e-06 days would be deleted" in dry.stdout, dry.stdout
+    assert DeltaTable(str(facts_dir)).version() == version
     done = subprocess.run([BINARY, "vacuum", "--facts-retention-days", "0.000001", str(pipeline)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert f"{batches} micro-batch facts rows older than 1e-06 days deleted" in done.stdout, done.stdout
     after = DeltaTable(str(facts_dir)).to_pyarrow_table().to_pylist()
     assert [r for r in after if r["event"] is None] == []
     assert sorted(json.dumps(r, default=str, sort_keys=True) for r in after) == \
