@@ -87,6 +87,7 @@ std::string ClockText(SimDatabase& db) {
 void AddCreate(CLI::App& sim) {
   struct Args {
     std::string db, name = "sim", time_zone = "UTC", clock = "real", start;
+    double idle_entry_seconds = sim::kDefaultIdleEntrySeconds;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = sim.add_subcommand("create", "Create a new simulated database file");
@@ -99,8 +100,13 @@ void AddCreate(CLI::App& sim) {
       ->capture_default_str();
   cmd->add_option("--start", args->start,
                   "Manual clock start, server local time 'YYYY-MM-DD HH:MM:SS' (default: now)");
+  cmd->add_option("--idle-entry-seconds", args->idle_entry_seconds,
+                  "How long the capture process waits on a quiet database before an idle entry "
+                  "(SQL Server 2022: about 305 s)")
+      ->capture_default_str();
   cmd->callback([args] {
     sim::CreateOptions options;
+    options.idle_entry_seconds = args->idle_entry_seconds;
     options.database_name = args->name;
     options.time_zone = args->time_zone;
     options.clock = args->clock == "manual" ? sim::ClockMode::kManual : sim::ClockMode::kReal;
@@ -332,14 +338,25 @@ void AddIdle(CLI::App& sim) {
   struct Args {
     std::string db;
     int count = 1;
+    bool due = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = sim.add_subcommand("idle", "Write idle entries (tran_id 0) to lsn_time_mapping");
   cmd->add_option("--db", args->db, "The database file")->required();
-  cmd->add_option("--count", args->count, "How many")->check(CLI::Range(1, 1'000'000))
+  auto* count = cmd->add_option("--count", args->count, "How many")->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
+  cmd->add_flag("--due", args->due,
+                "Instead: the entries the capture process writes on a quiet database up to now, one "
+                "per idle-entry interval since the last entry (for a manual clock moved ahead)")
+      ->excludes(count);
   cmd->callback([args] {
     auto db = SimDatabase::Open(args->db);
+    if (args->due) {
+      const auto written = db->WriteDueIdleEntries();
+      std::cout << "wrote " << written << " idle entr" << (written == 1 ? "y" : "ies") << "; max LSN "
+                << (db->MaxLsn() ? db->MaxLsn()->ToString() : "none") << "\n";
+      return;
+    }
     Lsn last;
     for (int i = 0; i < args->count; ++i) last = db->WriteIdleEntry();
     std::cout << "wrote " << args->count << " idle entr" << (args->count == 1 ? "y" : "ies")
@@ -374,7 +391,7 @@ void AddCleanup(CLI::App& sim) {
 void AddWorkload(CLI::App& sim) {
   struct Args {
     std::string db, mix = "insert=0.5,update=0.35,delete=0.15";
-    double tps = 100, duration = 0, long_seconds = 0, idle_seconds = 5;
+    double tps = 100, duration = 0, long_seconds = 0, idle_seconds = 0;
     std::int64_t transactions = 0;
     int statements = 1, bulk_rows = 10'000;
     std::uint64_t seed = 1;
@@ -396,11 +413,11 @@ void AddWorkload(CLI::App& sim) {
   cmd->add_option("--bulk-rows", args->bulk_rows, "Rows per bulk statement")->capture_default_str();
   cmd->add_option("--long-transaction-seconds", args->long_seconds,
                   "Keep a transaction open this long while short ones commit (0: none)");
-  cmd->add_option("--idle-seconds", args->idle_seconds,
-                  "Write an idle entry after this long without a commit")
-      ->capture_default_str();
+  auto* idle = cmd->add_option("--idle-seconds", args->idle_seconds,
+                               "Write an idle entry after this long without a commit (default: the "
+                               "database's, 305 unless `sim create --idle-entry-seconds` set another)");
   cmd->add_option("--tables", args->tables, "Tables to drive (default: all with CDC)");
-  cmd->callback([args, duration, transactions] {
+  cmd->callback([args, duration, transactions, idle] {
     sim::WorkloadOptions options;
     options.transactions_per_second = args->tps;
     if (duration->count()) options.duration_seconds = args->duration;
@@ -411,7 +428,7 @@ void AddWorkload(CLI::App& sim) {
     options.bulk = args->bulk;
     options.bulk_rows = args->bulk_rows;
     options.long_transaction_seconds = args->long_seconds;
-    options.idle_entry_seconds = args->idle_seconds;
+    if (idle->count()) options.idle_entry_seconds = args->idle_seconds;
     for (const auto& t : SplitList(args->tables)) options.tables.push_back(sim::ParseTableName(t));
     options.should_stop = [] { return g_stop.load(); };
     auto db = SimDatabase::Open(args->db);
@@ -556,7 +573,8 @@ void AddInfo(CLI::App& sim) {
     std::int64_t idle = 0;
     const auto mapping = db->LsnTimeMapping();
     for (const auto& e : mapping) idle += e.is_idle() ? 1 : 0;
-    out["lsn_time_mapping"] = {{"entries", mapping.size()}, {"idle_entries", idle}};
+    out["lsn_time_mapping"] = {{"entries", mapping.size()}, {"idle_entries", idle},
+                               {"idle_entry_seconds", db->idle_entry_seconds()}};
     if (args->json) {
       std::cout << out.dump(2) << "\n";
       return;
@@ -564,7 +582,8 @@ void AddInfo(CLI::App& sim) {
     std::cout << "database " << out["database"].get<std::string>() << " (" << db->path()
               << "), time zone " << db->time_zone() << ", clock " << ClockText(*db) << "\n";
     std::cout << "max LSN " << (max ? max->ToString() : "(none)") << "; lsn_time_mapping "
-              << mapping.size() << " entries, " << idle << " idle\n";
+              << mapping.size() << " entries, " << idle << " idle (one per " << db->idle_entry_seconds()
+              << " s on a quiet database)\n";
     std::cout << "tables:\n";
     for (const auto& t : out["tables"]) {
       std::cout << "  " << t["name"].get<std::string>() << ": " << t["rows"] << " rows, "

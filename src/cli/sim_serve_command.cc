@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "core/errors.h"
+#include "sim/capture_job.h"
 #include "sim/database.h"
 #include "sim_server/sim_handler_factory.h"
 #include "tds/server.h"
@@ -106,6 +107,7 @@ void AddServe(CLI::App& sim) {
     options.tls = identity;
     options.force_encryption = args->force_encryption;
     tds::TdsServer server(factory, options);
+    const sim::CaptureJob capture_job(args->db);  // idle entries while the database is quiet
     std::cout << "listening on " << args->listen << ":" << server.port() << std::endl;
     WaitForStopSignal(signals);
     server.Stop();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <charconv>
+#include <cmath>
 #include <set>
 
 #include "core/errors.h"
@@ -22,6 +24,19 @@ const std::string kZeroTranId(Lsn::kSize, '\0');
 std::string NotASimDatabase(const std::string& path) {
   return path + " is not a mssql-cdc simulated database (no sim_meta format marker): create "
                 "one with `mssql-cdc sim create`";
+}
+
+std::string FormatSeconds(double seconds) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, seconds).ptr;  // shortest exact form
+  return std::string(text, end);
+}
+
+// At least a millisecond (lsn_time_mapping's resolution), at most a day.
+void CheckIdleInterval(double seconds) {
+  if (!(seconds >= 0.001 && seconds <= 86'400)) {
+    throw ConfigError("the idle-entry interval must be from 0.001 to 86400 seconds, not " + FormatSeconds(seconds));
+  }
 }
 
 Lsn LsnFromBlob(const std::string& blob) { return Lsn::FromBytes(blob.data(), blob.size()); }
@@ -110,6 +125,7 @@ std::unique_ptr<SimDatabase> SimDatabase::Create(const std::string& path,
                              "it; choose another path");
   }
   CheckIdentifier(options.database_name, "database name");
+  CheckIdleInterval(options.idle_entry_seconds);
   SourceClock clock = SourceClock::ForWindowsZone(options.time_zone);
   try {
     auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
@@ -130,6 +146,7 @@ std::unique_ptr<SimDatabase> SimDatabase::Create(const std::string& path,
       catalog.SetMeta(kMetaClockMode, options.clock == ClockMode::kManual ? "manual" : "real");
       catalog.SetMeta(kMetaManualClock, FormatDateTime(options.manual_start.value, 6));
       if (options.wire_rows) catalog.SetMeta(kMetaWireRows, "1");
+      catalog.SetMeta(kMetaIdleEntrySeconds, FormatSeconds(options.idle_entry_seconds));
       tx.Commit();
     }
     return std::unique_ptr<SimDatabase>(new SimDatabase(std::move(db), clock));
@@ -696,6 +713,39 @@ Lsn SimDatabase::WriteIdleEntry() {
   catalog_.AddLsnTimeEntry(lsn, now, now, kZeroTranId);
   tx.Commit();
   return lsn;
+}
+
+double SimDatabase::idle_entry_seconds() {
+  const auto text = catalog_.GetMeta(kMetaIdleEntrySeconds);
+  return text ? std::stod(*text) : kDefaultIdleEntrySeconds;
+}
+
+std::int64_t SimDatabase::WriteDueIdleEntries(std::optional<double> interval_seconds) {
+  const double seconds = interval_seconds ? *interval_seconds : idle_entry_seconds();
+  CheckIdleInterval(seconds);
+  const auto interval = static_cast<std::int64_t>(std::llround(seconds * 1e6));
+  constexpr std::int64_t kMostEntries = 1000;
+  auto due_after = [&](UtcMicros* last_time) -> std::int64_t {
+    Statement last(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping ORDER BY start_lsn DESC LIMIT 1");
+    if (!last.Step()) return 0;
+    *last_time = clock_.ToUtc(ParseServerDatetime(last.Text(0)));
+    return std::max<std::int64_t>((NowUtc().value - last_time->value) / interval, 0);
+  };
+  UtcMicros last_time;
+  if (due_after(&last_time) == 0) return 0;  // the usual answer, without a write transaction
+  WriteTransaction tx(*db_);
+  const std::int64_t due = due_after(&last_time);  // again: another client may have written
+  if (due == 0 || catalog_.ListInstances().empty()) return 0;
+  const std::int64_t skipped = std::max<std::int64_t>(due - kMostEntries, 0);
+  catalog_.ProcessPendingEnables();
+  LsnSequence sequence = catalog_.LoadLsnSequence();
+  for (std::int64_t k = skipped + 1; k <= due; ++k) {
+    const std::string at = ServerTime(UtcMicros{last_time.value + k * interval});
+    catalog_.AddLsnTimeEntry(sequence.NextBlock(), at, at, kZeroTranId);
+  }
+  catalog_.StoreLsnSequence(sequence);
+  tx.Commit();
+  return due - skipped;
 }
 
 CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {

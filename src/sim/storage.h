@@ -116,6 +116,9 @@ inline constexpr std::string_view kMetaWireRows = "wire_rows";
 // The last rowversion handed out (integer); a timestamp/rowversion column stores the next
 // one, as 8 big-endian bytes, on every insert and update of its row.
 inline constexpr std::string_view kMetaLastRowversion = "last_rowversion";
+// Seconds between the capture process's idle entries on a quiet database (a decimal number);
+// absent in files made before it was kept, which use kDefaultIdleEntrySeconds.
+inline constexpr std::string_view kMetaIdleEntrySeconds = "idle_entry_seconds";
 // "real" (the machine's clock) or "manual" (kMetaManualClock, set and advanced explicitly).
 inline constexpr std::string_view kMetaClockMode = "clock_mode";
 // "pending_enable:<object_id>" = hex LSN: a capture instance enabled beside another one of its

@@ -9,8 +9,9 @@
 // statements), bulk (multi-row statements of `bulk_rows` rows each, as fast as possible) and
 // long-transaction (besides the short ones, one transaction that stays open for
 // `long_transaction_seconds`, gathering inserts, and commits after the short ones that ran
-// meanwhile, so its commit LSN is later than theirs). When no transaction commits for
-// `idle_entry_seconds`, it writes an idle entry, as the capture process does.
+// meanwhile, so its commit LSN is later than theirs). While no transaction commits, it writes
+// the capture process's idle entries (SimDatabase::WriteDueIdleEntries), every
+// `idle_entry_seconds` or, by default, the database's interval.
 //
 // Other clients may write the same file at the same time (a second workload, `sim dml`):
 // SQLite serializes the commits as SQL Server would, and a transaction whose rows another
@@ -56,7 +57,7 @@ struct WorkloadOptions {
   bool bulk = false;
   int bulk_rows = 10'000;
   double long_transaction_seconds = 0;  // 0: no long transaction
-  double idle_entry_seconds = 5;
+  std::optional<double> idle_entry_seconds;  // nullopt: the database's (305 s by default)
   // Polled between transactions; true stops the run (the CLI's Ctrl-C).
   std::function<bool()> should_stop;
 };

@@ -1,6 +1,9 @@
 """`mssql-cdc sim ...` from the shell: a database built and driven only through the CLI."""
 
 import json
+import time
+
+from helpers import SimServer
 
 
 def info(cli, db):
@@ -65,3 +68,37 @@ def test_bad_input_is_one_clear_line_and_changes_nothing(cli, tmp_path):
     assert "decimal(40,2)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert info(cli, db)["capture_instances"] == []
+
+
+def test_a_quiet_database_gets_the_capture_processs_idle_entries(cli, tmp_path):
+    db = tmp_path / "manual.sim"
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00",
+        "--idle-entry-seconds", 60)
+    cli("sim", "create-table", "--db", db, "--table", "dbo.t", "--column", "id int not null", "--key", "id")
+    assert info(cli, db)["lsn_time_mapping"]["idle_entry_seconds"] == 60
+    cli("sim", "clock", "--db", db, "--advance", 200)
+    assert "wrote 3 idle entries" in cli("sim", "idle", "--db", db, "--due").stdout
+    assert info(cli, db)["lsn_time_mapping"]["idle_entries"] == 3
+    refused = cli("sim", "idle", "--db", db, "--due", "--count", 2, check=False)
+    assert refused.returncode != 0 and "--count" in refused.stderr
+    refused = cli("sim", "create", "--db", tmp_path / "zero.sim", "--idle-entry-seconds", 0, check=False)
+    assert refused.returncode == 2 and "idle-entry interval" in refused.stderr
+    assert not (tmp_path / "zero.sim").exists()
+
+    # `sim serve` runs the capture job: on a quiet database the max LSN moves while it serves.
+    db = tmp_path / "served.sim"
+    cli("sim", "create", "--db", db, "--idle-entry-seconds", 0.5)
+    cli("sim", "create-table", "--db", db, "--table", "dbo.t", "--column", "id int not null", "--key", "id")
+    assert "idle (one per 0.5 s" in cli("sim", "info", "--db", db).stdout
+    before = info(cli, db)
+    server = SimServer(db)
+    try:
+        deadline = time.monotonic() + 30
+        while info(cli, db)["lsn_time_mapping"]["idle_entries"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        assert server.stop()[0] == 0
+    after = info(cli, db)
+    assert after["lsn_time_mapping"]["idle_entries"] >= 2 and after["max_lsn"] > before["max_lsn"]
+    time.sleep(1.5)
+    assert info(cli, db)["lsn_time_mapping"]["idle_entries"] == after["lsn_time_mapping"]["idle_entries"]
