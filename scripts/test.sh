@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 status=0
 ctest --test-dir build --output-on-failure -j2 || status=1
 export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
-.venv/bin/python -m pytest -q --durations=12 tests/python tests/cli tests/delta tests/engine tests/spark || status=1
+.venv/bin/python -m pytest -q --durations=12 tests/python tests/cli tests/delta tests/engine tests/sql tests/spark || status=1
 echo "The command-line suite again, through the package's mssql-cdc console script:"
 MSSQL_CDC_BIN="$PWD/.venv/bin/mssql-cdc" .venv/bin/python -m pytest -q tests/cli || status=1
 echo "Spark mode again, through Spark Connect:"

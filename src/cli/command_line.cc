@@ -26,6 +26,7 @@ int RunCommandLine(int argc, char** argv) {
   AddSwitchesCommand(app);
   AddSeedCommand(app);
   AddApplyChangesCommand(app);
+  AddTablesCommand(app);
   AddReconcileCommand(app);
   AddMaintenanceCommands(app);
   int status = kExitOk;

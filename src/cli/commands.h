@@ -13,9 +13,10 @@ void AddDemoCommand(CLI::App& app);   // demo_command.cc: `mssql-cdc demo`
 void AddRunCommand(CLI::App& app);    // run_command.cc: `mssql-cdc run PIPELINE.toml`
 void AddStatusCommand(CLI::App& app); // status_command.cc: `mssql-cdc status PIPELINE.toml`
 void AddSeedCommand(CLI::App& app);   // seed_command.cc: `mssql-cdc seed PIPELINE.toml ...`
-void AddSwitchesCommand(CLI::App& app);
-void AddReconcileCommand(CLI::App& app);
-void AddMaintenanceCommands(CLI::App& app);  // maintenance_commands.cc: `optimize`, `vacuum`  // reconcile_command.cc: `mssql-cdc reconcile PIPELINE.toml`
-void AddApplyChangesCommand(CLI::App& app);  // apply_changes_command.cc: `mssql-cdc apply-changes PIPELINE.toml`  // switches_command.cc: `mssql-cdc switches PIPELINE.toml`
+void AddSwitchesCommand(CLI::App& app);      // switches_command.cc: `mssql-cdc switches PIPELINE.toml`
+void AddReconcileCommand(CLI::App& app);     // reconcile_command.cc: `mssql-cdc reconcile PIPELINE.toml`
+void AddMaintenanceCommands(CLI::App& app);  // maintenance_commands.cc: `optimize`, `vacuum`
+void AddApplyChangesCommand(CLI::App& app);  // apply_changes_command.cc: `mssql-cdc apply-changes PIPELINE.toml`
+void AddTablesCommand(CLI::App& app);        // tables_command.cc: `mssql-cdc tables PIPELINE.toml`
 
 }  // namespace mssql_cdc::cli

@@ -27,22 +27,14 @@ class Loader {
     base_ = fs::absolute(fs::path(file_)).parent_path();
   }
 
+  // Only [source]: what a command that lists the source's tables needs of a file that may
+  // not list any yet.
+  Options LoadSource() {
+    return SourceSection(Section(Parse(), "source"), "[source]");
+  }
+
   PipelineConfig Load() {
-    std::error_code ec;
-    const auto status = fs::status(file_, ec);
-    if (!fs::exists(status)) Fail("the file does not exist");
-    if (fs::is_directory(status)) {
-      Fail("is a directory; give the pipeline's TOML file inside it, e.g. " +
-           (fs::path(file_) / "pipeline.toml").string());
-    }
-    toml::table doc;
-    try {
-      doc = toml::parse_file(file_);
-    } catch (const toml::parse_error& e) {
-      std::ostringstream where;
-      where << "line " << e.source().begin.line << ", column " << e.source().begin.column;
-      Fail("not valid TOML at " + where.str() + ": " + std::string(e.description()));
-    }
+    const toml::table doc = Parse();
     for (const auto& [key, node] : doc) {
       if (key == "source" || key == "stream" || key == "tables" || key == "engine" ||
           key == "backfill" || key == "silver" || key == "maintenance") {
@@ -80,6 +72,25 @@ class Loader {
   }
 
  private:
+  toml::table Parse() const {
+    std::error_code ec;
+    const auto status = fs::status(file_, ec);
+    if (!fs::exists(status)) Fail("the file does not exist");
+    if (fs::is_directory(status)) {
+      Fail("is a directory; give the pipeline's TOML file inside it, e.g. " +
+           (fs::path(file_) / "pipeline.toml").string());
+    }
+    toml::table doc;
+    try {
+      doc = toml::parse_file(file_);
+    } catch (const toml::parse_error& e) {
+      std::ostringstream where;
+      where << "line " << e.source().begin.line << ", column " << e.source().begin.column;
+      Fail("not valid TOML at " + where.str() + ": " + std::string(e.description()));
+    }
+    return doc;
+  }
+
   // The section a known key belongs in: "[source]" for a source option (any spelling the
   // file accepts), "[stream]" for a to_delta parameter or a [stream]-only key; nullopt else.
   static std::optional<std::string> SectionOf(const std::string& key) {
@@ -357,6 +368,10 @@ std::optional<std::string> ProcessEnvironment(const std::string& name) {
 PipelineConfig LoadPipelineConfig(const std::string& file, Secrets secrets,
                                   const EnvironmentLookup& environment) {
   return Loader(file, secrets, environment).Load();
+}
+
+Options LoadPipelineSource(const std::string& file, Secrets secrets, const EnvironmentLookup& environment) {
+  return Loader(file, secrets, environment).LoadSource();
 }
 
 std::vector<TableSpec> SelectedTables(const PipelineConfig& config, const std::vector<std::string>& names) {

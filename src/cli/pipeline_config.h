@@ -54,6 +54,11 @@ enum class Secrets {
 PipelineConfig LoadPipelineConfig(const std::string& file, Secrets secrets = Secrets::kRequired,
                                   const EnvironmentLookup& environment = ProcessEnvironment);
 
+// Only the file's [source] options (checked as LoadPipelineConfig checks them), for a file
+// that may list no tables yet.
+Options LoadPipelineSource(const std::string& file, Secrets secrets = Secrets::kRequired,
+                           const EnvironmentLookup& environment = ProcessEnvironment);
+
 // The tables `--table` options name (names matched ignoring case), in the pipeline's spelling
 // and order; all of them when `names` is empty. ConfigError for a name not in the pipeline.
 std::vector<TableSpec> SelectedTables(const PipelineConfig& config, const std::vector<std::string>& names);

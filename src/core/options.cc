@@ -445,7 +445,7 @@ std::string StartingLsn::ToString() const {
   return "earliest";
 }
 
-SourceOptions SourceOptions::Parse(const Options& options) {
+SourceOptions SourceOptions::Parse(const Options& options, CaptureInstanceRule rule) {
   Reader r(options);
   SourceOptions o;
 
@@ -456,7 +456,9 @@ SourceOptions SourceOptions::Parse(const Options& options) {
     }
   }
 
-  o.capture_instance = ParseCaptureInstance(r.Raw("captureinstance"));
+  if (rule == CaptureInstanceRule::kRequired || r.Raw("captureinstance")) {
+    o.capture_instance = ParseCaptureInstance(r.Raw("captureinstance"));
+  }
   o.backend = ParseBackend(r.Raw("backend"));
 
   if (options.Has("fakepath")) {

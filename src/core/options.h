@@ -139,8 +139,10 @@ struct SourceOptions {
   // Names given that no option has, as spelt; each is logged once per process as a WARNING.
   std::vector<std::string> unknown;
 
-  // Validates every option and throws ConfigError at the first bad one.
-  static SourceOptions Parse(const Options& options);
+  // Validates every option and throws ConfigError at the first bad one. kNotNeeded: the
+  // options of a connection that lists the capture instances rather than reading one.
+  enum class CaptureInstanceRule { kRequired, kNotNeeded };
+  static SourceOptions Parse(const Options& options, CaptureInstanceRule rule = CaptureInstanceRule::kRequired);
 
   // The starting position to use: the given one, or earliest.
   StartingLsn starting_position() const {
