@@ -2,11 +2,12 @@
 // the health checks of the monitoring guide (reference-features 4.9) and its verdict.
 // Reads only the facts and control tables; never the source.
 //
-// The thresholds are the guide's examples: no facts for 15 minutes, retention headroom minus
-// the time since the last facts row under 24 hours, headroom unknown, ingestion lag over an
-// hour, capture lag over 10 minutes, and a verdict older than one period plus the trigger
-// interval plus 15 minutes. Exit status: 0 when every check passes, 1 when one alerts, 2 for
-// a bad pipeline file.
+// The thresholds default to the guide's examples and each has an option: no facts for 15
+// minutes, retention headroom minus the time since the last facts row under 24 hours, headroom
+// unknown, ingestion lag over an hour, capture lag over 10 minutes, and a verdict (bronze's,
+// and silver's with [silver] unless its chunked snapshot is open) older than one period plus
+// the trigger interval plus 15 minutes. Exit status: 0 when every check passes, 1 when one
+// alerts, 2 for bad input.
 #include <arrow/scalar.h>
 #include <arrow/table.h>
 
@@ -39,11 +40,14 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kStaleHours = 0.25;
-constexpr double kMinHeadroomHours = 24;
-constexpr double kMaxIngestionLagSeconds = 3600;
-constexpr double kMaxCaptureLagSeconds = 600;
-constexpr std::int64_t kVerdictMarginMicros = 15 * kMicrosPerMinute;
+// What alerts; the options of `status` set them.
+struct Thresholds {
+  double stale_minutes = 15;
+  double min_headroom_hours = 24;
+  double max_ingestion_lag_seconds = 3600;
+  double max_capture_lag_seconds = 600;
+  double verdict_margin_minutes = 15;
+};
 
 // The latest micro-batch facts row of one target.
 struct LastFacts {
@@ -68,6 +72,8 @@ struct TableStatus {
   std::optional<std::string> last_event;
   std::optional<UtcMicros> last_event_at;
   std::optional<Verdict> verdict;
+  std::optional<std::string> silver;  // the table's silver table, with [silver]
+  std::optional<Verdict> silver_verdict;
   // The stream's newest chunked snapshot while it is open: how far its backfill has come.
   std::optional<ChunkedProgress> open_snapshot;
   // The stream's newest capture-instance switch, and whether it has gone past it.
@@ -135,7 +141,8 @@ std::string Fixed(double value, int digits) {
   return out.str();
 }
 
-void Check(const PipelineConfig& config, UtcMicros now, TableStatus& s) {
+void Check(const PipelineConfig& config, const Thresholds& limits, UtcMicros now, TableStatus& s) {
+  const double stale_hours = limits.stale_minutes / 60;
   auto alert = [&s](std::string check, std::string message) {
     s.alerts.push_back({std::move(check), std::move(message)});
   };
@@ -145,7 +152,7 @@ void Check(const PipelineConfig& config, UtcMicros now, TableStatus& s) {
     // A snapshot with no change after it yet: fresh while the snapshot is; nothing measured
     // the source's retention or lags yet, so there is nothing else to check.
     const double hours = static_cast<double>(now.value - s.last_event_at->value) / kMicrosPerHour;
-    if (hours > kStaleHours) {
+    if (hours > stale_hours) {
       alert("stale", "no facts for " + Fixed(hours * 60, 0) + " minutes since the " + *s.last_event);
     }
   } else if (!s.last) {
@@ -155,20 +162,20 @@ void Check(const PipelineConfig& config, UtcMicros now, TableStatus& s) {
     const LastFacts& f = *s.last;
     const double hours_since_last =
         f.written_at ? static_cast<double>(now.value - f.written_at->value) / kMicrosPerHour : 0;
-    if (hours_since_last > kStaleHours) {
+    if (hours_since_last > stale_hours) {
       alert("stale", "no facts for " + Fixed(hours_since_last * 60, 0) + " minutes");
     }
     if (!f.retention_headroom_hours) {
       alert("headroom_unknown", "retention headroom unknown (the stream is blind to cleanup)");
-    } else if (*f.retention_headroom_hours - hours_since_last < kMinHeadroomHours) {
+    } else if (*f.retention_headroom_hours - hours_since_last < limits.min_headroom_hours) {
       alert("headroom", "retention headroom " +
                             Fixed(*f.retention_headroom_hours - hours_since_last, 1) +
                             " h left: CDC cleanup may purge changes not yet read");
     }
-    if (f.ingestion_lag_seconds && *f.ingestion_lag_seconds > kMaxIngestionLagSeconds) {
+    if (f.ingestion_lag_seconds && *f.ingestion_lag_seconds > limits.max_ingestion_lag_seconds) {
       alert("ingestion_lag", "ingestion lag " + Fixed(*f.ingestion_lag_seconds, 0) + " s");
     }
-    if (f.capture_lag_seconds && *f.capture_lag_seconds > kMaxCaptureLagSeconds) {
+    if (f.capture_lag_seconds && *f.capture_lag_seconds > limits.max_capture_lag_seconds) {
       alert("capture_lag", "capture lag " + Fixed(*f.capture_lag_seconds, 0) + " s");
     }
   }
@@ -177,13 +184,24 @@ void Check(const PipelineConfig& config, UtcMicros now, TableStatus& s) {
         config.trigger.kind() == Trigger::Kind::kProcessingTime
             ? std::chrono::duration_cast<std::chrono::microseconds>(config.trigger.interval()).count()
             : 0;
+    const auto margin_micros = static_cast<std::int64_t>(limits.verdict_margin_minutes * kMicrosPerMinute);
     const UtcMicros oldest_fresh{now.value - PeriodMicros(config.many.granularity) -
-                                 interval_micros - kVerdictMarginMicros};
+                                 interval_micros - margin_micros};
     if (!s.verdict) {
       alert("no_verdict", "no verdict yet in " + *config.many.control_table);
     } else if (s.verdict->finalized_until < oldest_fresh) {
       alert("verdict_stale", "finalized_until " + FormatIsoMillis(s.verdict->finalized_until.value) +
                                  " is older than expected");
+    }
+    // Silver's verdict is held while a chunked snapshot is open: not a fault then.
+    if (s.silver && config.facts_table && !s.open_snapshot) {
+      if (!s.silver_verdict) {
+        alert("no_silver_verdict", "no verdict yet for silver " + *s.silver);
+      } else if (s.silver_verdict->finalized_until < oldest_fresh) {
+        alert("silver_verdict_stale", "silver's finalized_until " +
+                                          FormatIsoMillis(s.silver_verdict->finalized_until.value) +
+                                          " is older than expected");
+      }
     }
   }
 }
@@ -224,6 +242,14 @@ json ToJson(const TableStatus& s) {
                       {"updated_at", FormatIsoMillis(s.verdict->updated_at.value)}};
   } else {
     out["verdict"] = nullptr;
+  }
+  if (s.silver) {
+    out["silver"] = {{"target", *s.silver},
+                     {"finalized_until", s.silver_verdict ? json(FormatIsoMillis(s.silver_verdict->finalized_until.value))
+                                                          : json(nullptr)},
+                     {"held_by_open_snapshot", s.open_snapshot.has_value()}};
+  } else {
+    out["silver"] = nullptr;
   }
   if (s.open_snapshot) {
     const ChunkedProgress& p = *s.open_snapshot;
@@ -294,6 +320,11 @@ void PrintText(const std::vector<TableStatus>& tables) {
     if (s.verdict) verdict = FormatIsoMillis(s.verdict->finalized_until.value);
     std::cout << pad(s.capture_instance, width + 2) << pad(batch, 8) << pad(written, 25)
               << pad(end, 25) << pad(verdict, 25) << (s.alerts.empty() ? "ok" : "ALERT") << "\n";
+    if (s.silver) {
+      std::cout << "  silver " << *s.silver << ": verdict "
+                << (s.silver_verdict ? FormatIsoMillis(s.silver_verdict->finalized_until.value) : std::string("-"))
+                << (s.open_snapshot ? " (held while the chunked snapshot is open)" : "") << "\n";
+    }
     if (s.open_snapshot) std::cout << "  " << SnapshotLine(*s.open_snapshot) << "\n";
     if (s.last_switch) std::cout << "  " << SwitchLine(*s.last_switch) << "\n";
     for (const auto& a : s.alerts) {
@@ -305,6 +336,7 @@ void PrintText(const std::vector<TableStatus>& tables) {
 struct StatusArgs {
   std::string file;
   bool json = false;
+  Thresholds thresholds;
   double watch_seconds = 0;  // > 0: print again at this interval until interrupted
 };
 
@@ -356,7 +388,11 @@ int Status(const StatusArgs& args) {
       if (chunked && !chunked->opened.complete) s.open_snapshot = std::move(chunked);
     }
     if (auto verdict = verdicts.find(s.target); verdict != verdicts.end()) s.verdict = verdict->second;
-    Check(config, now, s);
+    if (config.many.silver && config.many.control_table) {
+      s.silver = TableSilverOptions(config.many, TableStreamConfig(config.many, table)).silver;
+      if (auto verdict = verdicts.find(*s.silver); verdict != verdicts.end()) s.silver_verdict = verdict->second;
+    }
+    Check(config, args.thresholds, now, s);
     tables.push_back(std::move(s));
   }
   bool healthy = true;
@@ -384,6 +420,21 @@ void AddStatusCommand(CLI::App& app) {
                   "Print again every SECONDS until interrupted (a terminal is cleared first): "
                   "open snapshots' progress, live")
       ->check(CLI::PositiveNumber);
+  Thresholds& t = args->thresholds;
+  cmd->add_option("--stale-minutes", t.stale_minutes, "alert when a table has no facts for this long")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--min-headroom-hours", t.min_headroom_hours,
+                  "alert when the retention headroom left is under this")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-ingestion-lag-seconds", t.max_ingestion_lag_seconds,
+                  "alert when the newest batch ends further behind the source's max LSN")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-capture-lag-seconds", t.max_capture_lag_seconds,
+                  "alert when SQL Server's capture is further behind")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--verdict-margin-minutes", t.verdict_margin_minutes,
+                  "a verdict may be this much older than one period plus the trigger interval")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->callback([args] {
     const int status = args->watch_seconds > 0 ? Watch(*args) : Status(*args);
     if (status != kExitOk) ExitWith(status);

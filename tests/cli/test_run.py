@@ -307,6 +307,41 @@ def test_status_shows_last_facts_health_and_verdict(cli, tmp_path):
     assert "2026-01-01T00:00:00.000" in text
 
 
+def test_status_thresholds_are_options_and_silver_verdicts_are_checked(cli, tmp_path):
+    """The manual clock stands in 2026-01-02, so by the default thresholds the verdicts
+    (bronze's and silver's) are stale and capture is far behind; options that allow it pass.
+    A day passes between the enable and the changes, so the retention headroom is a day."""
+    db = tmp_path / "shop.sim"
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
+    cli("sim", "demo-schema", "--db", db)
+    cli("sim", "clock", "--db", db, "--advance", 86400)
+    cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 50, "--seed", 5)
+    pipeline = write_pipeline(tmp_path, tables='tables = ["dbo_customers"]')
+    pipeline.write_text(pipeline.read_text() + '\n[silver]\ntarget = "lake/silver/{ci}"\n')
+    cli("run", pipeline)
+    doc = json.loads(cli("status", "--json", pipeline, check=False).stdout)
+    (table,) = doc["tables"]
+    checks = {a["check"] for a in table["alerts"]}
+    assert {"verdict_stale", "silver_verdict_stale", "capture_lag"} <= checks, checks
+    assert table["silver"] == {"target": str(tmp_path / "lake" / "silver" / "dbo_customers"),
+                               "finalized_until": "2026-01-02T00:00:00.000", "held_by_open_snapshot": False}
+
+    lenient = ["--verdict-margin-minutes", "1e9", "--max-capture-lag-seconds", "1e12",
+               "--max-ingestion-lag-seconds", "1e12", "--min-headroom-hours", "0"]
+    result = cli("status", "--json", *lenient, pipeline, check=False)
+    assert result.returncode == 0, result.stdout
+    assert json.loads(result.stdout)["tables"][0]["alerts"] == []
+    time.sleep(0.1)
+    stale = cli("status", "--json", *lenient, "--stale-minutes", "0.001", pipeline, check=False)
+    assert stale.returncode == 1
+    assert [a["check"] for a in json.loads(stale.stdout)["tables"][0]["alerts"]] == ["stale"]
+    text = cli("status", *lenient, pipeline).stdout
+    assert "silver " + str(tmp_path / "lake" / "silver" / "dbo_customers") + ": verdict 2026-01-02T00:00:00.000" in text
+
+    bad = cli("status", "--stale-minutes", "0", pipeline, check=False)
+    assert bad.returncode == 2 and "--stale-minutes" in bad.stderr
+
+
 def test_the_example_pipeline_runs(cli, tmp_path):
     make_db(cli, tmp_path, transactions=100)
     pipeline = tmp_path / "pipeline.toml"
