@@ -667,12 +667,22 @@ class Stream::Impl {
                                                  *c.clock, *c.facts);
   }
 
-  // The backfill's status into the progress; its failure is the stream's.
+  // The backfill's status into the progress; its failure is the stream's. Waves written since
+  // the last look are applied to silver here, on the stream's thread (so never beside a
+  // batch's apply), rather than waiting for the next batch: a quiet table, or an availableNow
+  // run whose changes ended before its snapshot did, still gets them.
   void ObserveBackfill() {
     if (!backfill_) return;
     if (auto status = backfill_->status()) {
-      std::lock_guard lock(mu_);
-      progress_.backfill = status;
+      {
+        std::lock_guard lock(mu_);
+        progress_.backfill = status;
+      }
+      if (status->chunks_done > silver_saw_chunks_ || (status->done && !silver_saw_done_)) {
+        AfterBronze(context_);
+        silver_saw_chunks_ = status->chunks_done;
+        silver_saw_done_ = status->done;
+      }
     }
     if (backfill_->ended()) {
       if (auto error = backfill_->error()) std::rethrow_exception(error);
@@ -685,6 +695,8 @@ class Stream::Impl {
   GenerationState generation_;
   SourceFactory factory_;
   std::unique_ptr<BackfillRunner> backfill_;
+  std::int64_t silver_saw_chunks_ = 0;  // the backfill's chunks silver was last given
+  bool silver_saw_done_ = false;
   std::shared_ptr<arrow::Schema> output_schema_;
   std::vector<CapturedColumn> columns_;  // as CheckInput read them
   std::optional<Offset> initial_;  // where a new checkpoint starts, found by CheckInput

@@ -80,6 +80,18 @@ def test_run_keeps_every_silver_table_equal_to_its_source_table(cli, tmp_path):
     assert versions == {ci: DeltaTable(str(tmp_path / "lake" / "silver" / ci)).version() for ci in TABLES}
 
 
+def test_a_chunked_bootstrap_reaches_silver_within_one_available_now_run(cli, tmp_path):
+    """No change follows the snapshot: the stream's only commits are its waves, which silver
+    gets as they are written, and silver is the source table when the run ends."""
+    db = make_db(cli, tmp_path, 150, 6)
+    pipeline = write_pipeline(tmp_path, extra=SILVER + "\n[backfill]\nchunk_rows = 20\n",
+                              stream_extra='bootstrap = true\nsnapshot = "chunked"')
+    out = cli("run", pipeline).stderr
+    for ci in TABLES:
+        assert silver_rows(tmp_path, ci) == source_rows(db, ci), ci
+    assert "rebuilt from a snapshot" in out
+
+
 def test_apply_changes_brings_silver_up_to_date_without_run(cli, tmp_path):
     db = make_db(cli, tmp_path, 100, 5)
     pipeline = write_pipeline(tmp_path, extra="", stream_extra="bootstrap = true")
