@@ -47,7 +47,7 @@ std::optional<std::string> ProcessEnvironment(const std::string& name);
 
 enum class Secrets {
   kRequired,  // an `<option>_env` variable that is unset is an error (run)
-  kOptional,  // it leaves the option out (status, which never connects to the source)
+  kOptional,  // it leaves the option out (status without --source, which does not connect)
 };
 
 // Reads and validates the file's structure (not yet each table's options: StartMany does).

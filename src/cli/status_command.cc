@@ -1,6 +1,7 @@
 // `mssql-cdc status PIPELINE.toml`: per table of a pipeline, its last micro-batch facts row,
 // the health checks of the monitoring guide (reference-features 4.9) and its verdict.
-// Reads only the facts and control tables; never the source.
+// Reads the facts and control tables; the source only with --source, for what only it can
+// tell (whether CDC cleanup has purged each capture instance yet).
 //
 // The thresholds default to the guide's examples and each has an option: no facts for 15
 // minutes, retention headroom minus the time since the last facts row under 24 hours, headroom
@@ -31,9 +32,12 @@
 #include "delta/table_cells.h"
 #include "engine/delta_backfill_tables.h"
 #include "engine/finalization.h"
+#include "engine/retention_guard.h"
 #include "fleet/stream_group.h"
 #include "schema_change/switch_progress.h"
 #include "snapshot/chunked_state.h"
+#include "source/open_source.h"
+#include "source/source_clock.h"
 
 namespace mssql_cdc::cli {
 namespace {
@@ -47,6 +51,9 @@ struct Thresholds {
   double max_ingestion_lag_seconds = 3600;
   double max_capture_lag_seconds = 600;
   double verdict_margin_minutes = 15;
+  // The cleanup retention assumed for an instance cleanup has not purged yet (--source):
+  // SQL Server's default, 4320 minutes.
+  double retention_hours = 72;
 };
 
 // The latest micro-batch facts row of one target.
@@ -72,6 +79,7 @@ struct TableStatus {
   std::optional<std::string> last_event;
   std::optional<UtcMicros> last_event_at;
   std::optional<Verdict> verdict;
+  std::optional<CleanupState> cleanup;  // with --source
   std::optional<std::string> silver;  // the table's silver table, with [silver]
   std::optional<Verdict> silver_verdict;
   // The stream's newest chunked snapshot while it is open: how far its backfill has come.
@@ -165,12 +173,24 @@ void Check(const PipelineConfig& config, const Thresholds& limits, UtcMicros now
     if (hours_since_last > stale_hours) {
       alert("stale", "no facts for " + Fixed(hours_since_last * 60, 0) + " minutes");
     }
-    if (!f.retention_headroom_hours) {
+    if (s.cleanup && !s.cleanup->purged_yet) {
+      // Nothing purged yet: the measured headroom is only the instance's age. Changes are at
+      // risk once they are older than the retention, on the source's clock.
+      const double behind_hours = f.ingestion_lag_seconds.value_or(0) / 3600 + hours_since_last;
+      if (limits.retention_hours - behind_hours < limits.min_headroom_hours) {
+        alert("headroom", "cleanup has not purged " + s.capture_instance + " yet, but the stream is " +
+                              Fixed(behind_hours, 1) + " h behind: " +
+                              Fixed(limits.retention_hours - behind_hours, 1) + " h left of a " +
+                              Fixed(limits.retention_hours, 0) + " h retention (--retention-hours)");
+      }
+    } else if (!f.retention_headroom_hours) {
       alert("headroom_unknown", "retention headroom unknown (the stream is blind to cleanup)");
     } else if (*f.retention_headroom_hours - hours_since_last < limits.min_headroom_hours) {
-      alert("headroom", "retention headroom " +
-                            Fixed(*f.retention_headroom_hours - hours_since_last, 1) +
-                            " h left: CDC cleanup may purge changes not yet read");
+      alert("headroom", "retention headroom " + Fixed(*f.retention_headroom_hours - hours_since_last, 1) +
+                            " h left: CDC cleanup may purge changes not yet read" +
+                            (s.cleanup ? std::string()
+                                       : " (or cleanup has not purged anything yet and this is the capture "
+                                         "instance's age: `status --source` tells them apart)"));
     }
     if (f.ingestion_lag_seconds && *f.ingestion_lag_seconds > limits.max_ingestion_lag_seconds) {
       alert("ingestion_lag", "ingestion lag " + Fixed(*f.ingestion_lag_seconds, 0) + " s");
@@ -242,6 +262,13 @@ json ToJson(const TableStatus& s) {
                       {"updated_at", FormatIsoMillis(s.verdict->updated_at.value)}};
   } else {
     out["verdict"] = nullptr;
+  }
+  if (s.cleanup) {
+    out["cleanup"] = {{"capture_instance_enabled", FormatIsoMillis(s.cleanup->enabled_ts.value)},
+                      {"retention_watermark", Optional(s.cleanup->watermark_ts)},
+                      {"purged_yet", s.cleanup->purged_yet}};
+  } else {
+    out["cleanup"] = nullptr;
   }
   if (s.silver) {
     out["silver"] = {{"target", *s.silver},
@@ -336,6 +363,7 @@ void PrintText(const std::vector<TableStatus>& tables) {
 struct StatusArgs {
   std::string file;
   bool json = false;
+  bool source = false;  // also ask the source what only it can tell
   Thresholds thresholds;
   double watch_seconds = 0;  // > 0: print again at this interval until interrupted
 };
@@ -361,7 +389,7 @@ int Status(const StatusArgs& args) {
       "mssql-cdc", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   PipelineConfig config;
   try {
-    config = LoadPipelineConfig(args.file, Secrets::kOptional);
+    config = LoadPipelineConfig(args.file, args.source ? Secrets::kRequired : Secrets::kOptional);
   } catch (const Error& e) {
     std::cerr << "mssql-cdc: " << e.class_name() << ": " << e.what() << "\n";
     return 2;
@@ -391,6 +419,12 @@ int Status(const StatusArgs& args) {
     if (config.many.silver && config.many.control_table) {
       s.silver = TableSilverOptions(config.many, TableStreamConfig(config.many, table)).silver;
       if (auto verdict = verdicts.find(*s.silver); verdict != verdicts.end()) s.silver_verdict = verdict->second;
+    }
+    if (args.source) {
+      const StreamConfig stream = TableStreamConfig(config.many, table);
+      std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();
+      const SourceClock clock = ResolveSourceClock(*source, stream.source.source_time_zone);
+      s.cleanup = ReadCleanupState(*source, clock, source->ResolveCaptureInstance(table.capture_instance).name);
     }
     Check(config, args.thresholds, now, s);
     tables.push_back(std::move(s));
@@ -431,6 +465,13 @@ void AddStatusCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-capture-lag-seconds", t.max_capture_lag_seconds,
                   "alert when SQL Server's capture is further behind")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--source", args->source,
+                "also connect to the source to tell a capture instance CDC cleanup has not purged yet "
+                "(its headroom is then its age) from one cleanup is about to reach");
+  cmd->add_option("--retention-hours", t.retention_hours,
+                  "with --source: the cleanup retention to assume for an instance not purged yet "
+                  "(SQL Server's default: 72)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--verdict-margin-minutes", t.verdict_margin_minutes,
                   "a verdict may be this much older than one period plus the trigger interval")

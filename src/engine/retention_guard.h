@@ -27,6 +27,17 @@ struct Retention {
 Retention ReadRetention(Source& source, const SourceClock& clock,
                         const std::string& capture_instance);
 
+// Whether CDC cleanup has purged any change of a capture instance yet. Until it has, the
+// instance's min LSN is the one it was enabled at, so its watermark is at or before the
+// instance's create_date and the time from the watermark to a batch's end is the instance's
+// age, not the room left before cleanup reaches unread changes (spec 4.9).
+struct CleanupState {
+  UtcMicros enabled_ts;                   // cdc.change_tables.create_date, UTC
+  std::optional<UtcMicros> watermark_ts;  // as ReadRetention's
+  bool purged_yet = false;                // the watermark is past the enable
+};
+CleanupState ReadCleanupState(Source& source, const SourceClock& clock, const std::string& capture_instance);
+
 // Whether changes at or after `first_to_read` have been purged: min LSN > first_to_read.
 inline bool Purged(const Retention& retention, const Lsn& first_to_read) {
   return retention.min_lsn > first_to_read;

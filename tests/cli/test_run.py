@@ -307,16 +307,22 @@ def test_status_shows_last_facts_health_and_verdict(cli, tmp_path):
     assert "2026-01-01T00:00:00.000" in text
 
 
-def test_status_thresholds_are_options_and_silver_verdicts_are_checked(cli, tmp_path):
-    """The manual clock stands in 2026-01-02, so by the default thresholds the verdicts
-    (bronze's and silver's) are stale and capture is far behind; options that allow it pass.
-    A day passes between the enable and the changes, so the retention headroom is a day."""
+def enabled_a_day_before_the_changes(cli, tmp_path):
+    """A database on a manual clock whose CDC was enabled on 2026-01-01 and changed a day later,
+    and a pipeline of dbo_customers over it."""
     db = tmp_path / "shop.sim"
     cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
     cli("sim", "demo-schema", "--db", db)
     cli("sim", "clock", "--db", db, "--advance", 86400)
     cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 50, "--seed", 5)
-    pipeline = write_pipeline(tmp_path, tables='tables = ["dbo_customers"]')
+    return db, write_pipeline(tmp_path, tables='tables = ["dbo_customers"]')
+
+
+def test_status_thresholds_are_options_and_silver_verdicts_are_checked(cli, tmp_path):
+    """The manual clock stands in 2026-01-02, so by the default thresholds the verdicts
+    (bronze's and silver's) are stale and capture is far behind; options that allow it pass.
+    A day passes between the enable and the changes, so the retention headroom is a day."""
+    db, pipeline = enabled_a_day_before_the_changes(cli, tmp_path)
     pipeline.write_text(pipeline.read_text() + '\n[silver]\ntarget = "lake/silver/{ci}"\n')
     cli("run", pipeline)
     doc = json.loads(cli("status", "--json", pipeline, check=False).stdout)
@@ -340,6 +346,42 @@ def test_status_thresholds_are_options_and_silver_verdicts_are_checked(cli, tmp_
 
     bad = cli("status", "--stale-minutes", "0", pipeline, check=False)
     assert bad.returncode == 2 and "--stale-minutes" in bad.stderr
+
+
+def test_status_source_tells_an_unpurged_instance_from_one_cleanup_is_reaching(cli, tmp_path):
+    """CDC enabled a day before the changes and never cleaned up: the watermark is the enable,
+    so the measured headroom (a day) is the instance's age. --source sees that nothing was
+    purged and measures against the retention instead; after a cleanup it checks as before."""
+    db, pipeline = enabled_a_day_before_the_changes(cli, tmp_path)
+    cli("run", pipeline)
+    lenient = ["--verdict-margin-minutes", "1e9", "--max-capture-lag-seconds", "1e12",
+               "--max-ingestion-lag-seconds", "1e12", "--min-headroom-hours", "30"]
+
+    def status(*args):
+        result = cli("status", "--json", *lenient, *args, pipeline, check=False)
+        (table,) = json.loads(result.stdout)["tables"]
+        return result.returncode, table
+
+    code, table = status()
+    assert code == 1 and [a["check"] for a in table["alerts"]] == ["headroom"]
+    assert "status --source" in table["alerts"][0]["message"] and table["cleanup"] is None
+    code, table = status("--source")
+    assert code == 0, table
+    assert table["cleanup"]["purged_yet"] is False
+    assert table["cleanup"]["capture_instance_enabled"] == "2026-01-01T00:00:00.000"
+    code, table = status("--source", "--retention-hours", "20")
+    assert code == 1 and "cleanup has not purged dbo_customers yet" in table["alerts"][0]["message"]
+
+    cli("sim", "clock", "--db", db, "--advance", 2 * 86400)
+    cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 20, "--seed", 6, "--tables", "dbo.customers")
+    cli("run", pipeline)  # everything read before cleanup runs
+    cli("sim", "cleanup", "--db", db, "--retention-minutes", 60)
+    cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", 5, "--seed", 7, "--tables", "dbo.customers")
+    cli("run", pipeline)
+    code, table = status("--source")
+    assert table["cleanup"]["purged_yet"] is True
+    assert code == 1 and table["alerts"][0]["message"].startswith("retention headroom ")
+    assert "status --source" not in table["alerts"][0]["message"]
 
 
 def test_the_example_pipeline_runs(cli, tmp_path):
