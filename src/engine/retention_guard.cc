@@ -21,14 +21,18 @@ Retention ReadRetention(Source& source, const SourceClock& clock,
   return retention;
 }
 
-CleanupState ReadCleanupState(Source& source, const SourceClock& clock, const std::string& capture_instance) {
+bool CleanupHasPurged(UtcMicros enabled_ts, const std::optional<UtcMicros>& watermark_ts) {
   // The enable's LSN is the max LSN when CDC was enabled, whose commit may be a little earlier
   // or, rounded to datetime's 1/300 s, a little later than create_date: a second of slack.
   constexpr std::int64_t kSlack = kMicrosPerSecond;
+  return watermark_ts && watermark_ts->value > enabled_ts.value + kSlack;
+}
+
+CleanupState ReadCleanupState(Source& source, const SourceClock& clock, const std::string& capture_instance) {
   CleanupState state;
   state.enabled_ts = clock.ToUtc(source.ResolveCaptureInstance(capture_instance).create_date);
   state.watermark_ts = ReadRetention(source, clock, capture_instance).watermark_ts;
-  state.purged_yet = state.watermark_ts && state.watermark_ts->value > state.enabled_ts.value + kSlack;
+  state.purged_yet = CleanupHasPurged(state.enabled_ts, state.watermark_ts);
   return state;
 }
 

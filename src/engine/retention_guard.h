@@ -37,6 +37,8 @@ struct CleanupState {
   bool purged_yet = false;                // the watermark is past the enable
 };
 CleanupState ReadCleanupState(Source& source, const SourceClock& clock, const std::string& capture_instance);
+// The rule of CleanupState::purged_yet, for a caller that has both times already.
+bool CleanupHasPurged(UtcMicros enabled_ts, const std::optional<UtcMicros>& watermark_ts);
 
 // Whether changes at or after `first_to_read` have been purged: min LSN > first_to_read.
 inline bool Purged(const Retention& retention, const Lsn& first_to_read) {

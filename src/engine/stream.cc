@@ -522,6 +522,10 @@ class Stream::Impl {
       progress_.capture_lag_seconds = outcome.facts.capture_lag_seconds;
       progress_.ingestion_lag_seconds = outcome.facts.ingestion_lag_seconds;
       progress_.retention_headroom_hours = outcome.facts.retention_headroom_hours;
+      if (outcome.facts.retention_watermark_ts) {
+        progress_.cleanup_purged_yet =
+            CleanupHasPurged(context_.clock->ToUtc(context_.instance.create_date), outcome.facts.retention_watermark_ts);
+      }
       if (outcome.facts.duration_ms) progress_.last_batch_seconds = *outcome.facts.duration_ms / 1000.0;
     }
     Changed();

@@ -116,6 +116,9 @@ struct StreamProgress {
   std::optional<double> capture_lag_seconds;
   std::optional<double> ingestion_lag_seconds;
   std::optional<double> retention_headroom_hours;  // of the last batch (facts row)
+  // Whether CDC cleanup had purged changes of the capture instance at the last batch: until it
+  // has, the headroom is only the instance's age (CleanupHasPurged).
+  std::optional<bool> cleanup_purged_yet;
   std::optional<double> last_batch_seconds;        // how long the last batch took
   bool caught_up = false;          // availableNow: reached its target
   std::optional<BackfillStatus> backfill;  // the in-process backfill's last status

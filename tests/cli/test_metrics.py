@@ -63,6 +63,7 @@ def test_the_metrics_endpoint_is_scraped_during_a_run(cli, tmp_path):
             assert got[("mssql_cdc_batches_total", ci)] >= 1, got
             assert got[("mssql_cdc_last_batch_seconds", ci)] >= 0
             assert ("mssql_cdc_retention_headroom_hours", ci) in got
+            assert got[("mssql_cdc_retention_cleanup_purged", ci)] == 0  # no cleanup ever ran here
             assert got[("mssql_cdc_verdict_age_seconds", ci)] >= 0
         text = scrape(port)
         assert "# TYPE mssql_cdc_rows_total counter" in text
