@@ -353,8 +353,9 @@ void AddIdle(CLI::App& sim) {
     auto db = SimDatabase::Open(args->db);
     if (args->due) {
       const auto written = db->WriteDueIdleEntries();
+      const auto max = db->MaxLsn();
       std::cout << "wrote " << written << " idle entr" << (written == 1 ? "y" : "ies") << "; max LSN "
-                << (db->MaxLsn() ? db->MaxLsn()->ToString() : "none") << "\n";
+                << (max ? max->ToString() : "none") << "\n";
       return;
     }
     Lsn last;

@@ -230,7 +230,7 @@ int Status(const StatusArgs& args) {
       const StreamConfig stream = TableStreamConfig(config.many, table);
       std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();
       const SourceClock clock = ResolveSourceClock(*source, stream.source.source_time_zone);
-      s.cleanup = ReadCleanupState(*source, clock, source->ResolveCaptureInstance(table.capture_instance).name);
+      s.cleanup = ReadCleanupState(*source, clock, table.capture_instance);
     }
     Check(config, args.thresholds, now, s);
     tables.push_back(std::move(s));

@@ -29,9 +29,10 @@ bool CleanupHasPurged(UtcMicros enabled_ts, const std::optional<UtcMicros>& wate
 }
 
 CleanupState ReadCleanupState(Source& source, const SourceClock& clock, const std::string& capture_instance) {
+  const CaptureInstanceInfo instance = source.ResolveCaptureInstance(capture_instance);
   CleanupState state;
-  state.enabled_ts = clock.ToUtc(source.ResolveCaptureInstance(capture_instance).create_date);
-  state.watermark_ts = ReadRetention(source, clock, capture_instance).watermark_ts;
+  state.enabled_ts = clock.ToUtc(instance.create_date);
+  state.watermark_ts = ReadRetention(source, clock, instance.name).watermark_ts;
   state.purged_yet = CleanupHasPurged(state.enabled_ts, state.watermark_ts);
   return state;
 }

@@ -36,6 +36,7 @@ struct CleanupState {
   std::optional<UtcMicros> watermark_ts;  // as ReadRetention's
   bool purged_yet = false;                // the watermark is past the enable
 };
+// `capture_instance` is resolved as a stream resolves it (exact name, then ignoring case).
 CleanupState ReadCleanupState(Source& source, const SourceClock& clock, const std::string& capture_instance);
 // The rule of CleanupState::purged_yet, for a caller that has both times already.
 bool CleanupHasPurged(UtcMicros enabled_ts, const std::optional<UtcMicros>& watermark_ts);

@@ -32,13 +32,6 @@ std::string FormatSeconds(double seconds) {
   return std::string(text, end);
 }
 
-// At least a millisecond (lsn_time_mapping's resolution), at most a day.
-void CheckIdleInterval(double seconds) {
-  if (!(seconds >= 0.001 && seconds <= 86'400)) {
-    throw ConfigError("the idle-entry interval must be from 0.001 to 86400 seconds, not " + FormatSeconds(seconds));
-  }
-}
-
 Lsn LsnFromBlob(const std::string& blob) { return Lsn::FromBytes(blob.data(), blob.size()); }
 
 std::string Bracketed(const TableName& t) { return "[" + t.schema + "].[" + t.name + "]"; }
@@ -713,6 +706,12 @@ Lsn SimDatabase::WriteIdleEntry() {
   catalog_.AddLsnTimeEntry(lsn, now, now, kZeroTranId);
   tx.Commit();
   return lsn;
+}
+
+void CheckIdleInterval(double seconds) {
+  if (!(seconds >= 0.001 && seconds <= 86'400)) {
+    throw ConfigError("the idle-entry interval must be from 0.001 to 86400 seconds, not " + FormatSeconds(seconds));
+  }
 }
 
 double SimDatabase::idle_entry_seconds() {

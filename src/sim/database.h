@@ -38,6 +38,9 @@ class Transaction;
 enum class ClockMode { kReal, kManual };
 
 inline constexpr double kDefaultIdleEntrySeconds = 305;
+// ConfigError unless an idle-entry interval is from a millisecond (lsn_time_mapping's
+// resolution) to a day.
+void CheckIdleInterval(double seconds);
 
 struct CreateOptions {
   std::string database_name = "sim";

@@ -230,9 +230,7 @@ Workload::Workload(SimDatabase& db, WorkloadOptions options)
   if (!(o.long_transaction_seconds >= 0)) {
     throw ConfigError("the long transaction's duration must not be negative");
   }
-  if (o.idle_entry_seconds && !(*o.idle_entry_seconds > 0)) {
-    throw ConfigError("the idle-entry interval must be more than 0");
-  }
+  if (o.idle_entry_seconds) CheckIdleInterval(*o.idle_entry_seconds);
   if (!(o.mix.insert >= 0 && o.mix.update >= 0 && o.mix.remove >= 0 &&
         o.mix.insert + o.mix.update + o.mix.remove > 0)) {
     throw ConfigError("the operation mix needs non-negative weights that sum to more than 0");
