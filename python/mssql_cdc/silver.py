@@ -80,6 +80,21 @@ def _newest_snapshot(spark: Any, bronze_sql: str, version: int, instances: list[
     return (rows[0]["lsn"], bool(rows[0]["chunked"])) if rows else None
 
 
+def _with_range_deletes(spark: Any, plan_json: str, bronze: tables.TableArg, bronze_schema_json: str,
+                        keys: list[str], silver_sql: str, silver_exists: bool, plan_view: str) -> str | None:
+    """The SELECT of the plan's rows and the waves' range deletes, or None when none apply (no
+    wave, no silver yet, no plans table, a key they do not cover: silver/wave_ranges.h)."""
+    plan = json.loads(plan_json)
+    if not silver_exists or plan["rebuild"] or not plan["wave_chunks"]:
+        return None
+    plans = backfill.plans_table(bronze)
+    if not tables.check(spark, plans, "plans"):
+        return None
+    return _core.silver_with_range_deletes_sql(plan_json, tables.sql_ref(plans), plans.text,
+                                               lambda sql: spark.sql(sql).toArrow(), bronze_schema_json, keys,
+                                               silver_sql, plan_view)
+
+
 def _table_instances(options: Mapping[str, str] | None, capture_instance: str) -> tuple[list[str], list[str]]:
     """The capture instances of the table and the instance's index columns, from SQL Server
     when the stream's options are given."""
@@ -174,12 +189,17 @@ def apply_changes(
             _core.ensure_silver(silver_arg.text, bronze_schema_json, bronze, bronze_id)
     for statement in migrate:
         spark.sql(statement)
-    rows.createOrReplaceTempView(rows_view)
+    plan_view = f"_mssql_cdc_plan_rows_{run}"
+    rows.createOrReplaceTempView(plan_view)
     try:
         newest = rows.agg(F.max("_start_lsn").alias("any"),
                           F.max(F.when(F.col("_operation") != 0, F.col("_start_lsn"))).alias("change")).collect()[0]
         max_lsn = newest["change"] or ""
-        if newest["any"] or plan["rebuild"]:
+        # The waves' range deletes rank with the rows; silver's position moves by the rows alone.
+        ranked_sql = _with_range_deletes(spark, plan_json, bronze_arg, bronze_schema_json, keys, silver_sql,
+                                         silver_exists, plan_view)
+        spark.sql(ranked_sql or f"SELECT * FROM {plan_view}").createOrReplaceTempView(rows_view)
+        if newest["any"] or plan["rebuild"] or ranked_sql:
             spark.sql(images_sql).createOrReplaceTempView(images_view)
             try:
                 spark.sql(merge_sql).collect()
@@ -187,6 +207,7 @@ def apply_changes(
                 spark.catalog.dropTempView(images_view)
     finally:
         spark.catalog.dropTempView(rows_view)
+        spark.catalog.dropTempView(plan_view)
 
     moved = _core.silver_position_after(plan_json, position, max_lsn)
     verdict = None

@@ -2,6 +2,7 @@
 
 #include <arrow/type.h>
 
+#include "core/ascii.h"
 #include "core/time.h"
 #include "silver/silver_schema.h"
 #include "source/output_schema.h"
@@ -75,6 +76,52 @@ std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version
   const std::string bound = BoundSql(plan, oldest_wave_stamp);
   if (!bound.empty()) sql += " WHERE " + bound;
   return sql;
+}
+
+namespace {
+
+std::string KeyLiteral(std::int64_t value, KeyUnit unit) {
+  switch (unit) {
+    case KeyUnit::kInteger: return "CAST(" + std::to_string(value) + " AS BIGINT)";
+    case KeyUnit::kDay: return "DATE " + SqlStringLiteral(FormatDate(value));
+    case KeyUnit::kMicros: return "CAST(" + SqlStringLiteral(FormatDateTime(value, 6)) + " AS TIMESTAMP_NTZ)";
+  }
+  return "";
+}
+
+std::string InRangeSql(const std::string& key, const WaveRange& range, KeyUnit unit) {
+  std::string condition;
+  if (range.lo) condition = key + " >= " + KeyLiteral(*range.lo, unit);
+  if (range.hi) condition += (condition.empty() ? "" : " AND ") + key + " < " + KeyLiteral(*range.hi, unit);
+  return condition.empty() ? "TRUE" : condition;
+}
+
+}  // namespace
+
+std::string WithRangeDeletesSql(const std::string& plan_view, const std::string& silver_sql,
+                                const arrow::Schema& bronze, const WaveRanges& ranges) {
+  const std::string key = "t." + QuoteIdentifier(ranges.key);
+  std::string stamp = "CASE", any;
+  for (const auto& range : ranges.ranges) {
+    const std::string inside = InRangeSql(key, range, ranges.unit);
+    stamp += " WHEN " + inside + " THEN " + SqlStringLiteral(range.stamp);
+    any += (any.empty() ? "(" : " OR (") + inside + ")";
+  }
+  stamp += " END";
+  std::string columns;
+  for (const auto& field : bronze.fields()) {
+    std::string value = "NULL";
+    if (EqualsIgnoringAsciiCase(field->name(), ranges.key)) value = QuoteIdentifier(ranges.key);
+    else if (field->name() == kOperationColumn) value = "1";
+    else if (field->name() == kStartLsnColumn) value = "_mssql_cdc_stamp";
+    columns += (columns.empty() ? "" : ", ") + value + " AS " + QuoteIdentifier(field->name());
+  }
+  const std::string quoted_key = QuoteIdentifier(ranges.key);
+  return "SELECT * FROM " + plan_view + " UNION ALL SELECT " + columns + " FROM (SELECT " + key + ", t._start_lsn, " +
+         stamp + " AS _mssql_cdc_stamp FROM " + silver_sql + " AS t WHERE " + key + " IS NOT NULL AND (" + any +
+         ")) AS d WHERE d._start_lsn < d._mssql_cdc_stamp AND NOT EXISTS (SELECT 1 FROM " + plan_view +
+         " AS c WHERE c._operation = 0 AND c._chunk IS NOT NULL AND c._snapshot = " +
+         SqlStringLiteral(ranges.snapshot_lsn) + " AND c." + quoted_key + " = d." + quoted_key + ")";
 }
 
 std::string LatestImagesSql(const std::string& rows_view, const arrow::Schema& bronze,

@@ -13,6 +13,7 @@
 #include "core/table_ref.h"
 #include "engine/finalization.h"
 #include "silver/apply_plan.h"
+#include "silver/wave_ranges.h"
 
 namespace mssql_cdc::catalog {
 
@@ -32,6 +33,12 @@ std::string PlanRowsSql(const std::string& bronze_sql, std::int64_t version, con
 // _capture_instance), every one of which must be the table's.
 std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version, const SilverApplyPlan& plan,
                              const std::string& oldest_wave_stamp);
+
+// The rows of view `plan_view` (the rows the plan applies, in bronze's schema `bronze`) and the
+// waves' range deletes (silver/range_deletes.h: one operation-1 row at the range's stamp for
+// each key of silver inside a range, older than the stamp, that no chunk row holds), a SELECT.
+std::string WithRangeDeletesSql(const std::string& plan_view, const std::string& silver_sql,
+                                const arrow::Schema& bronze, const WaveRanges& ranges);
 
 // The latest image of each key among the rows of view `rows_view` (a SELECT): silver's
 // columns and kDeletedColumn. NULL keys are one key (Spark's PARTITION BY is null-safe).

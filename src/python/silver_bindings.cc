@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/reconcile_sql.h"
 #include "catalog/silver_sql.h"
 #include "catalog/table_sql.h"
 #include "core/errors.h"
@@ -24,10 +25,13 @@
 #include "delta/schema.h"
 #include "delta/table.h"
 #include "engine/finalization.h"
+#include "python/arrow_stream.h"
 #include "python/events_json.h"
 #include "python/position_json.h"
 #include "silver/apply_plan.h"
 #include "silver/silver_schema.h"
+#include "silver/wave_ranges.h"
+#include "snapshot/plans_table.h"
 
 namespace nb = nanobind;
 using nlohmann::json;
@@ -66,6 +70,11 @@ SilverApplyPlan PlanOf(const std::string& text) {
   plan.open_snapshot_lsn = TextAt(object, "open_snapshot_lsn");
   plan.wave_chunks = object.at("wave_chunks").get<std::vector<int>>();
   if (!object.at("through_wave").is_null()) plan.through_wave = object.at("through_wave").get<std::int64_t>();
+  plan.open_snapshot_app_id = object.value("open_snapshot_app_id", std::string());
+  const json stamps = object.value("wave_stamps", json::object());
+  for (const auto& [chunk, stamp] : stamps.items()) {
+    plan.wave_stamps[std::stoi(chunk)] = stamp.get<std::string>();
+  }
   return plan;
 }
 
@@ -77,6 +86,10 @@ std::string PlanJson(const SilverApplyPlan& plan) {
   if (plan.after_lsn) object["after_lsn"] = *plan.after_lsn;
   if (plan.open_snapshot_lsn) object["open_snapshot_lsn"] = *plan.open_snapshot_lsn;
   if (plan.through_wave) object["through_wave"] = *plan.through_wave;
+  object["open_snapshot_app_id"] = plan.open_snapshot_app_id;
+  json stamps = json::object();
+  for (const auto& [chunk, stamp] : plan.wave_stamps) stamps[std::to_string(chunk)] = stamp;
+  object["wave_stamps"] = stamps;
   return object.dump();
 }
 
@@ -160,6 +173,28 @@ void BindSilver(nb::module_& m) {
         nb::arg("images_view"),
         "(rows SELECT, SELECT DISTINCT of the instances in the rows' bounds, images SELECT over rows_view, MERGE of images_view, ALTER TABLEs adding bronze's "
         "new columns to silver).");
+  m.def("silver_with_range_deletes_sql",
+        [](const std::string& plan_json, const std::string& plans_sql, const std::string& plans_name,
+           const nb::object& query, const std::string& bronze_schema_json, const std::vector<std::string>& keys,
+           const std::string& silver_sql, const std::string& plan_view) -> std::optional<std::string> {
+          const auto plan = PlanOf(plan_json);
+          if (plan.rebuild || !plan.open_snapshot_lsn || plan.wave_chunks.empty()) return std::nullopt;
+          auto reader = ImportArrowStream(query(catalog::PlanRowsSql(plans_sql, plan.open_snapshot_app_id)),
+                                          "the plans table's rows");
+          auto rows = reader->ToTable();
+          if (!rows.ok()) throw InternalError("reading the plans table: " + rows.status().ToString());
+          const auto chunks = PlanFromTable(**rows, plan.open_snapshot_app_id, Lsn::Parse(*plan.open_snapshot_lsn),
+                                            plans_name);
+          if (!chunks) return std::nullopt;
+          const auto bronze = SchemaOf(bronze_schema_json, plans_name);
+          const auto ranges = WaveRangesOf(plan, *chunks, keys, *bronze);
+          if (!ranges) return std::nullopt;
+          return catalog::WithRangeDeletesSql(plan_view, silver_sql, *bronze, *ranges);
+        },
+        nb::arg("plan_json"), nb::arg("plans_sql"), nb::arg("plans_name"), nb::arg("query"),
+        nb::arg("bronze_schema_json"), nb::arg("keys"), nb::arg("silver_sql"), nb::arg("plan_view"),
+        "The SELECT of the rows of plan_view and the waves' range deletes; None when none apply. "
+        "query(sql) returns a pyarrow table or reader.");
   m.def("silver_wave_stamp_sql",
         [](const std::string& plan_json, const std::string& bronze_sql, std::int64_t version) -> std::optional<std::string> {
           auto sql = catalog::WaveStampSql(bronze_sql, version, PlanOf(plan_json));

@@ -15,8 +15,10 @@
 #include "engine/table_schemas.h"
 #include "silver/apply_plan.h"
 #include "silver/latest_images.h"
+#include "silver/range_deletes.h"
 #include "silver/silver_merge.h"
 #include "silver/silver_schema.h"
+#include "snapshot/plans_table.h"
 #include "snapshot/snapshot_finder.h"
 #include "source/output_schema.h"
 
@@ -84,6 +86,22 @@ std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const
   return kept->table();
 }
 
+// The waves' range deletes to rank with `rows`, or null when none apply (wave_ranges.h).
+std::shared_ptr<arrow::Table> WaveRangeDeletes(const std::optional<delta::DeltaTable>& silver,
+                                               const SilverApplyPlan& plan, const std::string& bronze,
+                                               const std::vector<std::string>& keys, const arrow::Table& rows) {
+  if (!silver || plan.rebuild || !plan.open_snapshot_lsn || plan.wave_chunks.empty()) return nullptr;
+  const std::string plans_table = PlansTableFor(bronze);
+  if (!delta::DeltaTable::Exists(plans_table)) return nullptr;
+  const auto plan_rows = delta::DeltaTable::Open(plans_table).Read({{"app_id", "=", plan.open_snapshot_app_id}});
+  const auto chunks = PlanFromTable(*plan_rows, plan.open_snapshot_app_id, Lsn::Parse(*plan.open_snapshot_lsn),
+                                    plans_table);
+  if (!chunks) return nullptr;
+  const auto ranges = WaveRangesOf(plan, *chunks, keys, *rows.schema());
+  if (!ranges) return nullptr;
+  return RangeDeleteRows(*silver, *ranges, rows);
+}
+
 }  // namespace
 
 ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
@@ -146,17 +164,29 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   const auto rows = RowsToApply(bronze, plan, options);
   result.bronze_rows = rows->num_rows();
 
+  // Range deletes are ranked with the rows but are no change of bronze: silver's position
+  // moves by the rows alone.
+  std::shared_ptr<arrow::Table> ranked = rows;
+  if (auto deletes = WaveRangeDeletes(silver, plan, options.bronze, keys, *rows); deletes && deletes->num_rows() > 0) {
+    auto combined = arrow::ConcatenateTables({rows, deletes});
+    if (!combined.ok()) throw InternalError("ranking range deletes: " + combined.status().ToString());
+    ranked = *combined;
+    spdlog::info("apply_changes: {} keys of silver {} inside the waves' chunks are not in them", deletes->num_rows(),
+                 options.silver);
+  }
+  const std::string max_change_lsn = NewestChangeLsn(*rows);
+
   if (!silver) {
     silver.emplace(delta::DeltaTable::Create(options.silver, SilverTableOptions(*bronze_schema, options.bronze, bronze_id)));
   }
-  const auto images = LatestImagesOf(rows, keys, SilverSchema(*bronze_schema));
+  const auto images = LatestImagesOf(ranked, keys, SilverSchema(*bronze_schema));
   const auto merged = MergeIntoSilver(*silver, images, keys, result.rebuilt);
   result.upserted = merged.upserted;
   result.deleted = merged.deleted;
   result.unchanged = merged.unchanged;
   result.silver_version = merged.commit.version;
 
-  const SilverPosition moved = PositionAfter(plan, position, images.max_change_lsn);
+  const SilverPosition moved = PositionAfter(plan, position, max_change_lsn);
   std::optional<Verdict> verdict;
   if (!options.facts) {
     spdlog::warn("apply_changes: no facts table for silver {}: its verdict does not move (give the "

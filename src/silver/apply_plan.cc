@@ -17,7 +17,11 @@ BronzeSnapshot ChunkedSnapshotOf(const std::vector<SnapshotEvent>& events, const
     const auto progress = NewestChunked(events, app_id);
     if (!progress || progress->opened.snapshot.ToString() != lsn) continue;
     snapshot.complete = progress->opened.complete;
-    for (const auto& chunk : progress->chunks) snapshot.chunk_waves.emplace_back(chunk.chunk, chunk.wave);
+    snapshot.app_id = progress->opened.app_id;
+    for (const auto& chunk : progress->chunks) {
+      snapshot.chunk_waves.emplace_back(chunk.chunk, chunk.wave);
+      if (!chunk.stamp.empty()) snapshot.chunk_stamps[chunk.chunk] = chunk.stamp;
+    }
     break;
   }
   return snapshot;
@@ -41,11 +45,15 @@ SilverApplyPlan PlanSilverApply(const std::optional<SilverPosition>& position,
   if (!plan.rebuild) plan.after_lsn = position->applied_lsn;
   if (open && (!position || !position->snapshot_lsn || newest->lsn > *position->snapshot_lsn)) {
     plan.open_snapshot_lsn = newest->lsn;
+    plan.open_snapshot_app_id = newest->app_id;
     const std::int64_t applied_wave =
         position && position->open_snapshot_lsn == newest->lsn ? position->snapshot_wave.value_or(-1) : -1;
     for (const auto& [chunk, wave] : newest->chunk_waves) {
       if (wave <= applied_wave) continue;
       plan.wave_chunks.push_back(chunk);
+      if (auto stamp = newest->chunk_stamps.find(chunk); stamp != newest->chunk_stamps.end()) {
+        plan.wave_stamps[chunk] = stamp->second;
+      }
       plan.through_wave = std::max(plan.through_wave.value_or(wave), wave);
     }
     std::sort(plan.wave_chunks.begin(), plan.wave_chunks.end());

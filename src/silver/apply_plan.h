@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,8 +22,11 @@ struct BronzeSnapshot {
   std::string lsn;       // its LSN: coalesce(_snapshot, _start_lsn) of its rows
   bool chunked = false;
   bool complete = true;  // a chunked one: closed by a bootstrap or resnapshot facts row
-  // A chunked one: its chunks read so far (with facts rows), each with its wave.
+  // A chunked one: its chunks read so far (with facts rows), each with its wave, and the
+  // stream (or generation) that opened it, whose plan in the plans table bounds its chunks.
   std::vector<std::pair<int, std::int64_t>> chunk_waves;
+  std::map<int, std::string> chunk_stamps;  // each chunk's stamp (facts min_lsn)
+  std::string app_id;
 };
 
 struct SilverApplyPlan {
@@ -40,6 +44,10 @@ struct SilverApplyPlan {
   std::optional<std::string> open_snapshot_lsn;
   std::vector<int> wave_chunks;
   std::optional<std::int64_t> through_wave;
+  // For the waves' range deletes (silver/wave_ranges.h): the stream whose plan bounds the
+  // chunks, and each wave chunk's stamp.
+  std::string open_snapshot_app_id;
+  std::map<int, std::string> wave_stamps;
 };
 
 // What the facts rows `events` of bronze's stream say of its chunked snapshot at `lsn`:

@@ -163,6 +163,21 @@ std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector
   return encoded;
 }
 
+std::string NewestChangeLsn(const arrow::Table& bronze_rows) {
+  delta::EnsureComputeKernels();
+  const auto lsns = ColumnOrNull(bronze_rows, kStartLsnColumn);
+  const auto operations = AsInt64(ColumnOrNull(bronze_rows, kOperationColumn));
+  if (!lsns || !operations) throw InternalError("bronze rows lack _start_lsn or _operation");
+  const auto& lsn_strings = static_cast<const arrow::StringArray&>(*lsns);
+  std::string newest;
+  for (std::int64_t i = 0; i < bronze_rows.num_rows(); ++i) {
+    if (IntAt(operations, i).value_or(0) == 0) continue;
+    const auto lsn = lsn_strings.GetView(i);
+    if (newest.empty() || lsn > newest) newest = std::string(lsn);
+  }
+  return newest;
+}
+
 LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
                             const std::vector<std::string>& keys,
                             const std::shared_ptr<arrow::Schema>& silver) {
@@ -191,13 +206,11 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
   for (std::int64_t i = 0; i < bronze_rows->num_rows(); ++i) {
     const auto lsn = lsn_strings.GetView(i);
     if (images.max_lsn.empty() || lsn > images.max_lsn) images.max_lsn = std::string(lsn);
-    if (IntAt(operations, i).value_or(0) != 0 && (images.max_change_lsn.empty() || lsn > images.max_change_lsn)) {
-      images.max_change_lsn = std::string(lsn);
-    }
     auto& best = latest[static_cast<std::size_t>(group_of[static_cast<std::size_t>(i)])];
     if (best < 0 || Outranks(rank_at(i), rank_at(best))) best = i;
   }
 
+  images.max_change_lsn = NewestChangeLsn(*bronze_rows);
   arrow::Int64Builder take;
   Check(take.Reserve(groups), "choosing images");
   for (const std::int64_t row : latest) {

@@ -33,6 +33,9 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
                             const std::vector<std::string>& keys,
                             const std::shared_ptr<arrow::Schema>& silver);
 
+// The highest _start_lsn among the changes (operation not 0) of bronze rows; empty for none.
+std::string NewestChangeLsn(const arrow::Table& bronze_rows);
+
 // Whether `keys` are one integer column of `schema`: such a key is matched by its values, other
 // keys by EncodeKeys.
 bool IsSingleIntegerKey(const arrow::Schema& schema, const std::vector<std::string>& keys);

@@ -144,6 +144,7 @@ std::optional<ChunkedProgress> NewestChunked(const std::vector<SnapshotEvent>& e
       record.wave_ms = event.duration_ms;
       record.started_at = event.started_at;
       record.written_at = event.written_at;
+      record.stamp = event.min_lsn.value_or("");
       // A wave's rows written twice by two racing calls are one chunk read.
       if (record.chunk >= 0 && seen.insert(record.chunk).second) progress->chunks.push_back(record);
     }

@@ -49,6 +49,7 @@ struct ChunkRecord {
   bool last = false;
   std::optional<std::int64_t> wave_ms;  // how long its wave took
   std::optional<UtcMicros> started_at, written_at;  // its wave's
+  std::string stamp;  // the LSN its rows are stamped with (taken before they were read)
 };
 
 // What the facts rows say of one chunked snapshot.

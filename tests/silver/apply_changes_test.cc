@@ -11,7 +11,10 @@
 
 #include "core/errors.h"
 #include "delta/table.h"
+#include "engine/facts.h"
 #include "engine/finalization.h"
+#include "engine/table_schemas.h"
+#include "snapshot/plans_table.h"
 #include "silver/silver_merge.h"
 #include "tests/silver/bronze_rows.h"
 #include "tests/testing/stream_test_util.h"
@@ -312,6 +315,75 @@ TEST_F(HandWrittenBronzeTest, OnlyTheFilesHoldingChangedKeysAreRewritten) {
   // New keys past every file's range read no file.
   auto inserts = LatestImagesOf(silver_testing::BronzeRows({{6, 1, 1, 2, 1000, "n"}}), {"id"}, SilverSchema(*bronze_schema));
   EXPECT_EQ(MergeIntoSilver(silver, inserts, {"id"}, false).files_read, 0);
+}
+
+
+// A chunked re-snapshot at S = 20 over a silver rebuilt from a snapshot at 10: keys deleted in a
+// gap the stream never read leave silver with the wave whose chunk should hold them, not at
+// completion; a change after a chunk's stamp outranks its range delete, one before it does not.
+class ChunkedWavesTest : public HandWrittenBronzeTest {
+ protected:
+  static constexpr int kS = 20;
+  void SetUp() override {
+    std::vector<silver_testing::BronzeRow> rows;
+    for (int id = 1; id <= 9; ++id) rows.push_back(SnapshotRow(10, id, "v" + std::to_string(id)));
+    Append(rows);
+    facts_ = dir_.File("facts");
+    options_ = Options();
+    options_.facts = facts_;
+    ASSERT_TRUE(ApplyChanges(options_).rebuilt);
+    // Opened at S, planned in three chunks: [., 4), [4, 7), [7, .).
+    const Offset s{Lsn::Parse(silver_testing::LsnText(kS)), UtcMicros{1'700'000'000'000'000LL}};
+    auto facts = OpenOrCreateTable(facts_, FactsTableOptions());
+    ChunkPlan plan{"int", {"id"}, 3, {{0, nullptr, 4, 3}, {1, 4, 7, 3}, {2, 7, nullptr, 3}}};
+    facts.Append({FactsToRecordBatch({ChunkedOpenFactsRow("app", Bronze(), s, "resnapshot", 1, {"id"}, "int", 9),
+                                      SnapshotPlanFactsRow("app", Bronze(), s, "int", {"id"}, 3, 3,
+                                                           ChunkPlanDigest(plan), PlansTableFor(Bronze()))})});
+    OpenOrCreateTable(PlansTableFor(Bronze()), PlansTableOptions())
+        .Append({PlanToRecordBatch(plan, "app", s.lsn, silver_testing::kInstance, {0})});
+  }
+  // Wave `wave` of `chunks`, read at stamp `stamp`, holding `ids`.
+  void Wave(int wave, const std::vector<int>& chunks, int stamp, const std::vector<std::pair<int, int>>& chunk_ids) {
+    std::vector<silver_testing::BronzeRow> rows;
+    for (const auto& [chunk, id] : chunk_ids) {
+      auto row = SnapshotRow(stamp, id, "v" + std::to_string(id));
+      row.chunk = chunk;
+      row.snapshot_lsn = kS;
+      rows.push_back(row);
+    }
+    Append(rows);
+    std::vector<FactsRow> facts;
+    const Offset at{Lsn::Parse(silver_testing::LsnText(stamp)), UtcMicros{1'700'000'000'000'000LL}};
+    for (int chunk : chunks) {
+      facts.push_back(SnapshotChunkFactsRow("app", Bronze(), Lsn::Parse(silver_testing::LsnText(kS)), wave,
+                                            ChunkFacts{chunk, 1, std::nullopt, false}, at, std::nullopt, {0}, 1));
+    }
+    delta::DeltaTable::Open(facts_).Append({FactsToRecordBatch(facts)});
+  }
+  std::string facts_;
+  ApplyChangesOptions options_;
+};
+
+TEST_F(ChunkedWavesTest, EachWaveDeletesTheKeysItsChunksLack) {
+  // Wave 0 (stamp 21): keys 2 and 5 are gone; key 5 is inserted again at 22, after the stamp.
+  Wave(0, {0, 1}, 21, {{0, 1}, {0, 3}, {1, 4}, {1, 6}});
+  Append({{22, 1, 1, 2, 5, "again"}});
+  auto first = ApplyChanges(options_);
+  EXPECT_FALSE(first.rebuilt);
+  EXPECT_EQ(first.deleted, 1);
+  EXPECT_EQ(Silver(), (std::set<std::string>{"1=v1", "3=v3", "4=v4", "5=again", "6=v6", "7=v7", "8=v8", "9=v9"}));
+  // Only the changes move silver's position, not the range deletes' stamps.
+  EXPECT_EQ(*first.applied_lsn, silver_testing::LsnText(22));
+
+  // Wave 1 (stamp 25): key 8 is gone; its update at 24, before the stamp, does not bring it back.
+  Append({{24, 1, 1, 4, 8, "late"}});
+  Wave(1, {2}, 25, {{2, 7}, {2, 9}});
+  auto second = ApplyChanges(options_);
+  EXPECT_EQ(second.deleted, 1);
+  EXPECT_EQ(Silver(), (std::set<std::string>{"1=v1", "3=v3", "4=v4", "5=again", "6=v6", "7=v7", "9=v9"}));
+  const auto version = delta::DeltaTable::Open(dir_.File("silver")).snapshot().version;
+  EXPECT_EQ(ApplyChanges(options_).deleted, 0);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).snapshot().version, version);
 }
 
 }  // namespace

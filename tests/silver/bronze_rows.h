@@ -29,6 +29,7 @@ struct BronzeRow {
   bool snapshot = false;
   std::optional<int> chunk;
   std::string instance = kInstance;
+  std::optional<int> snapshot_lsn;  // a chunk row's S, below its stamp `lsn`; default `lsn`
 };
 
 inline std::string LsnText(int n) {
@@ -71,7 +72,7 @@ inline std::shared_ptr<arrow::Table> BronzeRows(const std::vector<BronzeRow>& ro
       else if (name == "id") status = i32(row.id);
       else if (name == "name") status = str(row.name);
       else if (name == "_batch_id") status = i32(0);
-      else if (name == "_snapshot") status = str(row.snapshot ? std::optional(LsnText(row.lsn)) : std::nullopt);
+      else if (name == "_snapshot") status = str(row.snapshot ? std::optional(LsnText(row.snapshot_lsn.value_or(row.lsn))) : std::nullopt);
       else if (name == "_chunk") status = i32(row.chunk);
       else status = field->AppendNull();
       if (!status.ok()) throw std::runtime_error(status.ToString());

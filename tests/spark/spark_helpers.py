@@ -74,6 +74,27 @@ def assert_bronze_equals_change_table(db, ci, bronze_path):
     assert sorted(bronze, key=row_key) == sorted(changes, key=row_key)
 
 
+def native_silver_pipeline(tmp_path, db, ci, lake, facts, control):
+    """A pipeline file whose `apply-changes` keeps silver natively (at <lake>/silver_native/<ci>)
+    from the bronze a Spark stream writes at <lake>/bronze/<ci>, with the same facts and control
+    tables."""
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(f"""tables = ["{ci}"]
+[source]
+backend = "sim"
+simPath = "{db}"
+[stream]
+target = "{lake}/bronze/{{ci}}"
+app_id = "{{ci}}-native"
+checkpoint = "{tmp_path}/native/{{ci}}"
+facts_table = "{facts}"
+control_table = "{control}"
+[silver]
+target = "{lake}/silver_native/{{ci}}"
+""")
+    return pipeline
+
+
 def wait_for(condition, timeout=120, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

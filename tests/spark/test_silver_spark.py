@@ -6,7 +6,7 @@ through the catalog; bad input is refused before anything is written."""
 import sqlite3
 
 import pytest
-from spark_helpers import sim_options, workload
+from spark_helpers import native_silver_pipeline, sim_options, workload
 
 COLUMNS = ["order_id", "customer_id", "status"]
 
@@ -68,20 +68,7 @@ def test_native_and_spark_make_the_same_silver(spark, shop, cli, tmp_path):
     stream_once(spark, options, bronze, facts, f"{tmp_path}/ckpt", control)
     apply_changes(spark, bronze, f"{lake}/silver_spark", control_table=control, facts_table=facts, options=options)
 
-    pipeline = tmp_path / "pipeline.toml"
-    pipeline.write_text(f"""tables = ["dbo_orders"]
-[source]
-backend = "sim"
-simPath = "{shop}"
-[stream]
-target = "{lake}/bronze/{{ci}}"
-app_id = "{{ci}}-native"
-checkpoint = "{tmp_path}/native/{{ci}}"
-facts_table = "{facts}"
-control_table = "{control}"
-[silver]
-target = "{lake}/silver_native/{{ci}}"
-""")
+    pipeline = native_silver_pipeline(tmp_path, shop, "dbo_orders", lake, facts, control)
     cli("apply-changes", pipeline)
     native = spark.read.format("delta").load(f"{lake}/silver_native/dbo_orders")
     on_spark = spark.read.format("delta").load(f"{lake}/silver_spark")
