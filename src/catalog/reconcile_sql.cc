@@ -1,5 +1,7 @@
 #include "catalog/reconcile_sql.h"
 
+#include "core/time.h"
+
 #include "core/table_ref.h"
 
 namespace mssql_cdc::catalog {
@@ -11,9 +13,11 @@ std::string At(const std::string& table_sql, std::int64_t version) {
 
 }  // namespace
 
-std::string SliceTallySql(const std::string& silver_sql, std::int64_t version, const std::string& key,
+std::string SliceTallySql(const std::string& silver_sql, std::int64_t version, const std::string& key, KeyUnit unit,
                           const KeyGrid& grid) {
-  const std::string k = "CAST(" + QuoteIdentifier(key) + " AS DECIMAL(38,0))";
+  // A date as its day number since 1970-01-01, as the source counts it.
+  const std::string value = unit == KeyUnit::kDay ? "unix_date(" + QuoteIdentifier(key) + ")" : QuoteIdentifier(key);
+  const std::string k = "CAST(" + value + " AS DECIMAL(38,0))";
   // As SliceOf: floor((k - start) / width), clamped into the grid.
   const std::string slice = "LEAST(GREATEST(CAST(FLOOR((" + k + " - " + std::to_string(grid.start) + ") / " +
                             std::to_string(grid.width) + ") AS BIGINT), 0), " + std::to_string(grid.slices - 1) + ")";
@@ -25,11 +29,14 @@ std::string CountRowsSql(const std::string& silver_sql, std::int64_t version) {
   return "SELECT count(*) FROM " + At(silver_sql, version);
 }
 
-std::string RowsBetweenSql(const std::string& silver_sql, std::int64_t version, const std::string& key,
+std::string RowsBetweenSql(const std::string& silver_sql, std::int64_t version, const std::string& key, KeyUnit unit,
                            std::optional<std::int64_t> lo, std::optional<std::int64_t> hi) {
+  auto literal = [&](std::int64_t value) {
+    return unit == KeyUnit::kDay ? "DATE " + SqlStringLiteral(FormatDate(value)) : std::to_string(value);
+  };
   std::string sql = "SELECT * FROM " + At(silver_sql, version) + " WHERE TRUE";
-  if (lo) sql += " AND " + QuoteIdentifier(key) + " >= " + std::to_string(*lo);
-  if (hi) sql += " AND " + QuoteIdentifier(key) + " < " + std::to_string(*hi);
+  if (lo) sql += " AND " + QuoteIdentifier(key) + " >= " + literal(*lo);
+  if (hi) sql += " AND " + QuoteIdentifier(key) + " < " + literal(*hi);
   return sql;
 }
 

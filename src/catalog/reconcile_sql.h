@@ -10,14 +10,15 @@
 #include <vector>
 
 #include "reconcile/key_grid.h"
+#include "silver/key_units.h"
 
 namespace mssql_cdc::catalog {
 
 // Columns slice (bigint), rows (bigint), key_sum (decimal(38,0)): one row per non-empty slice.
-std::string SliceTallySql(const std::string& silver_sql, std::int64_t version, const std::string& key,
+std::string SliceTallySql(const std::string& silver_sql, std::int64_t version, const std::string& key, KeyUnit unit,
                           const KeyGrid& grid);
 std::string CountRowsSql(const std::string& silver_sql, std::int64_t version);
-std::string RowsBetweenSql(const std::string& silver_sql, std::int64_t version, const std::string& key,
+std::string RowsBetweenSql(const std::string& silver_sql, std::int64_t version, const std::string& key, KeyUnit unit,
                            std::optional<std::int64_t> lo, std::optional<std::int64_t> hi);
 std::string ChangedKeysSql(const std::string& bronze_sql, std::int64_t version,
                            const std::vector<std::string>& keys, const std::string& after_lsn);

@@ -213,4 +213,6 @@ bool IsIntegerKeyType(const SqlType& type) {
          type.name == "bigint";
 }
 
+bool IsSliceableKeyType(const SqlType& type) { return IsIntegerKeyType(type) || type.name == "date"; }
+
 }  // namespace mssql_cdc

@@ -43,6 +43,9 @@ bool CanBoundRange(const SqlType& type);
 // Whether `type` is an integer type (tinyint, smallint, int, bigint): a key a grid of slices
 // or uniform ranges can cut.
 bool IsIntegerKeyType(const SqlType& type);
+// Whether a grid of key slices can count a key of `type`: an integer, or a date as its day
+// number since 1970-01-01 (reconcile's Tier 1).
+bool IsSliceableKeyType(const SqlType& type);
 
 // The Spark SQL type name of the same mapping ("INT", "DECIMAL(18,2)", "TIMESTAMP_NTZ").
 std::string SparkTypeFor(const SqlType& type, std::string_view column);

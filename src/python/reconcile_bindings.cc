@@ -46,8 +46,8 @@ class SparkLakeSide : public LakeSide {
                        ? std::nullopt : std::optional<std::string>(state["plans_sql"].get<std::string>())),
         plans_name_(state.value("plans_name", std::string())) {}
 
-  SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) override {
-    const auto rows = Query(catalog::SliceTallySql(silver_sql_, silver_version_, key, grid));
+  SliceTallies TallySlices(const std::string& key, KeyUnit unit, const KeyGrid& grid) override {
+    const auto rows = Query(catalog::SliceTallySql(silver_sql_, silver_version_, key, unit, grid));
     auto batch = rows->CombineChunksToBatch();
     if (!batch.ok()) throw InternalError("reconcile: " + batch.status().ToString());
     SliceTallies tallies;
@@ -66,12 +66,13 @@ class SparkLakeSide : public LakeSide {
     if (!batch.ok()) throw InternalError("reconcile: " + batch.status().ToString());
     return Int64s(**batch, 0)->Value(0);
   }
-  std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+  std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, KeyUnit unit, std::optional<std::int64_t> lo,
                                             std::optional<std::int64_t> hi) override {
-    return Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, key, lo, hi));
+    return Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, key, unit, lo, hi));
   }
   std::shared_ptr<arrow::Table> AllRows() override {
-    return Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, "_start_lsn", std::nullopt, std::nullopt));
+    return Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, "_start_lsn", KeyUnit::kInteger, std::nullopt,
+                                         std::nullopt));
   }
   std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
                                                  const std::string& after_lsn) override {

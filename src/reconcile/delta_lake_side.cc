@@ -2,6 +2,7 @@
 #include <arrow/compute/api.h>
 
 #include "core/errors.h"
+#include "core/time.h"
 #include "delta/compute_kernels.h"
 #include "engine/delta_backfill_tables.h"
 #include "reconcile/lake_side.h"
@@ -22,18 +23,15 @@ std::vector<delta::AddFile> FilesOf(const delta::DeltaTable& table) {
 DeltaLakeSide::DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze, std::optional<std::string> facts)
     : silver_(std::move(silver)), bronze_(std::move(bronze)), facts_(std::move(facts)) {}
 
-SliceTallies DeltaLakeSide::TallySlices(const std::string& key, const KeyGrid& grid) {
-  delta::EnsureComputeKernels();
+SliceTallies DeltaLakeSide::TallySlices(const std::string& key, KeyUnit, const KeyGrid& grid) {
   SliceTallies tallies;
   silver_.ScanFiles(FilesOf(silver_), {key}, [&](const arrow::RecordBatch& batch) {
-    auto cast = arrow::compute::Cast(*batch.column(0), arrow::int64());
-    if (!cast.ok()) throw InternalError("reconcile: silver's key " + key + ": " + cast.status().ToString());
-    const auto& keys = static_cast<const arrow::Int64Array&>(**cast);
-    for (std::int64_t i = 0; i < keys.length(); ++i) {
-      if (keys.IsNull(i)) continue;
-      Tally& tally = tallies[SliceOf(grid, keys.Value(i))];
+    const auto keys = KeyUnitValues(*batch.column(0));
+    for (std::int64_t i = 0; i < keys->length(); ++i) {
+      if (keys->IsNull(i)) continue;
+      Tally& tally = tallies[SliceOf(grid, keys->Value(i))];
       ++tally.rows;
-      tally.key_sum += keys.Value(i);
+      tally.key_sum += keys->Value(i);
     }
   });
   return tallies;
@@ -47,11 +45,13 @@ std::int64_t DeltaLakeSide::CountRows() {
   return rows;
 }
 
-std::shared_ptr<arrow::Table> DeltaLakeSide::RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+std::shared_ptr<arrow::Table> DeltaLakeSide::RowsBetween(const std::string& key, KeyUnit unit,
+                                                         std::optional<std::int64_t> lo,
                                                          std::optional<std::int64_t> hi) {
+  auto literal = [&](std::int64_t value) { return unit == KeyUnit::kDay ? FormatDate(value) : std::to_string(value); };
   std::vector<delta::FilterTerm> filter;
-  if (lo) filter.push_back({key, ">=", std::to_string(*lo)});
-  if (hi) filter.push_back({key, "<", std::to_string(*hi)});
+  if (lo) filter.push_back({key, ">=", literal(*lo)});
+  if (hi) filter.push_back({key, "<", literal(*hi)});
   return silver_.Read(filter);
 }
 

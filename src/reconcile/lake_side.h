@@ -16,6 +16,7 @@
 #include "delta/table.h"
 #include "reconcile/chunk_checks.h"
 #include "reconcile/key_grid.h"
+#include "silver/key_units.h"
 
 namespace mssql_cdc {
 
@@ -37,14 +38,15 @@ struct LakeState {
 class LakeSide {
  public:
   virtual ~LakeSide() = default;
-  // Rows and key sums of silver's integer `key` per slice of `grid` (keys outside it in the
-  // edge slices; NULL keys left out).
-  virtual SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) = 0;
+  // Rows and key sums of silver's `key`, an integer or a date (`unit`: its values as day
+  // numbers), per slice of `grid` (keys outside it in the edge slices; NULL keys left out).
+  virtual SliceTallies TallySlices(const std::string& key, KeyUnit unit, const KeyGrid& grid) = 0;
   // Silver's row count.
   virtual std::int64_t CountRows() = 0;
-  // Silver's rows (its captured columns and _start_lsn) whose integer `key` is in [lo, hi);
-  // nullopt is an open end.
-  virtual std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+  // Silver's rows (its captured columns and _start_lsn) whose `key` is in [lo, hi), bounds in
+  // the key's `unit`; nullopt is an open end.
+  virtual std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, KeyUnit unit,
+                                                    std::optional<std::int64_t> lo,
                                                     std::optional<std::int64_t> hi) = 0;
   // Every silver row.
   virtual std::shared_ptr<arrow::Table> AllRows() = 0;
@@ -63,9 +65,9 @@ class LakeSide {
 class DeltaLakeSide : public LakeSide {
  public:
   DeltaLakeSide(delta::DeltaTable silver, delta::DeltaTable bronze, std::optional<std::string> facts);
-  SliceTallies TallySlices(const std::string& key, const KeyGrid& grid) override;
+  SliceTallies TallySlices(const std::string& key, KeyUnit unit, const KeyGrid& grid) override;
   std::int64_t CountRows() override;
-  std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, std::optional<std::int64_t> lo,
+  std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, KeyUnit unit, std::optional<std::int64_t> lo,
                                             std::optional<std::int64_t> hi) override;
   std::shared_ptr<arrow::Table> AllRows() override;
   std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,

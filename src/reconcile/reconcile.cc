@@ -11,10 +11,12 @@
 
 #include "core/ascii.h"
 #include "core/errors.h"
+#include "core/time.h"
 #include "core/timezone.h"
 #include "core/user_text.h"
 #include "delta/data_file_io.h"
 #include "reconcile/row_diff.h"
+#include "silver/key_units.h"
 #include "silver/latest_images.h"
 #include "silver/silver_schema.h"
 #include "source/error_status.h"
@@ -33,10 +35,10 @@ std::shared_ptr<arrow::Table> ReadAll(arrow::RecordBatchReader& reader) {
 // (changes the stream has not harvested yet), as key rows name them (JSON objects).
 struct InFlight {
   std::unordered_set<std::string> keys;  // to leave out a row failure on its key
-  std::set<std::int64_t> integers;       // a one-column integer key's values, to find their buckets
+  std::set<std::int64_t> units;          // a sliced key's values in its units, to find their buckets
 };
 
-InFlight InFlightKeys(const std::vector<std::string>& keys, bool integer_key, const Lsn& after,
+InFlight InFlightKeys(const std::vector<std::string>& keys, bool sliced_key, const Lsn& after,
                       const Lsn& max_lsn, const std::string& capture_instance, Source& source,
                       LakeSide& lake) {
   InFlight out;
@@ -49,11 +51,10 @@ InFlight InFlightKeys(const std::vector<std::string>& keys, bool integer_key, co
       for (const auto& name : keys) key[name] = KeyValueJson(*rows.GetColumnByName(name), i);
       out.keys.insert(key.dump());
     }
-    if (integer_key) {
-      const auto& rows = table;
-      const auto values = IntegerKeyValues(rows, keys.front());
+    if (sliced_key) {
+      const auto values = KeyUnitValues(*rows.GetColumnByName(keys.front()));
       for (std::int64_t i = 0; i < values->length(); ++i) {
-        if (values->IsValid(i)) out.integers.insert(values->Value(i));
+        if (values->IsValid(i)) out.units.insert(values->Value(i));
       }
     }
   };
@@ -75,8 +76,19 @@ InFlight InFlightKeys(const std::vector<std::string>& keys, bool integer_key, co
   return out;
 }
 
-nlohmann::json Bound(const std::optional<std::int64_t>& bound) {
-  return bound ? nlohmann::json(*bound) : nlohmann::json(nullptr);
+// A bucket bound as the snapshot reader and the report take it: the integer, or a date's text.
+nlohmann::json Bound(const std::optional<std::int64_t>& bound, KeyUnit unit) {
+  if (!bound) return nullptr;
+  return unit == KeyUnit::kDay ? nlohmann::json(FormatDate(*bound)) : nlohmann::json(*bound);
+}
+
+// A key the source returned (KeyAt, LastKey) in the key's units.
+std::int64_t UnitsOfKey(const nlohmann::json& key, KeyUnit unit) {
+  if (unit == KeyUnit::kInteger) return key.get<std::int64_t>();
+  const std::string text = key.get<std::string>();
+  const auto micros = text.size() == 10 ? ParseDateTime(text) : std::nullopt;
+  if (!micros) throw SourceError("reconcile: the source returned " + text + " for a date key");
+  return *micros / kMicrosPerDay;
 }
 
 std::optional<std::string> BoundText(const nlohmann::json& bound) {
@@ -159,7 +171,12 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   const Lsn floor = std::min(silver_lsn, *max_before);
   std::mt19937_64 random(options.seed ? *options.seed : std::random_device{}());
 
-  const bool integer_key = IsSingleIntegerKey(*state.silver_schema, keys);
+  // Tier 1 sums a one-column integer key, or a date key as day numbers; other keys are one
+  // whole-table count.
+  const auto field = keys.size() == 1 ? state.silver_schema->GetFieldByName(keys.front()) : nullptr;
+  const std::optional<KeyUnit> unit = field ? KeyUnitOf(*field->type()) : std::nullopt;
+  const bool sliced_key = unit == KeyUnit::kInteger || unit == KeyUnit::kDay;
+  const KeyUnit key_unit = unit.value_or(KeyUnit::kInteger);
   const KeyQuery key_query{instance.name, keys};
 
   // Tier 1, then the ranges Tier 2 reads: [lo, hi) of the key as JSON bounds.
@@ -171,17 +188,17 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   std::vector<Bucket> buckets;
   KeyGrid grid;
   std::vector<nlohmann::json> cuts;  // other keys: every bucket_rows-th source key
-  if (integer_key) {
+  if (sliced_key) {
     const auto first = source.KeyAt(key_query, nullptr, 0);
     const auto last = source.LastKey(key_query);
     SliceTallies source_tallies;
     if (first && last) {
-      grid = GridOver(first->get<std::int64_t>(), last->get<std::int64_t>());
+      grid = GridOver(UnitsOfKey(*first, key_unit), UnitsOfKey(*last, key_unit));
       for (const SliceCount& slice : source.CountKeySlices(key_query, grid.start, grid.width, grid.slices)) {
         source_tallies[slice.slice] = Tally{slice.rows, slice.key_sum};
       }
     }
-    buckets = MergeSlices(grid, source_tallies, lake.TallySlices(keys.front(), grid), options.bucket_rows);
+    buckets = MergeSlices(grid, source_tallies, lake.TallySlices(keys.front(), key_unit, grid), options.bucket_rows);
   } else {
     Bucket whole;
     auto reader = source.ReadSnapshot([&] {
@@ -216,8 +233,8 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   std::vector<Range> matching;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const bool differs = buckets[b].status != BucketStatus::kMatch;
-    if (integer_key) {
-      (differs ? ranges : matching).push_back({Bound(buckets[b].lo), Bound(buckets[b].hi), b, true});
+    if (sliced_key) {
+      (differs ? ranges : matching).push_back({Bound(buckets[b].lo, key_unit), Bound(buckets[b].hi, key_unit), b, true});
     } else if (differs) {
       ranges.push_back({nullptr, nullptr, b, true});
     } else {
@@ -234,10 +251,10 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
                                        [](const Bucket& b) { return b.status != BucketStatus::kMatch; });
   InFlight in_flight;
   if (any_differs || !ranges.empty()) {
-    in_flight = InFlightKeys(keys, integer_key, floor, max_after.value_or(*max_before), instance.name, source, lake);
+    in_flight = InFlightKeys(keys, sliced_key, floor, max_after.value_or(*max_before), instance.name, source, lake);
   }
-  std::vector<bool> flying(buckets.size(), !integer_key && !in_flight.keys.empty());
-  for (const std::int64_t key : in_flight.integers) flying[BucketOf(buckets, grid, key)] = true;
+  std::vector<bool> flying(buckets.size(), !sliced_key && !in_flight.keys.empty());
+  for (const std::int64_t key : in_flight.units) flying[BucketOf(buckets, grid, key)] = true;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     if (buckets[b].status == BucketStatus::kMismatch && flying[b]) buckets[b].status = BucketStatus::kInFlight;
   }
@@ -251,8 +268,8 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
     hashed[range.bucket] = true;
     const auto source_rows = SourceRows(source, instance.name, keys, columns, range.lo, range.hi, *max_before);
     std::shared_ptr<arrow::Table> silver_rows;
-    if (integer_key) {
-      silver_rows = lake.RowsBetween(keys.front(), buckets[range.bucket].lo, buckets[range.bucket].hi);
+    if (sliced_key) {
+      silver_rows = lake.RowsBetween(keys.front(), key_unit, buckets[range.bucket].lo, buckets[range.bucket].hi);
     } else {
       if (!all_silver) all_silver = lake.AllRows();
       silver_rows = all_silver;
@@ -274,12 +291,12 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const Bucket& bucket = buckets[b];
     ReportRow row;
-    row.bucket_lo = BoundText(Bound(bucket.lo));
-    row.bucket_hi = BoundText(Bound(bucket.hi));
+    row.bucket_lo = BoundText(Bound(bucket.lo, key_unit));
+    row.bucket_hi = BoundText(Bound(bucket.hi, key_unit));
     row.source_lsn = result.source_lsn;
     row.source_rows = bucket.source.rows;
     row.silver_rows = bucket.lake.rows;
-    if (integer_key) {
+    if (sliced_key) {
       row.source_key_sum = bucket.source.key_sum;
       row.silver_key_sum = bucket.lake.key_sum;
     }

@@ -21,11 +21,10 @@
 #include <vector>
 
 #include "silver/apply_plan.h"
+#include "silver/key_units.h"
 #include "snapshot/chunk_plan.h"
 
 namespace mssql_cdc {
-
-enum class KeyUnit { kInteger, kDay, kMicros };
 
 struct WaveRange {
   int chunk = 0;
@@ -51,10 +50,5 @@ struct WaveRanges {
 // of another type, a chunk without a stamp, or a bound that does not read in the key's type.
 std::optional<WaveRanges> WaveRangesOf(const SilverApplyPlan& plan, const ChunkPlan& chunks,
                                        const std::vector<std::string>& keys, const arrow::Schema& bronze);
-
-// The unit of a key column of Arrow type `type`; nullopt for types range deletes leave alone.
-std::optional<KeyUnit> KeyUnitOf(const arrow::DataType& type);
-// A column's values in the key's units (NULL stays NULL).
-std::shared_ptr<arrow::Int64Array> KeyUnitValues(const arrow::Array& column);
 
 }  // namespace mssql_cdc

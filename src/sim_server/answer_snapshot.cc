@@ -5,6 +5,7 @@
 // is between stored forms.
 #include "core/errors.h"
 #include "core/int128.h"
+#include "core/time.h"
 #include "sim/storage.h"
 #include "sim/value_codec.h"
 #include "sim_server/answers.h"
@@ -221,12 +222,26 @@ void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& rep
   if (!start || !width || !from || !end) return;  // NULL compares unknown: no row
   if (*width == 0) throw SqlError(errors::DivideByZero());
   // The keys in order, tallied as they come: SQLite's SUM stops at 64 bits, decimal(38,0) does not.
+  // A date is stored as 'YYYY-MM-DD' text, which orders as the dates do; its day number is
+  // compared with the bounds here.
+  const std::string name = sim::QuoteIdent(column.name);
   StatementLease keys = session.statements().Prepare(
-      "SELECT " + sim::QuoteIdent(column.name) + " FROM " + StorageName(table) + " WHERE " +
-      sim::QuoteIdent(column.name) + " >= ?1 AND " + sim::QuoteIdent(column.name) + " < ?2 ORDER BY " +
-      sim::QuoteIdent(column.name));
-  keys->BindInt(1, *from);
-  keys->BindInt(2, *end);
+      query.day_number ? "SELECT " + name + " FROM " + StorageName(table) + " WHERE " + name + " IS NOT NULL ORDER BY " + name
+                       : "SELECT " + name + " FROM " + StorageName(table) + " WHERE " + name + " >= ?1 AND " + name +
+                             " < ?2 ORDER BY " + name);
+  if (!query.day_number) {
+    keys->BindInt(1, *from);
+    keys->BindInt(2, *end);
+  }
+  auto key_of = [&]() -> std::optional<std::int64_t> {
+    if (!query.day_number) return keys->Int(0);
+    const std::string_view text = keys->TextView(0);
+    const auto micros = text.size() == 10 ? ParseDateTime(text) : std::nullopt;
+    const std::optional<std::int64_t> day = micros ? std::optional(*micros / kMicrosPerDay) : std::nullopt;
+    if (!day) throw InternalError("sim serve: DATEDIFF(day, ...) over " + column.name + ", which holds no date");
+    if (*day < *from || *day >= *end) return std::nullopt;
+    return *day;
+  };
   std::optional<std::int64_t> slice;
   std::int64_t count = 0;
   Int128 sum = 0;
@@ -237,8 +252,10 @@ void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& rep
     rows.EndRow();
   };
   while (keys->Step()) {
+    const auto in_range = key_of();
+    if (!in_range) continue;
     // (k - start) / width in T-SQL's integer arithmetic, which truncates toward zero.
-    const std::int64_t key = keys->Int(0);
+    const std::int64_t key = *in_range;
     const std::int64_t next = static_cast<std::int64_t>((Int128(key) - *start) / *width);
     if (slice && *slice != next) {
       send();

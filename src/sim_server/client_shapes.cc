@@ -402,9 +402,19 @@ bool LastKey(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
+// A key term of KeySlices: [k], or DATEDIFF(day, '19700101', [k]), a date key's day number.
+bool SliceKeyTerm(TokenCursor& cursor, std::string* column, bool* day_number) {
+  static const Phrase datediff("DATEDIFF(day, ?,");
+  std::vector<SqlValue> origin;
+  *day_number = cursor.Match(datediff, &origin);
+  if (!*day_number) return cursor.Name(column);
+  if (AsText(origin[0]) != std::optional<std::string>("19700101")) return cursor.Reject();
+  return cursor.Name(column) && cursor.Punct(")");
+}
+
 // SELECT [slice], COUNT_BIG(*) AS [rows], SUM(CAST([k] AS decimal(38,0))) AS [key_sum] FROM
 // (SELECT ([k] - ?) / ? AS [slice], [k] AS [k] FROM table WHERE [k] >= ? AND [k] < ?) AS g
-// GROUP BY [slice] ORDER BY [slice]
+// GROUP BY [slice] ORDER BY [slice]; each [k] of a date key DATEDIFF(day, '19700101', [k])
 bool KeySlices(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase head(
       "SELECT [slice], COUNT_BIG(*) AS [rows], SUM(CAST([k] AS decimal(38,0))) AS [key_sum] FROM (SELECT (");
@@ -416,14 +426,17 @@ bool KeySlices(TokenCursor& cursor, RecognizedStatement* out) {
   KeySlicesQuery query;
   std::vector<SqlValue> values;
   std::string selected, again, last;
-  if (!cursor.Match(head) || !cursor.Name(&query.column) || !cursor.Match(minus, &values) ||
-      !cursor.Name(&selected) || !cursor.Match(as_k) ||
+  bool days[4];
+  if (!cursor.Match(head) || !SliceKeyTerm(cursor, &query.column, &days[0]) || !cursor.Match(minus, &values) ||
+      !SliceKeyTerm(cursor, &selected, &days[1]) || !cursor.Match(as_k) ||
       !TableName(cursor, &query.schema, &query.table) || !cursor.Match(where) ||
-      !cursor.Name(&again) || !cursor.Match(at_least, &values) || !cursor.Name(&last) ||
-      !cursor.Match(below, &values) || !cursor.End()) {
+      !SliceKeyTerm(cursor, &again, &days[2]) || !cursor.Match(at_least, &values) ||
+      !SliceKeyTerm(cursor, &last, &days[3]) || !cursor.Match(below, &values) || !cursor.End()) {
     return false;
   }
   if (selected != query.column || again != query.column || last != query.column) return cursor.Reject();
+  if (days[1] != days[0] || days[2] != days[0] || days[3] != days[0]) return cursor.Reject();
+  query.day_number = days[0];
   query.start = std::move(values[0]);
   query.width = std::move(values[1]);
   query.from = std::move(values[2]);

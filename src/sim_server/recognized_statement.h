@@ -118,6 +118,7 @@ struct KeySlicesQuery {  // statements.h KeySlices
   std::string schema;
   std::string table;
   std::string column;
+  bool day_number = false;  // the column is a date, counted as DATEDIFF(day, '19700101', it)
   SqlValue start;
   SqlValue width;
   SqlValue from;  // the same start, as the WHERE gives it

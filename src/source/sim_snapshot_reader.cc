@@ -13,6 +13,7 @@
 #include "source/key_bounds.h"
 #include "source/output_batch_builder.h"
 #include "source/output_schema.h"
+#include "source/sqlite_column_decoders.h"
 
 namespace mssql_cdc {
 namespace {
@@ -212,16 +213,37 @@ std::int64_t SimRowCount(sim::SqliteDb& db, const std::string& table) {
   return count.Step() ? count.Int(0) : 0;
 }
 
+// A date key's slices by day number: dates are stored as 'YYYY-MM-DD' text, which orders as
+// the dates do, so the keys still come in order.
+std::vector<SliceCount> SimCountDateSlices(sim::SqliteDb& db, const SimKeyTable& table, std::int64_t start,
+                                           std::int64_t width, std::int64_t end) {
+  const std::string key = sim::QuoteIdent(table.key[0].name);
+  sim::Statement keys(db, "SELECT " + key + " FROM " + sim::QuoteIdent(table.table) + " WHERE " + key +
+                              " IS NOT NULL ORDER BY " + key);
+  std::vector<SliceCount> out;
+  while (keys.Step()) {
+    const auto day = ParseStoredDate(keys.Text(0));
+    if (!day) throw SourceError("table " + table.table + ": a stored date does not read: " + keys.Text(0));
+    if (*day < start || *day >= end) continue;
+    const auto slice = (*day - start) / width;
+    if (out.empty() || out.back().slice != slice) out.push_back(SliceCount{slice, 0, 0});
+    ++out.back().rows;
+    out.back().key_sum += *day;
+  }
+  return out;
+}
+
 std::vector<SliceCount> SimCountKeySlices(sim::SqliteDb& db, const SimKeyTable& table,
                                           std::int64_t start, std::int64_t width,
                                           std::int64_t slices) {
   RequireRangeKey(table.table, table.key);
-  if (table.key.size() != 1 || !IsIntegerKeyType(table.key[0].type)) {
+  if (table.key.size() != 1 || !IsSliceableKeyType(table.key[0].type)) {
     throw ConfigError("table " + table.table + ": a grid of key slices needs a key of one "
-                      "integer column");
+                      "integer or date column");
   }
   const std::int64_t end = SliceGridEnd(start, width, slices);
   const std::string key = sim::QuoteIdent(table.key[0].name);
+  if (table.key[0].type.name == "date") return SimCountDateSlices(db, table, start, width, end);
   // The keys in order through the key's index, counted as they come (a stream aggregate, as
   // SQL Server's plan over an index in key order is): SQLite would group by a temporary b-tree.
   sim::Statement keys(db, "SELECT " + key + " FROM " + sim::QuoteIdent(table.table) + " WHERE " +

@@ -107,7 +107,7 @@ struct KeyQuery {
   std::vector<std::string> key_columns;  // empty: the instance's index columns
 };
 
-// The rows of one slice of a grid over an integer key (Source::CountKeySlices), and the sum of
+// The rows of one slice of a grid over an integer or date key (Source::CountKeySlices), and the sum of
 // their keys: what reconcile compares with the lake's same sum, so that a key replaced by
 // another in one slice is seen where a count alone would match.
 struct SliceCount {
@@ -191,11 +191,13 @@ class Source {
   virtual std::optional<nlohmann::json> KeyAt(const KeyQuery& query, const nlohmann::json& from,
                                               std::int64_t offset) = 0;
   virtual std::optional<nlohmann::json> LastKey(const KeyQuery& query) = 0;
-  // Rows and key sums per slice of a grid over a one-column integer key, in one GROUP BY on
-  // the server: slice i holds the keys in [start + i * width, start + (i + 1) * width), for i in
-  // [0, slices); empty slices are left out, the others come in slice order. The chunk plan of
-  // a chunked snapshot packs slices into chunks. ConfigError for a key of several columns or
-  // not of an integer type, width < 1 or slices < 1, or a grid whose end passes bigint's.
+  // Rows and key sums per slice of a grid over a one-column integer key, or a date key as its
+  // day number since 1970-01-01, in one GROUP BY on the server: slice i holds the keys in
+  // [start + i * width, start + (i + 1) * width), for i in [0, slices); empty slices are left
+  // out, the others come in slice order. The chunk plan of a chunked snapshot packs slices of
+  // an integer key into chunks; reconcile's Tier 1 compares them. ConfigError for a key of
+  // several columns or of another type, width < 1 or slices < 1, or a grid whose end passes
+  // bigint's.
   virtual std::vector<SliceCount> CountKeySlices(const KeyQuery& query, std::int64_t start,
                                                  std::int64_t width, std::int64_t slices) = 0;
   // sys.sp_spaceused's row count of the instance's source table: what the metadata holds,

@@ -81,3 +81,35 @@ def test_bad_reconcile_input_is_refused_before_anything_is_written(spark, shop, 
         with pytest.raises(ConfigError, match=says.replace("[", r"\[").replace("]", r"\]")):
             reconcile(spark, options, f"{tmp_path}/silver", **run, **bad)
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("shop.sim")] == []
+
+
+def test_a_date_key_is_reconciled_in_buckets_of_day_numbers(spark, cli, tmp_path):
+    import datetime
+
+    from mssql_cdc import apply_changes, reconcile
+
+    db = tmp_path / "daily.sim"
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
+    cli("sim", "create-table", "--db", db, "--table", "dbo.daily", "--column", "day date not null",
+        "--column", "amount int", "--key", "day")
+    first_day = datetime.date(1965, 6, 1)
+    days = [first_day + datetime.timedelta(days=333 * i) for i in range(40)]
+    inserts = [{"op": "insert", "table": "dbo.daily", "row": {"day": str(d), "amount": n}} for n, d in enumerate(days)]
+    cli("sim", "dml", "--db", db, "--json", json.dumps(inserts))
+    options = dict(sim_options(db), captureInstance="dbo_daily")
+    bronze, facts, control, silver = (f"{tmp_path}/bronze", f"{tmp_path}/facts", f"{tmp_path}/control",
+                                      f"{tmp_path}/silver")
+    stream_once(spark, options, bronze, facts, f"{tmp_path}/ckpt", control, bootstrap=True)
+    apply_changes(spark, bronze, silver, control_table=control, facts_table=facts, options=options)
+    run = dict(bronze=bronze, control_table=control, facts_table=facts, bucket_rows=10, seed=5)
+
+    matched = reconcile(spark, options, silver, sample=1.0, **run)
+    assert matched["buckets"] >= 4 and matched["match"] == matched["buckets"] == matched["hashed"], matched
+    buckets = matched["report"].collect()
+    epoch_days = sum((d - datetime.date(1970, 1, 1)).days for d in days)
+    assert sum(int(r["silver_key_sum"]) for r in buckets) == sum(int(r["source_key_sum"]) for r in buckets) == epoch_days
+
+    # A silver date moved by one day: the count of its bucket holds, the sum does not.
+    spark.sql(f"UPDATE delta.`{silver}` SET day = date_add(day, 1) WHERE day = DATE'{days[15]}'")
+    moved = reconcile(spark, options, silver, sample=0.0, **run)
+    assert moved["mismatch"] == 1 and moved["failures"] == {"MISSING_SOURCE": 1, "MISSING_TARGET": 1}, moved

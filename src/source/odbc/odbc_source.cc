@@ -282,9 +282,9 @@ class OdbcSource final : public Source {
                                          std::int64_t width, std::int64_t slices) override {
     const CaptureInstanceInfo instance = ResolveCaptureInstance(query.capture_instance);
     const auto key = KeyOf(instance, query.key_columns, TableColumns(instance));
-    if (key.size() != 1 || !IsIntegerKeyType(key[0].type)) {
+    if (key.size() != 1 || !IsSliceableKeyType(key[0].type)) {
       throw ConfigError("table " + instance.source_schema + "." + instance.source_table +
-                        ": a grid of key slices needs a key of one integer column");
+                        ": a grid of key slices needs a key of one integer or date column");
     }
     const std::int64_t end = SliceGridEnd(start, width, slices);
     const std::string sql = odbc_sql::KeySlices(instance.source_schema, instance.source_table,

@@ -126,7 +126,8 @@ RangeStatement KeyAt(std::string_view schema, std::string_view table,
 std::string LastKey(std::string_view schema, std::string_view table,
                     const std::vector<KeyColumn>& key, bool snapshot_isolation,
                     long long lock_timeout_ms);
-// Rows per slice of a grid over a one-column integer key (Source::CountKeySlices): ? = start,
+// Rows per slice of a grid over a one-column integer key, or a date key as day numbers since
+// 1970-01-01 (Source::CountKeySlices): ? = start,
 // width, start, end (bigint each). One row per slice holding rows: [slice], [rows], [key_sum]
 // (decimal(38,0)).
 std::string KeySlices(std::string_view schema, std::string_view table, const KeyColumn& key,
