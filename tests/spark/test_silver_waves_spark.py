@@ -64,7 +64,8 @@ def test_each_wave_of_a_resnapshot_reaches_silver_with_its_range_deletes(spark, 
     run(bootstrap=True)
     while cdc.backfill(bronze, app_id=APP, facts_table=facts, chunk_rows=25)["state"] != "done":
         pass
-    assert both_silvers() == source_keys(shop)
+    before = both_silvers()
+    assert before == source_keys(shop)
 
     # A gap of deletes cleanup purges before the stream reads it, then a few changes.
     cli("sim", "workload", "--db", shop, "--tps", 100, "--transactions", 10, "--seed", 21, "--statements", 1,
@@ -75,7 +76,6 @@ def test_each_wave_of_a_resnapshot_reaches_silver_with_its_range_deletes(spark, 
     workload(cli, shop, 5, seed=22, tables=["dbo.customers"])
     run()  # generation 1: a chunked re-snapshot, opened
     table = source_keys(shop)
-    before = both_silvers()
     lost = before - table
     assert lost, "the gap deleted no key silver holds"
 
