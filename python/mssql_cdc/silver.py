@@ -84,8 +84,7 @@ def _with_range_deletes(spark: Any, plan_json: str, bronze: tables.TableArg, bro
                         keys: list[str], silver_sql: str, silver_exists: bool, plan_view: str) -> str | None:
     """The SELECT of the plan's rows and the waves' range deletes, or None when none apply (no
     wave, no silver yet, no plans table, a key they do not cover: silver/wave_ranges.h)."""
-    plan = json.loads(plan_json)
-    if not silver_exists or plan["rebuild"] or not plan["wave_chunks"]:
+    if not silver_exists or not json.loads(plan_json)["range_deletes"]:
         return None
     plans = backfill.plans_table(bronze)
     if not tables.check(spark, plans, "plans"):

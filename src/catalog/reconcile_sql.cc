@@ -1,7 +1,6 @@
 #include "catalog/reconcile_sql.h"
 
-#include "core/time.h"
-
+#include "catalog/key_sql.h"
 #include "core/table_ref.h"
 
 namespace mssql_cdc::catalog {
@@ -31,12 +30,9 @@ std::string CountRowsSql(const std::string& silver_sql, std::int64_t version) {
 
 std::string RowsBetweenSql(const std::string& silver_sql, std::int64_t version, const std::string& key, KeyUnit unit,
                            std::optional<std::int64_t> lo, std::optional<std::int64_t> hi) {
-  auto literal = [&](std::int64_t value) {
-    return unit == KeyUnit::kDay ? "DATE " + SqlStringLiteral(FormatDate(value)) : std::to_string(value);
-  };
   std::string sql = "SELECT * FROM " + At(silver_sql, version) + " WHERE TRUE";
-  if (lo) sql += " AND " + QuoteIdentifier(key) + " >= " + literal(*lo);
-  if (hi) sql += " AND " + QuoteIdentifier(key) + " < " + literal(*hi);
+  if (lo) sql += " AND " + QuoteIdentifier(key) + " >= " + KeyLiteralSql(*lo, unit);
+  if (hi) sql += " AND " + QuoteIdentifier(key) + " < " + KeyLiteralSql(*hi, unit);
   return sql;
 }
 

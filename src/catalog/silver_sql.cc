@@ -2,6 +2,7 @@
 
 #include <arrow/type.h>
 
+#include "catalog/key_sql.h"
 #include "core/ascii.h"
 #include "core/time.h"
 #include "silver/silver_schema.h"
@@ -80,19 +81,10 @@ std::string PlanInstancesSql(const std::string& bronze_sql, std::int64_t version
 
 namespace {
 
-std::string KeyLiteral(std::int64_t value, KeyUnit unit) {
-  switch (unit) {
-    case KeyUnit::kInteger: return "CAST(" + std::to_string(value) + " AS BIGINT)";
-    case KeyUnit::kDay: return "DATE " + SqlStringLiteral(FormatDate(value));
-    case KeyUnit::kMicros: return "CAST(" + SqlStringLiteral(FormatDateTime(value, 6)) + " AS TIMESTAMP_NTZ)";
-  }
-  return "";
-}
-
 std::string InRangeSql(const std::string& key, const WaveRange& range, KeyUnit unit) {
   std::string condition;
-  if (range.lo) condition = key + " >= " + KeyLiteral(*range.lo, unit);
-  if (range.hi) condition += (condition.empty() ? "" : " AND ") + key + " < " + KeyLiteral(*range.hi, unit);
+  if (range.lo) condition = key + " >= " + KeyLiteralSql(*range.lo, unit);
+  if (range.hi) condition += (condition.empty() ? "" : " AND ") + key + " < " + KeyLiteralSql(*range.hi, unit);
   return condition.empty() ? "TRUE" : condition;
 }
 

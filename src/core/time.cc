@@ -137,6 +137,13 @@ std::optional<std::int64_t> ParseDateTime(std::string_view s) {
          sec * kMicrosPerSecond + frac_micros;
 }
 
+std::optional<std::int64_t> ParseDateDays(std::string_view text) {
+  if (text.size() != 10) return std::nullopt;
+  const auto micros = ParseDateTime(text);
+  if (!micros) return std::nullopt;
+  return *micros / kMicrosPerDay;
+}
+
 UtcMicros NowUtc() {
   using namespace std::chrono;
   return {duration_cast<microseconds>(system_clock::now().time_since_epoch()).count()};

@@ -87,6 +87,7 @@ std::string PlanJson(const SilverApplyPlan& plan) {
   if (plan.open_snapshot_lsn) object["open_snapshot_lsn"] = *plan.open_snapshot_lsn;
   if (plan.through_wave) object["through_wave"] = *plan.through_wave;
   object["open_snapshot_app_id"] = plan.open_snapshot_app_id;
+  object["range_deletes"] = WavesMayDeleteByRange(plan);  // read by the caller, not by PlanOf
   json stamps = json::object();
   for (const auto& [chunk, stamp] : plan.wave_stamps) stamps[std::to_string(chunk)] = stamp;
   object["wave_stamps"] = stamps;
@@ -178,7 +179,7 @@ void BindSilver(nb::module_& m) {
            const nb::object& query, const std::string& bronze_schema_json, const std::vector<std::string>& keys,
            const std::string& silver_sql, const std::string& plan_view) -> std::optional<std::string> {
           const auto plan = PlanOf(plan_json);
-          if (plan.rebuild || !plan.open_snapshot_lsn || plan.wave_chunks.empty()) return std::nullopt;
+          if (!WavesMayDeleteByRange(plan)) return std::nullopt;
           auto reader = ImportArrowStream(query(catalog::PlanRowsSql(plans_sql, plan.open_snapshot_app_id)),
                                           "the plans table's rows");
           auto rows = reader->ToTable();

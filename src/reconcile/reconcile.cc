@@ -86,9 +86,9 @@ nlohmann::json Bound(const std::optional<std::int64_t>& bound, KeyUnit unit) {
 std::int64_t UnitsOfKey(const nlohmann::json& key, KeyUnit unit) {
   if (unit == KeyUnit::kInteger) return key.get<std::int64_t>();
   const std::string text = key.get<std::string>();
-  const auto micros = text.size() == 10 ? ParseDateTime(text) : std::nullopt;
-  if (!micros) throw SourceError("reconcile: the source returned " + text + " for a date key");
-  return *micros / kMicrosPerDay;
+  const auto days = ParseDateDays(text);
+  if (!days) throw SourceError("reconcile: the source returned " + text + " for a date key");
+  return *days;
 }
 
 std::optional<std::string> BoundText(const nlohmann::json& bound) {

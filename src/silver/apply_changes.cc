@@ -90,7 +90,7 @@ std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const
 std::shared_ptr<arrow::Table> WaveRangeDeletes(const std::optional<delta::DeltaTable>& silver,
                                                const SilverApplyPlan& plan, const std::string& bronze,
                                                const std::vector<std::string>& keys, const arrow::Table& rows) {
-  if (!silver || plan.rebuild || !plan.open_snapshot_lsn || plan.wave_chunks.empty()) return nullptr;
+  if (!silver || !WavesMayDeleteByRange(plan)) return nullptr;
   const std::string plans_table = PlansTableFor(bronze);
   if (!delta::DeltaTable::Exists(plans_table)) return nullptr;
   const auto plan_rows = delta::DeltaTable::Open(plans_table).Read({{"app_id", "=", plan.open_snapshot_app_id}});

@@ -30,12 +30,9 @@ std::optional<std::int64_t> BoundValue(const nlohmann::json& bound, KeyUnit unit
   }
   if (!bound.is_string()) return std::nullopt;
   const std::string text = bound.get<std::string>();
+  if (unit == KeyUnit::kDay) return ParseDateDays(text);
   const auto micros = ParseDateTime(text);
   if (!micros) return std::nullopt;
-  if (unit == KeyUnit::kDay) {
-    if (text.size() != 10) return std::nullopt;  // a date, nothing more
-    return *micros / kMicrosPerDay;
-  }
   // ParseDateTime truncates to microseconds: right for an exclusive upper end, one short for a
   // lower end that falls between two microseconds.
   return !upper && HasSubMicroTicks(text) ? *micros + 1 : *micros;
@@ -62,9 +59,13 @@ bool WaveRanges::Meets(std::int64_t min, std::int64_t max) const {
   return false;
 }
 
+bool WavesMayDeleteByRange(const SilverApplyPlan& plan) {
+  return !plan.rebuild && plan.open_snapshot_lsn && !plan.wave_chunks.empty();
+}
+
 std::optional<WaveRanges> WaveRangesOf(const SilverApplyPlan& plan, const ChunkPlan& chunks,
                                        const std::vector<std::string>& keys, const arrow::Schema& bronze) {
-  if (plan.rebuild || !plan.open_snapshot_lsn || plan.wave_chunks.empty()) return std::nullopt;
+  if (!WavesMayDeleteByRange(plan)) return std::nullopt;
   if (keys.size() != 1 || chunks.keys.size() != 1 || !EqualsIgnoringAsciiCase(keys[0], chunks.keys[0])) {
     return std::nullopt;
   }

@@ -45,8 +45,12 @@ struct WaveRanges {
   bool Meets(std::int64_t min, std::int64_t max) const;
 };
 
+// Whether the plan applies waves that may delete by range: waves of an open snapshot, and no
+// rebuild (which deletes by absence anyway). The plans table need not be read otherwise.
+bool WavesMayDeleteByRange(const SilverApplyPlan& plan);
+
 // The ranges of the plan's wave chunks, or nullopt when range deletes do not apply: no wave, a
-// rebuild (which deletes by absence anyway), keys other than the chunk plan's one column, a key
+// rebuild, keys other than the chunk plan's one column, a key
 // of another type, a chunk without a stamp, or a bound that does not read in the key's type.
 std::optional<WaveRanges> WaveRangesOf(const SilverApplyPlan& plan, const ChunkPlan& chunks,
                                        const std::vector<std::string>& keys, const arrow::Schema& bronze);

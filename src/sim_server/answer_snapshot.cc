@@ -235,9 +235,7 @@ void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& rep
   }
   auto key_of = [&]() -> std::optional<std::int64_t> {
     if (!query.day_number) return keys->Int(0);
-    const std::string_view text = keys->TextView(0);
-    const auto micros = text.size() == 10 ? ParseDateTime(text) : std::nullopt;
-    const std::optional<std::int64_t> day = micros ? std::optional(*micros / kMicrosPerDay) : std::nullopt;
+    const auto day = ParseDateDays(keys->TextView(0));
     if (!day) throw InternalError("sim serve: DATEDIFF(day, ...) over " + column.name + ", which holds no date");
     if (*day < *from || *day >= *end) return std::nullopt;
     return *day;

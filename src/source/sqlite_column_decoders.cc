@@ -228,10 +228,9 @@ std::optional<std::int64_t> ParseStoredDateTimeOffset(std::string_view text) {
 }
 
 std::optional<std::int32_t> ParseStoredDate(std::string_view text) {
-  if (text.size() != 10) return std::nullopt;
-  const auto micros = ParseDateTime(text);
-  if (!micros) return std::nullopt;
-  return static_cast<std::int32_t>(*micros / kMicrosPerDay);
+  const auto days = ParseDateDays(text);
+  if (!days) return std::nullopt;
+  return static_cast<std::int32_t>(*days);
 }
 
 std::unique_ptr<ColumnDecoder> MakeColumnDecoder(const SqlType& type, std::string_view column,
