@@ -19,7 +19,7 @@ list(GET _pyarrow_out 1 PYARROW_LIBRARY_DIR)
 list(GET _pyarrow_out 2 PYARROW_VERSION)
 message(STATUS "Arrow C++ from pyarrow ${PYARROW_VERSION}: ${PYARROW_LIBRARY_DIR}")
 
-foreach(_lib arrow arrow_compute parquet)
+foreach(_lib arrow arrow_compute arrow_s3 parquet)
   if(NOT EXISTS ${PYARROW_LIBRARY_DIR}/lib${_lib}.so)
     message(FATAL_ERROR "${PYARROW_LIBRARY_DIR}/lib${_lib}.so is missing: run "
       "'python -c \"import pyarrow; pyarrow.create_library_symlinks()\"' (scripts/setup.sh does)")
@@ -31,3 +31,4 @@ foreach(_lib arrow arrow_compute parquet)
 endforeach()
 set_target_properties(pyarrow::parquet PROPERTIES INTERFACE_LINK_LIBRARIES pyarrow::arrow)
 set_target_properties(pyarrow::arrow_compute PROPERTIES INTERFACE_LINK_LIBRARIES pyarrow::arrow)
+set_target_properties(pyarrow::arrow_s3 PROPERTIES INTERFACE_LINK_LIBRARIES pyarrow::arrow)

@@ -2,10 +2,13 @@
 // a-z, every other byte only itself (no locale, no Unicode folding).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace mssql_cdc {
 
 bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b);
+// Letters A-Z lowered to a-z, every other byte kept (option names, keywords, HTTP header names).
+std::string AsciiLower(std::string_view text);
 
 }  // namespace mssql_cdc

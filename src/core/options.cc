@@ -312,13 +312,6 @@ std::size_t CheckSnapshotChunks(const std::string& text) {
 
 }  // namespace
 
-std::string AsciiLower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::optional<std::string_view> KnownSourceOptionSpelling(std::string_view name) {
   const std::string lower = AsciiLower(name);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ascii.h"
 #include "core/lsn.h"
 
 namespace mssql_cdc {
@@ -39,8 +40,6 @@ inline constexpr std::array<std::string_view, 25> kSourceOptionNames = {
 };
 
 
-// ASCII lower case (option names and keyword values are ASCII).
-std::string AsciiLower(std::string_view text);
 bool IsKnownSourceOption(std::string_view name);
 // The camelCase spelling of a known option named in any case or with underscores left out
 // (e.g. "startinglsn"); nullopt for an unknown name.

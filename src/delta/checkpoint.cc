@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/log_files.h"
 
 namespace mssql_cdc::delta {
@@ -190,7 +190,7 @@ std::int64_t TombstoneRetentionMs(const StringMap& configuration) {
   return unit_ms == kUnitMs.end() ? kWeekMs : amount * unit_ms->second;
 }
 
-std::optional<LastCheckpoint> ReadLastCheckpoint(FileSystem& fs, const std::string& table_root) {
+std::optional<LastCheckpoint> ReadLastCheckpoint(storage::FileSystem& fs, const std::string& table_root) {
   std::string path = LastCheckpointPath(table_root);
   auto contents = fs.ReadFile(path);
   if (!contents) return std::nullopt;
@@ -220,7 +220,7 @@ std::optional<LastCheckpoint> ReadLastCheckpoint(FileSystem& fs, const std::stri
   return last;
 }
 
-LastCheckpoint WriteCheckpoint(FileSystem& fs, const std::string& table_root,
+LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table_root,
                                const Snapshot& snapshot) {
   std::vector<Action> actions;
   actions.push_back(snapshot.protocol);
@@ -303,7 +303,7 @@ LastCheckpoint WriteCheckpoint(FileSystem& fs, const std::string& table_root,
   return last;
 }
 
-std::vector<Action> ReadCheckpoint(FileSystem& fs, const std::string& table_root,
+std::vector<Action> ReadCheckpoint(storage::FileSystem& fs, const std::string& table_root,
                                    std::int64_t version, const LastCheckpoint* expected) {
   std::string path = CheckpointPath(table_root, version);
   if (!fs.Exists(path)) {

@@ -13,10 +13,9 @@
 
 #include "delta/actions.h"
 #include "delta/snapshot.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
-
-class FileSystem;
 
 // The contents of _delta_log/_last_checkpoint.
 struct LastCheckpoint {
@@ -28,20 +27,20 @@ struct LastCheckpoint {
 
 // nullopt when there is no _last_checkpoint; SourceError naming the file when it is not the
 // JSON the protocol describes.
-std::optional<LastCheckpoint> ReadLastCheckpoint(FileSystem& fs, const std::string& table_root);
+std::optional<LastCheckpoint> ReadLastCheckpoint(storage::FileSystem& fs, const std::string& table_root);
 
 // Writes the checkpoint of `snapshot` (replacing one a racing writer made of the same
 // version, which holds the same state), then _last_checkpoint unless that already names a
 // newer checkpoint. Tombstones older than delta.deletedFileRetentionDuration (default one
 // week) are left out.
-LastCheckpoint WriteCheckpoint(FileSystem& fs, const std::string& table_root,
+LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table_root,
                                const Snapshot& snapshot);
 
 // The actions of the checkpoint of `version`. When `expected` (from _last_checkpoint) is
 // given, its size, sizeInBytes and numOfAddFiles must match the file. Throws SourceError
 // naming the file when it is missing, not Parquet, a V2 (sidecar) checkpoint, or does not
 // match.
-std::vector<Action> ReadCheckpoint(FileSystem& fs, const std::string& table_root,
+std::vector<Action> ReadCheckpoint(storage::FileSystem& fs, const std::string& table_root,
                                    std::int64_t version, const LastCheckpoint* expected);
 
 // How long removed files stay as tombstones: delta.deletedFileRetentionDuration ("interval

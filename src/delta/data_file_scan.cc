@@ -10,13 +10,13 @@
 #include "delta/column_mapping.h"
 #include "delta/compute_kernels.h"
 #include "delta/data_file_io.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/parquet_file_reader.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
-void ScanOneFile(FileSystem& fs, const std::string& path,
+void ScanOneFile(storage::FileSystem& fs, const std::string& path,
                  const std::shared_ptr<arrow::Schema>& columns,
                  const std::function<void(const arrow::RecordBatch&)>& visit) {
   auto reader = OpenDataFile(fs, path, /*use_threads=*/false);
@@ -76,7 +76,7 @@ void ScanOneFile(FileSystem& fs, const std::string& path,
 
 }  // namespace
 
-void ScanDataFiles(FileSystem& fs, const std::string& table_root, const std::vector<AddFile>& files,
+void ScanDataFiles(storage::FileSystem& fs, const std::string& table_root, const std::vector<AddFile>& files,
                    const std::shared_ptr<arrow::Schema>& columns,
                    const std::function<void(const arrow::RecordBatch&)>& visit) {
   EnsureComputeKernels();

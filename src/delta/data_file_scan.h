@@ -15,14 +15,13 @@
 #include <vector>
 
 #include "delta/actions.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
 
-class FileSystem;
-
 // Throws SourceError naming the file when one is missing or not Parquet, SchemaChangedError
 // when a stored column cannot be read in the asked type.
-void ScanDataFiles(FileSystem& fs, const std::string& table_root, const std::vector<AddFile>& files,
+void ScanDataFiles(storage::FileSystem& fs, const std::string& table_root, const std::vector<AddFile>& files,
                    const std::shared_ptr<arrow::Schema>& columns,
                    const std::function<void(const arrow::RecordBatch&)>& visit);
 

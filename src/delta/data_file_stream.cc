@@ -7,13 +7,13 @@
 #include <algorithm>
 
 #include "delta/data_file_io.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/parquet_file_writer.h"
 #include "delta/schema.h"
 
 namespace mssql_cdc::delta {
 
-DataFileStream::DataFileStream(std::shared_ptr<FileSystem> fs, std::string table_root,
+DataFileStream::DataFileStream(std::shared_ptr<storage::FileSystem> fs, std::string table_root,
                                std::shared_ptr<arrow::Schema> schema, WriteOptions options,
                                std::size_t part)
     : fs_(std::move(fs)), table_root_(std::move(table_root)), schema_(std::move(schema)),

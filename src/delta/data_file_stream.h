@@ -25,6 +25,7 @@
 
 #include "delta/actions.h"
 #include "delta/table.h"
+#include "storage/file_system.h"
 
 namespace parquet {
 class WriterProperties;
@@ -33,14 +34,13 @@ class ArrowWriterProperties;
 
 namespace mssql_cdc::delta {
 
-class FileSystem;
 class ParquetFileWriter;
 
 class DataFileStream {
  public:
   // `schema` is what every batch must have (same names, order, types); `part` numbers the
   // stream's files (part-<part>-...), so that the files of several streams sort in their order.
-  DataFileStream(std::shared_ptr<FileSystem> fs, std::string table_root,
+  DataFileStream(std::shared_ptr<storage::FileSystem> fs, std::string table_root,
                  std::shared_ptr<arrow::Schema> schema, WriteOptions options, std::size_t part);
   ~DataFileStream();
   DataFileStream(const DataFileStream&) = delete;
@@ -66,7 +66,7 @@ class DataFileStream {
   // Arrow bytes after which the held rows are written as a row group.
   std::int64_t RowGroupBytes() const;
 
-  std::shared_ptr<FileSystem> fs_;
+  std::shared_ptr<storage::FileSystem> fs_;
   std::string table_root_;
   std::shared_ptr<arrow::Schema> schema_;
   WriteOptions options_;

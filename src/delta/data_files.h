@@ -20,10 +20,9 @@
 
 #include "delta/actions.h"
 #include "delta/table.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
-
-class FileSystem;
 
 // Writes `batches` (already aligned to `table_schema`: same column names, order and types) as
 // Parquet files under table_root, rolling over to a new file once a file reaches
@@ -33,7 +32,7 @@ class FileSystem;
 // the filesystem, dataChange=true, stats. No rows: no files. Input spanning several target
 // files is written on several threads, so `fs` must take concurrent calls. Throws ConfigError for an unknown compression, InternalError for batches
 // that do not match table_schema, SourceError when the filesystem fails.
-std::vector<AddFile> WriteDataFiles(FileSystem& fs, const std::string& table_root,
+std::vector<AddFile> WriteDataFiles(storage::FileSystem& fs, const std::string& table_root,
                                     const std::shared_ptr<arrow::Schema>& table_schema,
                                     const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                                     const WriteOptions& options);
@@ -44,7 +43,7 @@ std::vector<AddFile> WriteDataFiles(FileSystem& fs, const std::string& table_roo
 // that no row can match are not opened. Throws ConfigError for a filter naming an unknown
 // column or operator, or a literal that does not parse in the column's type; SourceError,
 // naming the file, when a file is missing or not Parquet.
-std::shared_ptr<arrow::Table> ReadDataFiles(FileSystem& fs, const std::string& table_root,
+std::shared_ptr<arrow::Table> ReadDataFiles(storage::FileSystem& fs, const std::string& table_root,
                                             const std::vector<AddFile>& files,
                                             const std::shared_ptr<arrow::Schema>& table_schema,
                                             const std::vector<FilterTerm>& filter);

@@ -15,14 +15,14 @@
 #include "delta/data_files.h"
 #include "delta/file_stats.h"
 #include "delta/parquet_file_reader.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/row_filter.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
 // One file in the table's schema.
-std::shared_ptr<arrow::Table> ReadOneFile(FileSystem& fs, const std::string& path,
+std::shared_ptr<arrow::Table> ReadOneFile(storage::FileSystem& fs, const std::string& path,
                                           const std::shared_ptr<arrow::Schema>& table_schema) {
   auto reader = OpenDataFile(fs, path, /*use_threads=*/true);
   std::shared_ptr<arrow::Schema> file_schema;
@@ -70,7 +70,7 @@ std::shared_ptr<arrow::Table> ReadOneFile(FileSystem& fs, const std::string& pat
 
 }  // namespace
 
-std::shared_ptr<arrow::Table> ReadDataFiles(FileSystem& fs, const std::string& table_root,
+std::shared_ptr<arrow::Table> ReadDataFiles(storage::FileSystem& fs, const std::string& table_root,
                                             const std::vector<AddFile>& files,
                                             const std::shared_ptr<arrow::Schema>& table_schema,
                                             const std::vector<FilterTerm>& filter) {

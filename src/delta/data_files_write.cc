@@ -21,7 +21,7 @@
 #include "core/errors.h"
 #include "delta/data_file_io.h"
 #include "delta/data_files.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/parquet_file_writer.h"
 
 namespace mssql_cdc::delta {
@@ -77,7 +77,7 @@ class InputRows {
 // Writes the rows of one WriteDataFiles call; WriteRange may run on several threads at once.
 class DataFileSetWriter {
  public:
-  DataFileSetWriter(FileSystem& fs, std::string table_root, std::shared_ptr<arrow::Schema> schema,
+  DataFileSetWriter(storage::FileSystem& fs, std::string table_root, std::shared_ptr<arrow::Schema> schema,
                     const InputRows& input, const WriteOptions& options)
       : fs_(fs), table_root_(std::move(table_root)), schema_(std::move(schema)), input_(input),
         options_(options), properties_(DataFileWriterProperties(options)),
@@ -166,7 +166,7 @@ class DataFileSetWriter {
     return std::clamp<std::int64_t>(rows, 1, row_group_rows_);
   }
 
-  FileSystem& fs_;
+  storage::FileSystem& fs_;
   const std::string table_root_;
   const std::shared_ptr<arrow::Schema> schema_;
   const InputRows& input_;
@@ -182,7 +182,7 @@ class DataFileSetWriter {
 
 }  // namespace
 
-std::vector<AddFile> WriteDataFiles(FileSystem& fs, const std::string& table_root,
+std::vector<AddFile> WriteDataFiles(storage::FileSystem& fs, const std::string& table_root,
                                     const std::shared_ptr<arrow::Schema>& table_schema,
                                     const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                                     const WriteOptions& options) {

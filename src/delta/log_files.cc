@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "core/errors.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
 namespace {
@@ -62,7 +62,7 @@ std::string EncodeCommit(const std::vector<Action>& actions) {
   return text;
 }
 
-std::optional<std::vector<Action>> ReadCommit(FileSystem& fs, const std::string& table_root,
+std::optional<std::vector<Action>> ReadCommit(storage::FileSystem& fs, const std::string& table_root,
                                               std::int64_t version) {
   std::string path = CommitPath(table_root, version);
   auto contents = fs.ReadFile(path);

@@ -13,10 +13,9 @@
 
 #include "delta/actions.h"
 #include "delta/snapshot.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
-
-class FileSystem;
 
 std::string LogDirectory(const std::string& table_root);
 std::string CommitPath(const std::string& table_root, std::int64_t version);
@@ -31,7 +30,7 @@ std::optional<std::int64_t> CheckpointVersionOf(const std::string& file_name);
 std::string EncodeCommit(const std::vector<Action>& actions);
 // The actions of commit `version`; nullopt when its file does not exist. Throws SourceError
 // naming the file (and line) when it is empty or holds a malformed action.
-std::optional<std::vector<Action>> ReadCommit(FileSystem& fs, const std::string& table_root,
+std::optional<std::vector<Action>> ReadCommit(storage::FileSystem& fs, const std::string& table_root,
                                               std::int64_t version);
 
 // Applies one commit's (or a checkpoint's) actions to `snapshot` and sets its version.

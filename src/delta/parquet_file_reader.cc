@@ -9,11 +9,11 @@
 #include <cctype>
 
 #include "delta/data_file_io.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
 
-std::unique_ptr<parquet::arrow::FileReader> OpenDataFile(FileSystem& fs, const std::string& path,
+std::unique_ptr<parquet::arrow::FileReader> OpenDataFile(storage::FileSystem& fs, const std::string& path,
                                                          bool use_threads) {
   parquet::ArrowReaderProperties properties;
   properties.set_use_threads(use_threads);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "storage/file_system.h"
 
 namespace parquet::arrow {
 class FileReader;
@@ -15,12 +16,10 @@ struct SchemaField;
 
 namespace mssql_cdc::delta {
 
-class FileSystem;
-
 // A reader of the Parquet file at `path`; int96 timestamps (Spark's default) read as
 // microseconds, since nanoseconds overflow past the year 2262. SourceError naming the file
 // when it is missing or not Parquet.
-std::unique_ptr<parquet::arrow::FileReader> OpenDataFile(FileSystem& fs, const std::string& path,
+std::unique_ptr<parquet::arrow::FileReader> OpenDataFile(storage::FileSystem& fs, const std::string& path,
                                                          bool use_threads);
 
 // The file's top-level field for a table column: the same name, else the same name in

@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "delta/column_mapping.h"
 #include "delta/data_file_io.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
 namespace {
@@ -66,7 +66,7 @@ std::string DataFileName(std::size_t part, int file_of_part, const std::string& 
 }
 
 ParquetFileWriter::ParquetFileWriter(
-    FileSystem& fs, std::string full_path, std::string relative_path,
+    storage::FileSystem& fs, std::string full_path, std::string relative_path,
     const std::shared_ptr<arrow::Schema>& schema,
     const std::shared_ptr<parquet::WriterProperties>& properties,
     const std::shared_ptr<parquet::ArrowWriterProperties>& arrow_properties, int stats_columns)
@@ -101,13 +101,13 @@ std::int64_t ParquetFileWriter::WriteRowGroup(
   return *position;
 }
 
-AddFile ParquetFileWriter::Close(FileSystem& fs) {
+AddFile ParquetFileWriter::Close(storage::FileSystem& fs) {
   ThrowIfError(writer_->Close(), "cannot finish Parquet file " + full_path_);
   ThrowIfError(sink_->Close(), "cannot close Parquet file " + full_path_);
   closed_ = true;
   AddFile add;
   add.path = relative_path_;
-  const FileInfo info = fs.Stat(full_path_);
+  const storage::FileInfo info = fs.Stat(full_path_);
   add.size = info.size;
   add.modification_time = info.modification_time_ms;
   add.data_change = true;

@@ -17,14 +17,13 @@
 #include "delta/actions.h"
 #include "delta/file_stats.h"
 #include "delta/table.h"
+#include "storage/file_system.h"
 
 namespace parquet::arrow {
 class FileWriter;
 }
 
 namespace mssql_cdc::delta {
-
-class FileSystem;
 
 // The Parquet properties that make Spark and delta-rs read our files as Spark's own: micros
 // timestamps (never int96), decimals as INT32/INT64 where the precision allows, no Arrow schema
@@ -43,7 +42,7 @@ std::string DataFileName(std::size_t part, int file_of_part, const std::string& 
 // its stats are keyed by them, as the protocol asks of a table with column mapping.
 class ParquetFileWriter {
  public:
-  ParquetFileWriter(FileSystem& fs, std::string full_path, std::string relative_path,
+  ParquetFileWriter(storage::FileSystem& fs, std::string full_path, std::string relative_path,
                     const std::shared_ptr<arrow::Schema>& schema,
                     const std::shared_ptr<parquet::WriterProperties>& properties,
                     const std::shared_ptr<parquet::ArrowWriterProperties>& arrow_properties,
@@ -58,7 +57,7 @@ class ParquetFileWriter {
 
   // Finishes the file; its AddFile has the path relative to the table root, size and
   // modificationTime from the filesystem, dataChange=true and the stats.
-  AddFile Close(FileSystem& fs);
+  AddFile Close(storage::FileSystem& fs);
 
  private:
   std::string full_path_;

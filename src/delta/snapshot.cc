@@ -6,7 +6,7 @@
 
 #include "core/errors.h"
 #include "delta/checkpoint.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/log_files.h"
 #include "delta/protocol.h"
 #include "delta/schema.h"
@@ -17,7 +17,7 @@ std::shared_ptr<arrow::Schema> Snapshot::schema() const {
   return FromDeltaSchemaString(metadata.schema_string, "metaData.schemaString");
 }
 
-Snapshot ReadSnapshot(FileSystem& fs, const std::string& table_root,
+Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
                       std::optional<std::int64_t> version) {
   std::string log = LogDirectory(table_root);
   // _last_checkpoint is read before the listing: a writer creates a checkpoint before it names

@@ -15,10 +15,9 @@
 #include <string>
 
 #include "delta/actions.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
-
-class FileSystem;
 
 struct Snapshot {
   std::int64_t version = -1;  // -1: no table
@@ -36,7 +35,7 @@ struct Snapshot {
 
 // Replays the log under `table_root` up to its newest version (or `version` when given).
 // Throws SourceError naming the path when there is no _delta_log.
-Snapshot ReadSnapshot(FileSystem& fs, const std::string& table_root,
+Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
                       std::optional<std::int64_t> version = std::nullopt);
 
 }  // namespace mssql_cdc::delta

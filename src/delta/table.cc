@@ -17,7 +17,8 @@
 #include "delta/data_file_stream.h"
 #include "delta/data_files.h"
 #include "delta/file_stats.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
+#include "storage/store.h"
 #include "delta/log_files.h"
 #include "delta/protocol.h"
 #include "delta/schema.h"
@@ -59,7 +60,7 @@ std::string DataFilePath(const std::string& root, const std::string& uri_path) {
 }
 
 // Best effort: files no commit names are invisible to readers; removing them saves space.
-void DeleteUncommitted(FileSystem& fs, const std::string& root, const std::vector<AddFile>& adds) {
+void DeleteUncommitted(storage::FileSystem& fs, const std::string& root, const std::vector<AddFile>& adds) {
   for (const auto& add : adds) {
     try {
       fs.Delete(DataFilePath(root, add.path));
@@ -186,13 +187,13 @@ std::shared_ptr<arrow::Schema> CommonSchema(
 
 }  // namespace
 
-DeltaTable::DeltaTable(std::shared_ptr<FileSystem> fs, std::string uri, Snapshot snapshot)
+DeltaTable::DeltaTable(std::shared_ptr<storage::FileSystem> fs, std::string uri, Snapshot snapshot)
     : fs_(std::move(fs)), uri_(std::move(uri)), snapshot_(std::move(snapshot)) {
-  root_ = ResolveTableUri(uri_).second;
+  root_ = storage::OpenStore(uri_).second;
 }
 
 bool DeltaTable::Exists(const std::string& uri) {
-  auto [fs, root] = ResolveTableUri(uri);
+  auto [fs, root] = storage::OpenStore(uri);
   for (const auto& entry : fs->List(LogDirectory(root))) {
     if (CommitVersionOf(entry.name) || CheckpointVersionOf(entry.name)) return true;
   }
@@ -203,7 +204,7 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
   if (!options.schema || options.schema->num_fields() == 0) {
     throw ConfigError("creating Delta table " + uri + " needs a schema with columns");
   }
-  auto [fs, root] = ResolveTableUri(uri);
+  auto [fs, root] = storage::OpenStore(uri);
   StringMap properties = WithColumnMappingMode(*options.schema, options.properties, root);
   CheckTableProperties(properties);
   std::unordered_set<std::string> names;
@@ -262,7 +263,7 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
 }
 
 DeltaTable DeltaTable::Open(const std::string& uri) {
-  auto [fs, root] = ResolveTableUri(uri);
+  auto [fs, root] = storage::OpenStore(uri);
   Snapshot snapshot = ReadSnapshot(*fs, root);
   return DeltaTable(fs, uri, std::move(snapshot));
 }
@@ -342,7 +343,7 @@ namespace {
 
 // The table version holding `txn`: the oldest commit of the newest run of commits whose txn
 // for the app id is at or past txn.version. Commits no longer on disk end the search.
-std::int64_t VersionHoldingTxn(FileSystem& fs, const std::string& root, std::int64_t newest,
+std::int64_t VersionHoldingTxn(storage::FileSystem& fs, const std::string& root, std::int64_t newest,
                                const Txn& txn) {
   std::int64_t holding = newest;
   for (std::int64_t v = newest; v >= 0; --v) {

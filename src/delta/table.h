@@ -27,11 +27,11 @@
 
 #include "delta/actions.h"
 #include "delta/snapshot.h"
+#include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
 
 class DataFileStream;
-class FileSystem;
 
 struct CreateOptions {
   // Field metadata key "comment" is the column comment; nullability is kept.
@@ -146,7 +146,7 @@ class DeltaTable {
 
    private:
     friend class DeltaTable;
-    std::shared_ptr<FileSystem> fs_;
+    std::shared_ptr<storage::FileSystem> fs_;
     std::string root_;
     AppendOptions options_;
     std::shared_ptr<arrow::Schema> schema_;
@@ -238,7 +238,7 @@ class DeltaTable {
   std::shared_ptr<arrow::Table> Read(const std::vector<FilterTerm>& filter = {}) const;
 
  private:
-  DeltaTable(std::shared_ptr<FileSystem> fs, std::string uri, Snapshot snapshot);
+  DeltaTable(std::shared_ptr<storage::FileSystem> fs, std::string uri, Snapshot snapshot);
   void CheckpointIfDue();
   // After `actions` were written as commit `version` on try `attempt`: the snapshot takes
   // them in, a checkpoint follows when due, and the result counts the `adds` and their `rows`.
@@ -248,7 +248,7 @@ class DeltaTable {
   // or learns that a winner holds the txn (then deletes the adds).
   CommitResult CommitAdds(const Staged& staged, const std::vector<AddFile>& adds,
                           std::int64_t rows);
-  std::shared_ptr<FileSystem> fs_;
+  std::shared_ptr<storage::FileSystem> fs_;
   std::string uri_;
   std::string root_;  // the resolved local path of uri_
   Snapshot snapshot_;

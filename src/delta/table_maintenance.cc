@@ -10,7 +10,7 @@
 
 #include "core/errors.h"
 #include "delta/data_file_io.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
 #include "delta/table.h"
 
 namespace mssql_cdc::delta {
@@ -88,7 +88,7 @@ std::vector<std::string> DeltaTable::Vacuum(std::int64_t retention_ms, bool dry_
   }
   std::vector<std::string> deleted;
   auto consider = [&](const std::string& directory, const std::string& prefix, bool data) {
-    for (const FileInfo& entry : fs_->List(directory)) {
+    for (const storage::FileInfo& entry : fs_->List(directory)) {
       if (entry.is_directory) continue;
       const std::string relative = prefix + entry.name;
       bool old_enough = entry.modification_time_ms < cutoff;

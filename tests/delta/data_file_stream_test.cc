@@ -13,7 +13,8 @@
 #include <filesystem>
 
 #include "core/errors.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
+#include "storage/store.h"
 #include "delta/table.h"
 #include "table_test_util.h"
 
@@ -59,7 +60,7 @@ TEST(DataFileStream, HoldsOneRowGroupAtATimeAndKeepsTheRowOrder) {
   TempTableDir dir;
   WriteOptions options;
   options.row_group_bytes = 256 << 10;
-  DataFileStream stream(LocalFileSystem(), dir.path(), IdNameSchema(), options, 3);
+  DataFileStream stream(storage::LocalFileSystem(), dir.path(), IdNameSchema(), options, 3);
   std::int64_t most_held = 0;
   for (int b = 0; b < 100; ++b) {
     stream.Write(WideNames(b * 1000, 1000));
@@ -84,7 +85,7 @@ TEST(DataFileStream, FilesEndNearTheTargetSize) {
   WriteOptions options;
   options.target_file_bytes = 1 << 20;
   options.row_group_bytes = 4 << 20;  // larger than a file: the file's end sizes its row groups
-  DataFileStream stream(LocalFileSystem(), dir.path(), IdNameSchema(), options, 0);
+  DataFileStream stream(storage::LocalFileSystem(), dir.path(), IdNameSchema(), options, 0);
   for (int b = 0; b < 60; ++b) stream.Write(WideNames(b * 1000, 1000));
   const auto files = stream.Finish();
   ASSERT_GE(files.size(), 3u);
@@ -106,14 +107,14 @@ TEST(DataFileStream, AStreamNotFinishedOrDiscardedLeavesNoFiles) {
   std::vector<std::string> told;
   options.on_file = [&](const std::string& path) { told.push_back(path); };
   {
-    DataFileStream stream(LocalFileSystem(), dir.path(), IdNameSchema(), options, 0);
+    DataFileStream stream(storage::LocalFileSystem(), dir.path(), IdNameSchema(), options, 0);
     for (int b = 0; b < 5; ++b) stream.Write(WideNames(b * 1000, 1000));
     ASSERT_EQ(CountFilesEndingWith(dir.path(), ".parquet"), 1);
   }  // destroyed mid-write, as by an exception
   EXPECT_EQ(CountFilesEndingWith(dir.path(), ".parquet"), 0);
   ASSERT_EQ(told.size(), 1u);  // told before the file was created
 
-  DataFileStream finished(LocalFileSystem(), dir.path(), IdNameSchema(), options, 1);
+  DataFileStream finished(storage::LocalFileSystem(), dir.path(), IdNameSchema(), options, 1);
   finished.Write(WideNames(0, 1000));
   EXPECT_EQ(finished.Finish().size(), 1u);
   EXPECT_EQ(CountFilesEndingWith(dir.path(), ".parquet"), 1);
@@ -125,7 +126,7 @@ TEST(DataFileStream, BatchesAreAlignedToTheSchemaByName) {
   TempTableDir dir;
   auto schema = arrow::schema({arrow::field("name", arrow::utf8()), arrow::field("id", arrow::int64(), false),
                                arrow::field("added", arrow::int32())});
-  DataFileStream stream(LocalFileSystem(), dir.path(), schema, WriteOptions{}, 0);
+  DataFileStream stream(storage::LocalFileSystem(), dir.path(), schema, WriteOptions{}, 0);
   stream.Write(IdNameBatch(1, 3));
   const auto files = stream.Finish();
   auto reader = parquet::arrow::OpenFile(*arrow::io::ReadableFile::Open(dir.File(files[0].path)),

@@ -20,7 +20,8 @@
 
 #include "core/errors.h"
 #include "delta/file_stats.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
+#include "storage/store.h"
 #include "delta/row_filter.h"
 #include "tests/testing/temp_dir.h"
 
@@ -107,7 +108,7 @@ std::int64_t NumRecords(const AddFile& add) {
 
 TEST(DataFiles, RoundTripsEveryEngineTypeWithNulls) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   auto batch = EveryTypeBatch();
   auto files = WriteDataFiles(*fs, dir.path(), batch->schema(), {batch}, WriteOptions{});
   ASSERT_EQ(files.size(), 1u);
@@ -124,7 +125,7 @@ TEST(DataFiles, RoundTripsEveryEngineTypeWithNulls) {
 
 TEST(DataFiles, WritesParquetTypesAsSparkExpects) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   auto batch = EveryTypeBatch();
   auto files = WriteDataFiles(*fs, dir.path(), batch->schema(), {batch}, WriteOptions{});
   auto reader = OpenParquet(FullPath(dir.path(), files[0]));
@@ -153,7 +154,7 @@ TEST(DataFiles, WritesParquetTypesAsSparkExpects) {
 
 TEST(DataFiles, ZstdFilesAreNamedAndCompressedSo) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   auto batch = EveryTypeBatch();
   WriteOptions options;
   options.compression = "zstd";
@@ -168,7 +169,7 @@ TEST(DataFiles, ZstdFilesAreNamedAndCompressedSo) {
 
 TEST(DataFiles, RejectsUnknownCompressionAndMisalignedBatches) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   auto batch = EveryTypeBatch();
   WriteOptions options;
   options.compression = "lz4";
@@ -192,7 +193,7 @@ std::shared_ptr<arrow::RecordBatch> IdNameBatch(std::int64_t first, std::int64_t
 
 TEST(DataFiles, RollsOverToNewFilesPastTheTargetSize) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
   for (int i = 0; i < 20; ++i) batches.push_back(IdNameBatch(i * 10'000, 10'000));
   WriteOptions options;
@@ -231,7 +232,7 @@ TEST(DataFiles, RollsOverToNewFilesPastTheTargetSize) {
 
 TEST(DataFiles, NoRowsWriteNoFiles) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   auto empty = IdNameBatch(0, 0);
   EXPECT_TRUE(WriteDataFiles(*fs, dir.path(), empty->schema(), {empty}, WriteOptions{}).empty());
   EXPECT_TRUE(WriteDataFiles(*fs, dir.path(), empty->schema(), {}, WriteOptions{}).empty());
@@ -241,17 +242,17 @@ TEST(DataFiles, NoRowsWriteNoFiles) {
 }
 
 // The local filesystem, failing to create the n-th output stream.
-class FailingFileSystem : public FileSystem {
+class FailingFileSystem : public storage::FileSystem {
  public:
   explicit FailingFileSystem(int fail_at) : fail_at_(fail_at) {}
   bool Exists(const std::string& p) override { return local_->Exists(p); }
   std::optional<std::string> ReadFile(const std::string& p) override { return local_->ReadFile(p); }
-  std::vector<FileInfo> List(const std::string& d) override { return local_->List(d); }
+  std::vector<storage::FileInfo> List(const std::string& d) override { return local_->List(d); }
   void CreateDirectories(const std::string& p) override { local_->CreateDirectories(p); }
   bool WriteIfAbsent(const std::string& p, const std::string& c) override { return local_->WriteIfAbsent(p, c); }
   void WriteAtomic(const std::string& p, const std::string& c) override { local_->WriteAtomic(p, c); }
   void Delete(const std::string& p) override { local_->Delete(p); }
-  FileInfo Stat(const std::string& p) override { return local_->Stat(p); }
+  storage::FileInfo Stat(const std::string& p) override { return local_->Stat(p); }
   std::shared_ptr<arrow::io::OutputStream> OpenOutputStream(const std::string& p) override {
     if (opened_.fetch_add(1) + 1 == fail_at_) throw SourceError("disk full: " + p);
     return local_->OpenOutputStream(p);
@@ -261,7 +262,7 @@ class FailingFileSystem : public FileSystem {
   }
 
  private:
-  std::shared_ptr<FileSystem> local_ = LocalFileSystem();
+  std::shared_ptr<storage::FileSystem> local_ = storage::LocalFileSystem();
   int fail_at_;
   std::atomic<int> opened_{0};
 };
@@ -279,7 +280,7 @@ TEST(DataFiles, AFailedWriteLeavesNoFilesBehind) {
 
 TEST(DataFiles, MissingColumnsReadAsNullAndNarrowTypesAreWidened) {
   TempDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   auto old_schema = arrow::schema({arrow::field("id", arrow::int32()), arrow::field("ts", arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"))});
   auto batch = arrow::RecordBatch::Make(
       old_schema, 2,
@@ -322,7 +323,7 @@ class DataFilesFilter : public ::testing::Test {
  protected:
   void SetUp() override {
     // Three files with disjoint ranges of id, name and time.
-    auto fs = LocalFileSystem();
+    auto fs = storage::LocalFileSystem();
     batches_ = {
         EventsBatch({"1", "2", "3"}, {"apple", "avocado", "null"},
                     {"2026-01-01T00:00:00Z", "2026-01-01T00:00:00.000500Z", "2026-01-01T00:00:01Z"}),
@@ -338,7 +339,7 @@ class DataFilesFilter : public ::testing::Test {
   }
   std::shared_ptr<arrow::Schema> schema() const { return batches_[0]->schema(); }
   std::vector<std::int64_t> Read(const std::vector<FilterTerm>& filter) {
-    return Ids(ReadDataFiles(*LocalFileSystem(), dir_.path(), files_, schema(), filter));
+    return Ids(ReadDataFiles(*storage::LocalFileSystem(), dir_.path(), files_, schema(), filter));
   }
   // Deletes a file from disk, so that a read that opens it fails: it proves skipping.
   void DeleteFile(int index) { std::filesystem::remove(FullPath(dir_.path(), files_[index])); }

@@ -1,5 +1,5 @@
-// The storage seam and the log's building blocks: create-if-absent commits, file:// URIs,
-// action JSON as the protocol names it, and the checkpoint's Parquet schema.
+// The log's building blocks: file names, action JSON as the protocol names it, and the
+// checkpoint's Parquet schema.
 #include "delta/log_files.h"
 
 #include <arrow/api.h>
@@ -10,44 +10,14 @@
 #include "core/errors.h"
 #include "delta/actions.h"
 #include "delta/checkpoint.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
+#include "storage/store.h"
 #include "table_test_util.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
 using namespace testing_util;
-
-TEST(LocalFileSystem, WriteIfAbsentNeverOverwritesAndLeavesNoTempFiles) {
-  TempTableDir dir;
-  auto fs = LocalFileSystem();
-  std::string path = dir.path() + "/00000000000000000000.json";
-  EXPECT_TRUE(fs->WriteIfAbsent(path, "first\n"));
-  EXPECT_FALSE(fs->WriteIfAbsent(path, "second\n"));
-  EXPECT_EQ(*fs->ReadFile(path), "first\n");
-  fs->WriteAtomic(dir.path() + "/_last_checkpoint", "a");
-  fs->WriteAtomic(dir.path() + "/_last_checkpoint", "b");
-  EXPECT_EQ(*fs->ReadFile(dir.path() + "/_last_checkpoint"), "b");
-  auto entries = fs->List(dir.path());
-  ASSERT_EQ(entries.size(), 2u);
-  EXPECT_EQ(entries[0].name, "00000000000000000000.json");
-  EXPECT_EQ(entries[1].name, "_last_checkpoint");
-  EXPECT_FALSE(fs->ReadFile(dir.path() + "/missing").has_value());
-  EXPECT_TRUE(fs->List(dir.path() + "/missing").empty());
-  EXPECT_THROW(fs->Stat(dir.path() + "/missing"), SourceError);
-}
-
-TEST(ResolveTableUri, AcceptsPathsAndFileUrisOnly) {
-  EXPECT_EQ(ResolveTableUri("/data/t/").second, "/data/t");
-  EXPECT_EQ(ResolveTableUri("file:///data/my%20t").second, "/data/my t");
-  EXPECT_EQ(ResolveTableUri("file://localhost/data/t").second, "/data/t");
-  EXPECT_EQ(ResolveTableUri("file:/data/t").second, "/data/t");
-  EXPECT_EQ(ResolveTableUri("relative/t").second.front(), '/');
-  EXPECT_THROW(ResolveTableUri("s3://bucket/t"), ConfigError);
-  EXPECT_THROW(ResolveTableUri("abfss://c@a.dfs.core.windows.net/t"), ConfigError);
-  EXPECT_THROW(ResolveTableUri("file://otherhost/t"), ConfigError);
-  EXPECT_THROW(ResolveTableUri(""), ConfigError);
-}
 
 TEST(LogFiles, NamesAreZeroPaddedToTwentyDigits) {
   EXPECT_EQ(CommitPath("/t", 12), "/t/_delta_log/00000000000000000012.json");
@@ -108,7 +78,7 @@ TEST(Actions, ParsingKeepsWhatItKnowsAndNamesBadLines) {
 
 TEST(Checkpoint, ParquetColumnsAreTheActionStructs) {
   TempTableDir dir;
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   fs->CreateDirectories(dir.path() + "/_delta_log");
   Snapshot snapshot;
   snapshot.version = 10;

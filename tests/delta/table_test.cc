@@ -10,7 +10,8 @@
 
 #include "core/errors.h"
 #include "delta/checkpoint.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
+#include "storage/store.h"
 #include "delta/snapshot.h"
 #include "table_test_util.h"
 
@@ -163,7 +164,7 @@ TEST(DeltaTableCheckpoint, EveryTenCommitsAndReplayMatchesTheJsonLog) {
   EXPECT_EQ(last["sizeInBytes"],
             std::filesystem::file_size(dir.Log("00000000000000000020.checkpoint.parquet")));
 
-  auto fs = LocalFileSystem();
+  auto fs = storage::LocalFileSystem();
   Snapshot with_checkpoint = ReadSnapshot(*fs, dir.path());
   EXPECT_EQ(with_checkpoint.last_checkpoint_version, 20);
   // The same log without checkpoints, replayed from the JSON commits alone.
@@ -198,7 +199,7 @@ TEST(DeltaTableCheckpoint, KeepsRecentTombstones) {
   table.Append({IdNameBatch(0, 1)});
   auto rows = arrow::Table::Make(IdNameSchema(), IdNameBatch(0, 1)->columns());
   for (int i = 2; i <= 10; ++i) table.UpsertByKey("id", rows);
-  auto snapshot = ReadSnapshot(*LocalFileSystem(), dir.path());
+  auto snapshot = ReadSnapshot(*storage::LocalFileSystem(), dir.path());
   EXPECT_EQ(snapshot.last_checkpoint_version, 10);
   EXPECT_EQ(snapshot.files.size(), 1u);
   EXPECT_EQ(snapshot.tombstones.size(), 9u);
@@ -596,7 +597,7 @@ TEST(DeltaTableUri, FileUrisAndPlainPathsNameTheSameTable) {
   EXPECT_TRUE(DeltaTable::Exists(dir.path()));
   EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 4);
   EXPECT_EQ(DeltaTable::Open("file:" + dir.path()).snapshot().version, 1);
-  EXPECT_THROW(DeltaTable::Open("s3://bucket/table"), ConfigError);
+  EXPECT_THROW(DeltaTable::Open("hdfs://namenode/table"), ConfigError);
 }
 
 }  // namespace

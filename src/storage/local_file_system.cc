@@ -1,4 +1,4 @@
-#include "delta/filesystem.h"
+#include "storage/local_file_system.h"
 
 #include <arrow/io/file.h>
 #include <dirent.h>
@@ -16,7 +16,7 @@
 
 #include "core/errors.h"
 
-namespace mssql_cdc::delta {
+namespace mssql_cdc::storage {
 namespace {
 
 std::string ErrnoText(int error) { return std::strerror(error); }
@@ -250,7 +250,7 @@ std::shared_ptr<FileSystem> LocalFileSystem() {
   return fs;
 }
 
-std::pair<std::shared_ptr<FileSystem>, std::string> ResolveTableUri(const std::string& uri) {
+std::string LocalPathOfUri(const std::string& uri) {
   if (uri.empty()) throw ConfigError("the table path is empty");
   std::string path;
   auto scheme_end = uri.find("://");
@@ -274,13 +274,14 @@ std::pair<std::shared_ptr<FileSystem>, std::string> ResolveTableUri(const std::s
     }
     path = PercentDecode(rest, uri);
   } else if (has_scheme) {
-    throw ConfigError("table URI scheme '" + uri.substr(0, scheme_end) + "' in " + uri +
-                      " is not supported yet; use a local path or a file:// URI");
+    throw ConfigError("'" + uri + "': the scheme '" + uri.substr(0, scheme_end) +
+                      "' names no store this engine can open; use s3:// (or s3a://), "
+                      "file:// or a local path");
   } else {
     path = std::filesystem::absolute(uri).lexically_normal().string();
   }
   while (path.size() > 1 && path.back() == '/') path.pop_back();
-  return {LocalFileSystem(), path};
+  return path;
 }
 
-}  // namespace mssql_cdc::delta
+}  // namespace mssql_cdc::storage

@@ -1,6 +1,7 @@
-// The one seam between Delta tables and storage. Every byte the delta component reads or
-// writes goes through a FileSystem, so object stores can come later as another
-// implementation. Paths are '/'-separated, absolute for the local filesystem.
+// The one seam between Delta tables (and checkpoints) and storage. Every byte the delta
+// component reads or writes goes through a FileSystem: the local one, or an object store's
+// (storage/store.h opens the one a URI names). Paths are '/'-separated: absolute for the local
+// filesystem, bucket (or container) first for an object store.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 
 #include <arrow/io/type_fwd.h>
 
-namespace mssql_cdc::delta {
+namespace mssql_cdc::storage {
 
 struct FileInfo {
   std::string name;  // the entry's name within its directory
@@ -44,10 +45,4 @@ class FileSystem {
   virtual std::shared_ptr<arrow::io::RandomAccessFile> OpenInputFile(const std::string& path) = 0;
 };
 
-// The local filesystem. `uri` forms accepted by ResolveTableUri: a plain path or file://.
-std::shared_ptr<FileSystem> LocalFileSystem();
-// Splits a table URI into its filesystem and the root path. Throws ConfigError for a scheme
-// this build cannot open (s3://, abfss://, ...), naming it.
-std::pair<std::shared_ptr<FileSystem>, std::string> ResolveTableUri(const std::string& uri);
-
-}  // namespace mssql_cdc::delta
+}  // namespace mssql_cdc::storage

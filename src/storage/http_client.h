@@ -1,0 +1,60 @@
+// One HTTP/1.1 request and its response, over TCP or TLS (OpenSSL, the system's trust store,
+// the host name checked against the certificate). Object stores are reached through Arrow's
+// filesystems; this client exists for the few requests those cannot make, the conditional
+// writes a Delta commit needs (decision 0017). Each request opens its own connection and
+// closes it, so no state is shared between calls.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mssql_cdc::storage {
+
+struct HttpEndpoint {
+  bool tls = true;
+  std::string host;  // a name or an address, without brackets
+  int port = 443;
+
+  // "host" or "host:port", as the Host header and a signature carry it.
+  std::string HostHeader() const;
+};
+
+// Reads "https://host[:port]" or "http://host[:port]" (a trailing '/' allowed). Throws
+// ConfigError naming `what` (the option or variable the text came from) otherwise.
+HttpEndpoint ParseHttpEndpoint(const std::string& url, const std::string& what);
+
+struct HttpRequest {
+  std::string method;
+  std::string target;  // the path and query, already percent-encoded
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names in lower case
+  std::string body;
+};
+
+// Thrown when no response arrived: the connection failed, broke or timed out. `sent` tells
+// whether the whole request had been written, after which its effect is unknown.
+class HttpTransportError : public std::runtime_error {
+ public:
+  HttpTransportError(const std::string& message, bool sent)
+      : std::runtime_error(message), sent_(sent) {}
+  bool sent() const { return sent_; }
+
+ private:
+  bool sent_;
+};
+
+// Sends `request` (adding Host, Content-Length and Connection: close) and reads the whole
+// response. `timeout` bounds the connection and each wait for bytes.
+HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& request,
+                             std::chrono::milliseconds timeout);
+
+}  // namespace mssql_cdc::storage

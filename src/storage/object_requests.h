@@ -1,0 +1,36 @@
+// The requests an object store must answer that Arrow's filesystem cannot make as Delta needs
+// them: creating an object only if no object has its name (atomic, for commits), and deleting
+// one without leaving a directory marker behind (Arrow's DeleteFile puts one in its parent's
+// place). Each store answers with its own precondition (S3's If-None-Match: *, Azure's
+// If-None-Match: *, GCS's ifGenerationMatch=0); the retries and the reading of an unknown
+// outcome are the store-independent part, in ObjectStoreFileSystem.
+#pragma once
+
+#include <string>
+
+namespace mssql_cdc::storage {
+
+enum class PutOutcome {
+  kCreated,    // the store created the object from these bytes
+  kExists,     // the store refused: an object of that name exists
+  kTransient,  // refused for now (throttled, a conflicting request in flight): send again
+  kUnknown,    // the request may or may not have taken effect (timeout, 5xx after sending)
+};
+
+struct PutResult {
+  PutOutcome outcome;
+  std::string detail;  // what the store said, for the log line of a retry
+};
+
+class ObjectRequests {
+ public:
+  virtual ~ObjectRequests() = default;
+  // `path` is the store's path (bucket or container first). Both throw ConfigError or
+  // PermissionError for an answer no retry can change (no such bucket, access denied).
+  virtual PutResult PutIfAbsent(const std::string& path, const std::string& contents) = 0;
+  // Deletes the object; an absent one is already deleted. kCreated stands for done here,
+  // kTransient and kUnknown for "send again" (a delete may be repeated).
+  virtual PutResult Delete(const std::string& path) = 0;
+};
+
+}  // namespace mssql_cdc::storage

@@ -1,0 +1,307 @@
+#include "storage/s3_store.h"
+
+#include <arrow/filesystem/s3fs.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+
+#include "core/errors.h"
+#include "storage/aws_signature.h"
+#include "storage/object_requests.h"
+#include "storage/http_client.h"
+#include "storage/object_store_file_system.h"
+#include "storage/store_errors.h"
+
+namespace mssql_cdc::storage {
+namespace {
+
+constexpr std::chrono::milliseconds kRequestTimeout{30'000};
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// The S3 error code inside an XML error body ("PreconditionFailed"), or the status number.
+std::string S3ErrorCode(const HttpResponse& response) {
+  auto open = response.body.find("<Code>");
+  auto close = response.body.find("</Code>");
+  if (open != std::string::npos && close != std::string::npos && close > open) {
+    return response.body.substr(open + 6, close - open - 6);
+  }
+  return "HTTP " + std::to_string(response.status);
+}
+
+struct S3Settings {
+  std::optional<HttpEndpoint> endpoint;  // an S3-compatible store; nullopt for AWS
+  std::string endpoint_source;           // the variable it came from, for messages
+  std::string region;
+};
+
+S3Settings ReadSettings() {
+  S3Settings settings;
+  for (const char* name : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
+    if (std::string url = Env(name); !url.empty()) {
+      settings.endpoint = ParseHttpEndpoint(url, name);
+      settings.endpoint_source = name;
+      break;
+    }
+  }
+  settings.region = Env("AWS_REGION");
+  if (settings.region.empty()) settings.region = Env("AWS_DEFAULT_REGION");
+  return settings;
+}
+
+// PutObject with If-None-Match: * and DeleteObject, signed with the SDK's current keys.
+class S3ObjectRequests final : public ObjectRequests {
+ public:
+  S3ObjectRequests(arrow::fs::S3Options options, S3Settings settings, std::string region)
+      : options_(std::move(options)), settings_(std::move(settings)), region_(std::move(region)) {}
+
+  PutResult PutIfAbsent(const std::string& path, const std::string& contents) override {
+    HttpResponse response;
+    if (auto failed = Send("PUT", path, contents, response)) return *failed;
+    switch (response.status) {
+      case 200:
+        return {PutOutcome::kCreated, ""};
+      case 412:
+        return {PutOutcome::kExists, S3ErrorCode(response)};
+      case 501:
+        throw ConfigError("s3://" + BucketOf(path) + " does not support conditional writes (" +
+                          S3ErrorCode(response) + "); Delta commits need If-None-Match: * to "
+                          "be atomic");
+      default:
+        return Otherwise(response, path, "create");
+    }
+  }
+
+  PutResult Delete(const std::string& path) override {
+    HttpResponse response;
+    if (auto failed = Send("DELETE", path, "", response)) return *failed;
+    const bool gone = response.status == 200 || response.status == 204 ||
+                      (response.status == 404 && S3ErrorCode(response) != "NoSuchBucket");
+    if (gone) return {PutOutcome::kCreated, ""};
+    return Otherwise(response, path, "delete");
+  }
+
+ private:
+  static std::string BucketOf(const std::string& path) { return path.substr(0, path.find('/')); }
+
+  // Sends one signed request for the object at `path`; the outcome when no response came.
+  std::optional<PutResult> Send(const std::string& method, const std::string& path,
+                                const std::string& body, HttpResponse& response) {
+    const auto slash = path.find('/');
+    const std::string bucket = path.substr(0, slash);
+    const std::string key = slash == std::string::npos ? "" : path.substr(slash + 1);
+    HttpEndpoint endpoint;
+    HttpRequest request;
+    request.method = method;
+    if (settings_.endpoint) {
+      endpoint = *settings_.endpoint;
+      request.target = "/" + bucket + "/" + S3EncodeKey(key);
+    } else {
+      endpoint.host = bucket + ".s3." + region_ + ".amazonaws.com";
+      request.target = "/" + S3EncodeKey(key);
+    }
+    if (method == "PUT") {
+      request.headers = {{"If-None-Match", "*"}, {"Content-Type", "application/octet-stream"}};
+      request.body = body;
+    }
+    AwsCredentials credentials{options_.GetAccessKey(), options_.GetSecretKey(),
+                               options_.GetSessionToken()};
+    if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
+      throw PermissionError(
+          "no AWS credentials were found for s3://" + bucket +
+          ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, name a profile with AWS_PROFILE, "
+          "or run where an instance, container or web-identity role is available");
+    }
+    SignAwsRequest(request, endpoint.HostHeader(), region_, "s3", credentials,
+                   std::chrono::system_clock::now());
+    try {
+      response = SendHttpRequest(endpoint, request, kRequestTimeout);
+    } catch (const HttpTransportError& e) {
+      return PutResult{e.sent() ? PutOutcome::kUnknown : PutOutcome::kTransient, e.what()};
+    }
+    return std::nullopt;
+  }
+
+  // The answers both requests share: throttling and server errors to retry, and refusals.
+  PutResult Otherwise(const HttpResponse& response, const std::string& path,
+                      const std::string& doing) {
+    const std::string code = S3ErrorCode(response);
+    const std::string bucket = BucketOf(path);
+    const std::string key = path.size() > bucket.size() ? path.substr(bucket.size() + 1) : "";
+    switch (response.status) {
+      case 409:  // ConditionalRequestConflict: a racing request for the same key is in flight
+      case 429:
+      case 503:
+        return {PutOutcome::kTransient, code};
+      case 500:
+      case 502:
+      case 504:
+        return {PutOutcome::kUnknown, code};
+      case 403:
+        throw PermissionError("s3://" + bucket + ": the store refused to " + doing + " " + key +
+                              " (" + code + "); check the credentials and that they may write "
+                              "there");
+      case 404:
+        throw ConfigError("s3://" + bucket + ": " + code + " (does the bucket exist?)");
+      default:
+        throw SourceError("s3://" + bucket + ": " + doing + " " + key + " failed: " + code);
+    }
+  }
+
+  arrow::fs::S3Options options_;
+  S3Settings settings_;
+  std::string region_;
+};
+
+std::string RandomHex() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(rng()));
+  return text;
+}
+
+bool ValidBucketName(const std::string& name) {
+  if (name.size() < 3 || name.size() > 63) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  }
+  return name.front() != '-' && name.front() != '.' && name.back() != '-' && name.back() != '.';
+}
+
+// Creates a probe object twice: a store that honours If-None-Match answers the second with
+// "exists". The probe is deleted either way.
+void CheckConditionalWrites(ObjectStoreFileSystem& fs, ObjectRequests& requests,
+                            const S3Location& location, const std::string& where) {
+  const std::string probe = location.bucket + "/" +
+                            (location.key.empty() ? "" : location.key + "/") +
+                            "_mssql_cdc_conditional_write_probe_" + RandomHex();
+  const PutResult first = requests.PutIfAbsent(probe, "probe");
+  PutResult second{PutOutcome::kTransient, ""};
+  if (first.outcome == PutOutcome::kCreated) second = requests.PutIfAbsent(probe, "probe");
+  fs.Delete(probe);
+  if (first.outcome != PutOutcome::kCreated) {
+    throw SourceError("s3://" + location.bucket + ": a test write to " + where +
+                      " failed (" + first.detail + "); try again when the store answers");
+  }
+  if (second.outcome != PutOutcome::kExists) {
+    throw ConfigError(where + " does not honour conditional writes: a second PutObject with "
+                      "If-None-Match: * was not refused. Two writers could both commit one "
+                      "Delta version there; use a store that refuses it (AWS S3, MinIO, ...)");
+  }
+}
+
+struct OpenStores {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<FileSystem>> by_bucket;
+  bool initialized = false;
+};
+
+// Never destroyed: a process that does not call ReleaseS3Stores (a Python process, whose
+// pyarrow shuts the AWS SDK down itself) must not destroy S3 clients after that.
+OpenStores& Stores() {
+  static OpenStores* stores = new OpenStores;
+  return *stores;
+}
+
+}  // namespace
+
+S3Location ParseS3Uri(const std::string& uri) {
+  std::string rest;
+  if (uri.rfind("s3://", 0) == 0) {
+    rest = uri.substr(5);
+  } else if (uri.rfind("s3a://", 0) == 0) {
+    rest = uri.substr(6);
+  } else {
+    throw ConfigError("'" + uri + "' is not an s3:// URI");
+  }
+  if (rest.find_first_of("?#") != std::string::npos) {
+    throw ConfigError("S3 URI " + uri + " has a query or fragment; give s3://bucket/path only");
+  }
+  S3Location location;
+  const auto slash = rest.find('/');
+  location.bucket = rest.substr(0, slash);
+  if (location.bucket.empty()) {
+    throw ConfigError("S3 URI " + uri + " names no bucket; write s3://bucket/path");
+  }
+  if (!ValidBucketName(location.bucket)) {
+    throw ConfigError("S3 URI " + uri + ": '" + location.bucket +
+                      "' is not a bucket name (3 to 63 lower-case letters, digits, '-' and "
+                      "'.', starting and ending with a letter or digit)");
+  }
+  std::string key = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  while (!key.empty() && key.back() == '/') key.pop_back();
+  if (key.find("//") != std::string::npos || (!key.empty() && key.front() == '/')) {
+    throw ConfigError("S3 URI " + uri + " has an empty path segment ('//')");
+  }
+  location.key = key;
+  return location;
+}
+
+std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::string& uri) {
+  const S3Location location = ParseS3Uri(uri);
+  const std::string root = location.key.empty() ? location.bucket
+                                                : location.bucket + "/" + location.key;
+  const S3Settings settings = ReadSettings();
+  const std::string cache_key =
+      (settings.endpoint ? settings.endpoint->HostHeader() : "aws") + "|" + settings.region +
+      "|" + location.bucket;
+
+  OpenStores& stores = Stores();
+  std::lock_guard lock(stores.mutex);
+  if (auto found = stores.by_bucket.find(cache_key); found != stores.by_bucket.end()) {
+    return {found->second, root};
+  }
+  if (!stores.initialized) {
+    auto status = arrow::fs::EnsureS3Initialized();
+    if (!status.ok()) throw SourceError("cannot start Arrow's S3 support: " + status.ToString());
+    stores.initialized = true;
+  }
+
+  arrow::fs::S3Options options = arrow::fs::S3Options::Defaults();
+  std::string where = "s3://" + location.bucket;
+  if (settings.endpoint) {
+    options.endpoint_override = settings.endpoint->HostHeader();
+    options.scheme = settings.endpoint->tls ? "https" : "http";
+    where += " at " + std::string(settings.endpoint->tls ? "https://" : "http://") +
+             settings.endpoint->HostHeader() + " (" + settings.endpoint_source + ")";
+  }
+  std::string region = settings.region;
+  if (region.empty() && !settings.endpoint) {
+    auto resolved = arrow::fs::ResolveS3BucketRegion(location.bucket);
+    if (resolved.ok()) region = *resolved;
+  }
+  if (!region.empty()) options.region = region;
+  auto made = arrow::fs::S3FileSystem::Make(options);
+  if (!made.ok()) ThrowStoreError(made.status(), "cannot open " + where);
+  if (region.empty()) region = (*made)->region();
+  if (region.empty()) region = "us-east-1";
+
+  auto bucket = (*made)->GetFileInfo(location.bucket);
+  if (!bucket.ok()) ThrowStoreError(bucket.status(), "cannot reach " + where);
+  if (bucket->type() == arrow::fs::FileType::NotFound) {
+    throw ConfigError("bucket '" + location.bucket + "' does not exist (" + where +
+                      "); create it, or correct the URI " + uri);
+  }
+  auto requests = std::make_unique<S3ObjectRequests>(options, settings, region);
+  ObjectRequests& requests_ref = *requests;
+  auto fs = std::make_shared<ObjectStoreFileSystem>("s3", *made, std::move(requests));
+  CheckConditionalWrites(*fs, requests_ref, location, where);
+  spdlog::info("opened {} (region {})", where, region);
+  stores.by_bucket.emplace(cache_key, fs);
+  return {fs, root};
+}
+
+void ReleaseS3Stores() {
+  OpenStores& stores = Stores();
+  std::lock_guard lock(stores.mutex);
+  stores.by_bucket.clear();
+  if (stores.initialized) (void)arrow::fs::EnsureS3Finalized();
+}
+
+}  // namespace mssql_cdc::storage
