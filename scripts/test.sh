@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite against the tree `make build` left: GoogleTest (ctest), then pytest
-# (the Python package, the CLI, the Delta tables read back by delta-rs and Spark, and Spark
-# mode on a classic session), the command-line tests again through the console script a pip
+# (the Python package, the CLI, the Delta tables read back by delta-rs and Spark, the engine on
+# an S3 emulator, and Spark mode on a classic session), the command-line tests again through the console script a pip
 # install gives, then Spark mode again through a local Spark Connect server that
 # the tests start themselves (MSSQL_CDC_TEST_SPARK=connect), then the wheel: built by
 # scripts/build_wheel.sh and installed in a minimal Debian root (tests/wheel).
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 status=0
 ctest --test-dir build --output-on-failure -j2 || status=1
 export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
-.venv/bin/python -m pytest -q --durations=12 tests/python tests/cli tests/delta tests/engine tests/sql tests/spark || status=1
+.venv/bin/python -m pytest -q --durations=12 tests/python tests/cli tests/delta tests/engine tests/storage tests/sql tests/spark || status=1
 echo "The command-line suite again, through the package's mssql-cdc console script:"
 MSSQL_CDC_BIN="$PWD/.venv/bin/mssql-cdc" .venv/bin/python -m pytest -q tests/cli || status=1
 echo "Spark mode again, through Spark Connect:"

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <climits>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -21,16 +20,13 @@
 #include "core/errors.h"
 #include "core/time.h"
 #include "core/user_text.h"
-#include "engine/stream_checkpoint.h"
+#include "engine/checkpoint_directory.h"
+#include "storage/store.h"
 
 namespace mssql_cdc {
 namespace {
 
 constexpr char kOwnerFile[] = "owner.json";
-
-std::string OwnerPath(const std::string& directory) {
-  return (std::filesystem::path(directory) / kOwnerFile).string();
-}
 
 std::string HostName() {
   char name[HOST_NAME_MAX + 1] = {};
@@ -73,6 +69,9 @@ std::optional<long long> FlockHolder(const std::string& directory) {
 }  // namespace
 
 std::unique_ptr<CheckpointLock> CheckpointLock::Acquire(const std::string& directory) {
+  if (storage::IsObjectStoreUri(directory)) {
+    return std::unique_ptr<CheckpointLock>(new CheckpointLock(directory, -1));
+  }
   const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     throw SourceError("checkpoint " + directory + " cannot be opened: " + std::strerror(errno));
@@ -92,21 +91,23 @@ std::unique_ptr<CheckpointLock> CheckpointLock::Acquire(const std::string& direc
   return std::unique_ptr<CheckpointLock>(new CheckpointLock(directory, fd));
 }
 
-CheckpointLock::~CheckpointLock() { ::close(fd_); }  // closing the last descriptor unlocks
+CheckpointLock::~CheckpointLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor unlocks
+}
 
 void CheckpointLock::RecordOwner() {
   nlohmann::json doc = {{"pid", static_cast<long long>(::getpid())},
                         {"host", HostName()},
                         {"since", FormatIsoMillis(NowUtc().value) + "Z"}};
-  WriteFileAtomically(OwnerPath(directory_), doc.dump() + "\n");
+  CheckpointDirectory(directory_).Write(kOwnerFile, doc.dump() + "\n");
 }
 
 std::string CheckpointLock::DescribeHolder(const std::string& directory) {
-  const std::optional<long long> holder = FlockHolder(directory);
-  std::ifstream in(OwnerPath(directory));
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const bool object_store = storage::IsObjectStoreUri(directory);
+  const std::optional<long long> holder =
+      object_store ? std::nullopt : FlockHolder(directory);
+  const std::string text = CheckpointDirectory(directory).Read(kOwnerFile).value_or("");
+  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   const bool recorded = doc.is_object() && doc.contains("pid") && doc["pid"].is_number_integer();
   if (recorded) {
     const long long pid = doc["pid"].get<long long>();

@@ -6,7 +6,9 @@
 // its tables while it still checks their input. Once past those checks the holder records who
 // it is (owner.json: process id, host, since when) so that a refused process can name it. A
 // second lock on the same directory, from this process or another, is refused with
-// CheckpointInUseError naming the holder. Local filesystems only (flock's own limit).
+// CheckpointInUseError naming the holder. Local filesystems only (flock's own limit): in an
+// object store nothing is locked and owner.json only names the last run; there a batch's
+// offsets, created only if absent, keep a second run from writing (stream_checkpoint.h).
 #pragma once
 
 #include <memory>

@@ -1,13 +1,9 @@
 #include "engine/generations.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
-#include "engine/stream_checkpoint.h"
+#include "engine/checkpoint_directory.h"
 #include "source/source.h"
 
 namespace mssql_cdc {
@@ -29,12 +25,9 @@ std::optional<UtcMicros> TimeOf(const nlohmann::json& doc, const char* key) {
 }  // namespace
 
 std::optional<GenerationState> GenerationState::Read(const std::string& base) {
-  const std::string path = (std::filesystem::path(base) / kStateFile).string();
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+  const std::optional<std::string> text = CheckpointDirectory(base).Read(kStateFile);
+  if (!text) return std::nullopt;
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc.contains("generation") || !doc["generation"].is_number_integer()) {
     throw ConfigError("checkpoint " + base + ": " + kStateFile + " is damaged (it is written "
                       "whole, so it was edited by hand); restore it, or start over with a new "
@@ -60,13 +53,14 @@ void GenerationState::Write(const std::string& base) const {
                         {"at", TimeJson(at)}};
   if (recovering) doc["recovering"] = recovering->ToString();
   if (failed_at) doc["failed_at"] = FormatIsoMillis(failed_at->value);
-  std::filesystem::create_directories(base);
-  WriteFileAtomically((std::filesystem::path(base) / kStateFile).string(), doc.dump() + "\n");
+  CheckpointDirectory(base).Write(kStateFile, doc.dump() + "\n");
 }
 
 std::string GenerationCheckpoint(const std::string& base, int generation) {
   if (generation == 0) return base;
-  return (std::filesystem::path(base) / "_generations" / std::to_string(generation)).string();
+  std::string root = base;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  return root + "/_generations/" + std::to_string(generation);
 }
 
 std::string GenerationAppId(const std::string& app_id, int generation) {

@@ -14,7 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
-#include "delta/filesystem.h"
+#include "storage/file_system.h"
+#include "storage/store.h"
 #include "delta/grouped_appender.h"
 #include "delta/parquet_file_reader.h"
 #include "delta/table.h"
@@ -60,7 +61,7 @@ class DeltaCopy final : public SeedCopy {
 
 class ParquetCopy final : public SeedCopy {
  public:
-  explicit ParquetCopy(const std::string& path) : fs_(delta::LocalFileSystem()) {
+  explicit ParquetCopy(const std::string& path) : fs_(storage::LocalFileSystem()) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
       for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
@@ -98,7 +99,7 @@ class ParquetCopy final : public SeedCopy {
   }
 
  private:
-  std::shared_ptr<delta::FileSystem> fs_;
+  std::shared_ptr<storage::FileSystem> fs_;
   std::vector<std::string> files_;
   std::vector<std::string> columns_;
 };

@@ -1,22 +1,16 @@
 #include "engine/staged_files.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
+#include <random>
+#include <sstream>
 
 #include "core/errors.h"
 
 namespace mssql_cdc {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr char kDirectory[] = "staged";
 constexpr char kSuffix[] = ".files";
@@ -26,34 +20,31 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+std::string AttemptId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(rng()));
+  return text;
+}
+
+// The unit a list is of: "<unit>.<attempt>.files", or "<unit>.files" as lists were named
+// before attempts were.
+std::string UnitOf(const std::string& name) {
+  std::string stem = name.substr(0, name.size() - std::strlen(kSuffix));
+  const auto dot = stem.rfind('.');
+  return dot == std::string::npos ? stem : stem.substr(0, dot);
+}
+
 }  // namespace
 
 StagedFileList::StagedFileList(std::string checkpoint_directory, std::string name)
-    : directory_((fs::path(checkpoint_directory) / kDirectory).string()),
-      path_((fs::path(directory_) / (name + kSuffix)).string()) {}
+    : dir_(std::move(checkpoint_directory)),
+      relative_(std::string(kDirectory) + "/" + name + "." + AttemptId() + kSuffix) {}
 
 void StagedFileList::Record(const std::string& table, const std::string& relative_path) {
   std::lock_guard lock(mutex_);
-  if (!directory_made_) {
-    std::error_code ec;
-    fs::create_directories(directory_, ec);
-    if (ec) throw SourceError("checkpoint: cannot create " + directory_ + ": " + ec.message());
-    directory_made_ = true;
-  }
-  // Not fsynced: a process that dies keeps its written pages; only a lost machine can lose
-  // the line, and then the file it names is an unreferenced leftover, never wrong data.
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) {
-    throw SourceError("checkpoint: cannot open " + path_ + ": " + std::strerror(errno));
-  }
-  const std::string line = table + " " + relative_path + "\n";
-  const ssize_t n = ::write(fd, line.data(), line.size());
-  const int error = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(line.size())) {
-    throw SourceError("checkpoint: cannot write " + path_ + ": " + std::strerror(error));
-  }
-  recorded_ = true;
+  lines_ += table + " " + relative_path + "\n";
+  dir_.Write(relative_, lines_);
 }
 
 std::function<void(const std::string&)> StagedFileList::For(const std::string& table) {
@@ -62,27 +53,37 @@ std::function<void(const std::string&)> StagedFileList::For(const std::string& t
 
 void StagedFileList::Clear() {
   std::lock_guard lock(mutex_);
-  if (!recorded_) return;
-  std::error_code ec;
-  fs::remove(path_, ec);
-  if (ec) spdlog::warn("checkpoint: could not remove {}: {}", path_, ec.message());
-  recorded_ = false;
+  if (lines_.empty()) return;
+  try {
+    dir_.Delete(relative_);
+  } catch (const Error& e) {
+    spdlog::warn("checkpoint: could not remove {}: {}", dir_.Path(relative_), e.what());
+  }
+  lines_.clear();
 }
 
-void DeleteUncommittedStagedFiles(
-    const std::string& checkpoint_directory,
-    const std::function<void(const std::string& table,
-                             const std::vector<std::string>& relative_paths)>& delete_unnamed) {
-  const fs::path directory = fs::path(checkpoint_directory) / kDirectory;
-  std::error_code ec;
-  if (!fs::is_directory(directory, ec)) return;
-  std::vector<fs::path> lists;
-  for (const auto& entry : fs::directory_iterator(directory, ec)) {
-    if (EndsWith(entry.path().filename().string(), kSuffix)) lists.push_back(entry.path());
-  }
-  for (const auto& list : lists) {
+void DeleteUncommittedStagedFiles(const std::string& checkpoint_directory,
+                                  const DeleteUnnamedFiles& delete_unnamed) {
+  DeleteSettledStagedFiles(
+      checkpoint_directory, [](const std::string&) { return true; }, delete_unnamed);
+}
+
+int DeleteSettledStagedFiles(const std::string& checkpoint_directory,
+                             const std::function<bool(const std::string& unit)>& settled,
+                             const DeleteUnnamedFiles& delete_unnamed) {
+  CheckpointDirectory dir(checkpoint_directory);
+  int left = 0;
+  for (const auto& name : dir.List(kDirectory)) {
+    if (!EndsWith(name, kSuffix)) continue;
+    if (!settled(UnitOf(name))) {
+      ++left;
+      continue;
+    }
+    const std::string relative = std::string(kDirectory) + "/" + name;
+    const std::optional<std::string> text = dir.Read(relative);
+    if (!text) continue;
     std::map<std::string, std::vector<std::string>> by_table;
-    std::ifstream in(list);
+    std::istringstream in(*text);
     for (std::string line; std::getline(in, line);) {
       const auto space = line.find(' ');
       if (space == std::string::npos) continue;
@@ -91,8 +92,9 @@ void DeleteUncommittedStagedFiles(
       by_table[line.substr(0, space)].push_back(path);
     }
     for (const auto& [table, paths] : by_table) delete_unnamed(table, paths);
-    fs::remove(list, ec);
+    dir.Delete(relative);
   }
+  return left;
 }
 
 }  // namespace mssql_cdc

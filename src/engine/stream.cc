@@ -264,16 +264,11 @@ class Stream::Impl {
     c.write_options.row_group_bytes = memory.row_group_bytes;
 
     c.checkpoint.emplace(params.checkpoint);
-    std::error_code ec;
-    const auto status = std::filesystem::status(params.checkpoint, ec);
     bool started_before = false;
-    if (std::filesystem::is_directory(status)) {
+    if (c.checkpoint->Exists()) {
       lock_ = CheckpointLock::Acquire(params.checkpoint);
       c.checkpoint->Check(Identity());
       started_before = c.checkpoint->ReadStart() || c.checkpoint->ReadSnapshot();
-    } else if (std::filesystem::exists(status)) {
-      throw ConfigError("checkpoint " + params.checkpoint +
-                        " exists and is not a directory; give a directory for the checkpoint");
     }
     if (!started_before && !params.bootstrap) {
       initial_ = InitialOffset(*c.source, *c.clock, c.instance,
@@ -299,11 +294,7 @@ class Stream::Impl {
     const StreamParams& params = c.config.params;
     const LentSource lent(c);
     if (!lock_) {
-      std::error_code ec;
-      std::filesystem::create_directories(params.checkpoint, ec);
-      if (ec) {
-        throw SourceError("checkpoint: cannot create " + params.checkpoint + ": " + ec.message());
-      }
+      c.checkpoint->Create();
       // Another run may have created it meanwhile: the lock decides, and the files are read
       // again below, under it.
       lock_ = CheckpointLock::Acquire(params.checkpoint);
@@ -328,11 +319,7 @@ class Stream::Impl {
       }
     }
     // Files of a batch that a crash stopped before its commit: nobody will name them.
-    DeleteUncommittedStagedFiles(params.checkpoint, [&](const std::string& table,
-                                                        const std::vector<std::string>& paths) {
-      if (table == kStagedBronze) c.bronze->DeleteUnnamedFiles(paths);
-      if (table == kStagedFacts && c.facts) c.facts->DeleteUnnamedFiles(paths);
-    });
+    DeleteAbandonedStagedFiles(c);
 
     if (params.on_data_loss == OnDataLoss::kResnapshot) ResnapshotIfLost();
     std::optional<Offset> start = c.checkpoint->ReadStart();
@@ -576,10 +563,10 @@ class Stream::Impl {
     StreamParams& params = c.config.params;
     params.checkpoint = GenerationCheckpoint(base_checkpoint_, next);
     params.app_id = GenerationAppId(base_app_id_, next);
-    std::filesystem::create_directories(params.checkpoint);
+    c.checkpoint.emplace(params.checkpoint);
+    c.checkpoint->Create();
     lock_ = CheckpointLock::Acquire(params.checkpoint);
     lock_->RecordOwner();
-    c.checkpoint.emplace(params.checkpoint);
     c.checkpoint->Check(Identity());
     c.checkpoint->ClaimFor(Identity());
 

@@ -15,6 +15,7 @@
 #include "engine/batch_reader.h"
 #include "engine/finalization.h"
 #include "engine/retention_guard.h"
+#include "engine/checkpoint_directory.h"
 #include "engine/staged_files.h"
 #include "source/output_schema.h"
 #include "plan/planner.h"
@@ -396,6 +397,7 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   outcome.facts = std::move(row);
   c.checkpoint->WriteCommit(outcome.commit);
   if (staged_files) staged_files->Clear();
+  if (c.staged_lists_left) DeleteAbandonedStagedFiles(c);
   Hook(BatchStep::kCommitted, offsets.batch_id);
   // Data first, verdict after (invariant 2).
   if (c.verdicts) {
@@ -403,6 +405,27 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   }
   AfterBronze(c);
   return outcome;
+}
+
+void DeleteAbandonedStagedFiles(StreamContext& c) {
+  StreamCheckpoint& checkpoint = *c.checkpoint;
+  const bool locked = !CheckpointDirectory(checkpoint.directory()).in_object_store();
+  auto settled = [&](const std::string& unit) {
+    if (locked) return true;
+    if (unit == "snapshot") {
+      const auto snapshot = checkpoint.ReadSnapshot();
+      return snapshot && snapshot->done;
+    }
+    if (unit.empty() || unit.find_first_not_of("0123456789") != std::string::npos) return false;
+    return checkpoint.ReadCommit(std::stoll(unit)).has_value();
+  };
+  const int left = DeleteSettledStagedFiles(
+      checkpoint.directory(), settled,
+      [&](const std::string& table, const std::vector<std::string>& paths) {
+        if (table == kStagedBronze) c.bronze->DeleteUnnamedFiles(paths);
+        if (table == kStagedFacts && c.facts) c.facts->DeleteUnnamedFiles(paths);
+      });
+  c.staged_lists_left = left > 0;
 }
 
 }  // namespace mssql_cdc

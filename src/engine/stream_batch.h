@@ -50,11 +50,19 @@ struct StreamContext {
   // and whether this run has compared the range of bronze's newest batch with the checkpoint.
   std::int64_t bronze_txn = -1;
   bool bronze_range_checked = false;
+  // Staged file lists of units not yet done were left by the last cleanup (an object-store
+  // checkpoint, where they may be another live run's): cleaned again after each commit.
+  bool staged_lists_left = false;
   // What bounds a batch's memory: the bytes after which a source's record batch ends, and how
   // the data file streams buffer row groups and roll files.
   std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
   delta::WriteOptions write_options;
 };
+
+// Deletes the data files that crashed attempts staged and no commit names (staged_files.h):
+// every unit's when the checkpoint is locked (a local one), else only the units done (a batch
+// with its commit marker, a finished snapshot). Sets staged_lists_left.
+void DeleteAbandonedStagedFiles(StreamContext& context);
 
 // Adds the names of `instances` to context.instance_names.
 void NoteInstances(StreamContext& context, const std::vector<CaptureInstanceInfo>& instances);

@@ -1,14 +1,6 @@
 #include "engine/stream_checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +11,6 @@
 namespace mssql_cdc {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Paths are shown whole up to this length: a cut path does not say which table it was.
@@ -29,26 +20,13 @@ constexpr std::size_t kPathShown = 1024;
 // JSON number in every reader).
 constexpr std::uint64_t kMaxBatchId = 1ULL << 53;
 
-[[noreturn]] void Fail(const std::string& what, const std::string& path) {
-  throw SourceError("checkpoint: cannot " + what + " " + path + ": " + std::strerror(errno));
-}
-
-void SyncPath(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) Fail("open", path);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) Fail("fsync", path);
-}
-
-std::optional<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+std::optional<json> ReadJsonFile(const CheckpointDirectory& dir, const std::string& relative) {
+  const std::optional<std::string> text = dir.Read(relative);
+  if (!text) return std::nullopt;
+  const std::string path = dir.Path(relative);
+  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    // Files are renamed into place whole, so a bad one was edited or damaged by hand.
+    // Files are written whole, so a bad one was edited or damaged by hand.
     throw SourceError("checkpoint file " + path +
                       " is not a JSON object; restore it or start a new checkpoint with a new "
                       "app_id");
@@ -91,7 +69,7 @@ std::optional<std::int64_t> BatchIdOfName(const std::string& dir, const std::str
   const auto [end, error] = std::from_chars(stem.data(), stem.data() + stem.size(), id);
   if (error != std::errc() || end != stem.data() + stem.size() ||
       id > static_cast<std::int64_t>(kMaxBatchId)) {
-    throw SourceError("checkpoint file " + (fs::path(dir) / name).string() +
+    throw SourceError("checkpoint file " + dir + "/" + name +
                       " names batch " + QuoteUserText(stem) + ", out of range (0 to " +
                       std::to_string(kMaxBatchId) +
                       "); it was not written by mssql-cdc: remove it or restore the checkpoint");
@@ -99,13 +77,12 @@ std::optional<std::int64_t> BatchIdOfName(const std::string& dir, const std::str
   return id;
 }
 
-// The highest batch id among the files <id>.json in `dir`.
-std::optional<std::int64_t> HighestBatchId(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;
+// The highest batch id among the files <id>.json in the subdirectory `relative`.
+std::optional<std::int64_t> HighestBatchId(const CheckpointDirectory& dir,
+                                           const std::string& relative) {
   std::optional<std::int64_t> highest;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const auto id = BatchIdOfName(dir, entry.path().filename().string());
+  for (const auto& name : dir.List(relative)) {
+    const auto id = BatchIdOfName(dir.Path(relative), name);
     if (id && (!highest || *id > *highest)) highest = id;
   }
   return highest;
@@ -113,41 +90,10 @@ std::optional<std::int64_t> HighestBatchId(const std::string& dir) {
 
 }  // namespace
 
-void WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const fs::path target(path);
-  // A hidden name beside the target, so the rename stays on one filesystem.
-  std::string temp_name = ".";
-  temp_name.append(target.filename().string());
-  temp_name.append(".tmp.");
-  temp_name.append(std::to_string(::getpid()));
-  const std::string temp = (target.parent_path() / temp_name).string();
-  {
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) Fail("create", temp);
-    std::size_t written = 0;
-    while (written < contents.size()) {
-      const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        ::close(fd);
-        Fail("write", temp);
-      }
-      written += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-      ::close(fd);
-      Fail("fsync", temp);
-    }
-    ::close(fd);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) Fail("rename into place", path);
-  SyncPath(target.parent_path().string(), /*directory=*/true);
-}
-
-StreamCheckpoint::StreamCheckpoint(std::string directory) : directory_(std::move(directory)) {}
+StreamCheckpoint::StreamCheckpoint(std::string directory) : dir_(std::move(directory)) {}
 
 std::string StreamCheckpoint::Path(const std::string& relative) const {
-  return (fs::path(directory_) / relative).string();
+  return dir_.Path(relative);
 }
 
 void StreamCheckpoint::CheckIdentity(const StreamIdentity& identity) const {
@@ -156,13 +102,13 @@ void StreamCheckpoint::CheckIdentity(const StreamIdentity& identity) const {
   const std::string& app_id = existing->app_id;
   const std::string& target = existing->target;
   if (app_id != identity.app_id) {
-    throw ConfigError("checkpoint " + directory_ + " belongs to app_id " + QuoteUserText(app_id) +
+    throw ConfigError("checkpoint " + dir_.location() + " belongs to app_id " + QuoteUserText(app_id) +
                       ", not " + QuoteUserText(identity.app_id) +
                       ": a checkpoint keeps one app_id for its life; give this stream its own "
                       "checkpoint (a new checkpoint needs a new app_id)");
   }
   if (NormalLocation(target) != NormalLocation(identity.target)) {
-    throw ConfigError("checkpoint " + directory_ + " belongs to target " +
+    throw ConfigError("checkpoint " + dir_.location() + " belongs to target " +
                       QuoteUserText(target, kPathShown) + ", not " +
                       QuoteUserText(identity.target, kPathShown) +
                       ": a checkpoint writes one table; use a new checkpoint and a new app_id "
@@ -187,32 +133,27 @@ void StreamCheckpoint::Check(const StreamIdentity& identity) const {
 
 void StreamCheckpoint::ClaimFor(const StreamIdentity& identity) {
   CheckIdentity(identity);
-  std::error_code ec;
-  fs::create_directories(Path("offsets"), ec);
-  if (ec) throw SourceError("checkpoint: cannot create " + Path("offsets") + ": " + ec.message());
-  fs::create_directories(Path("commits"), ec);
-  if (ec) throw SourceError("checkpoint: cannot create " + Path("commits") + ": " + ec.message());
   if (ReadIdentity()) return;
   json doc = {{"app_id", identity.app_id},
               {"capture_instance", identity.capture_instance},
               {"target", identity.target}};
-  WriteFileAtomically(Path("stream.json"), doc.dump() + "\n");
+  if (!dir_.WriteIfAbsent("stream.json", doc.dump() + "\n")) CheckIdentity(identity);
 }
 
 std::optional<Offset> StreamCheckpoint::ReadStart() const {
   const std::string path = Path("start.json");
-  auto doc = ReadJsonFile(path);
+  auto doc = ReadJsonFile(dir_, "start.json");
   if (!doc) return std::nullopt;
   return OffsetFrom(*doc, "start", path);
 }
 
 void StreamCheckpoint::WriteStart(const Offset& start) {
-  WriteFileAtomically(Path("start.json"), json{{"start", OffsetJson(start)}}.dump() + "\n");
+  dir_.Write("start.json", json{{"start", OffsetJson(start)}}.dump() + "\n");
 }
 
 std::optional<SnapshotState> StreamCheckpoint::ReadSnapshot() const {
   const std::string path = Path("snapshot.json");
-  auto doc = ReadJsonFile(path);
+  auto doc = ReadJsonFile(dir_, "snapshot.json");
   if (!doc) return std::nullopt;
   SnapshotState state;
   state.done = doc->value("state", "") == "done";
@@ -227,12 +168,13 @@ void StreamCheckpoint::WriteSnapshot(const SnapshotState& state) {
               {"offset", OffsetJson(state.offset)},
               {"rows", state.rows},
               {"bronze_version", state.bronze_version}};
-  WriteFileAtomically(Path("snapshot.json"), doc.dump() + "\n");
+  dir_.Write("snapshot.json", doc.dump() + "\n");
 }
 
 std::optional<BatchOffsets> StreamCheckpoint::ReadOffsets(std::int64_t batch_id) const {
-  const std::string path = Path("offsets/" + std::to_string(batch_id) + ".json");
-  auto doc = ReadJsonFile(path);
+  const std::string relative = "offsets/" + std::to_string(batch_id) + ".json";
+  const std::string path = Path(relative);
+  auto doc = ReadJsonFile(dir_, relative);
   if (!doc) return std::nullopt;
   BatchOffsets offsets;
   offsets.batch_id = IntField(*doc, "batch_id", path);
@@ -258,13 +200,29 @@ void StreamCheckpoint::WriteOffsets(const BatchOffsets& offsets) {
               {"end", OffsetJson(offsets.end)}};
   if (offsets.read_from) doc["read_from"] = offsets.read_from->ToString();
   if (offsets.lost_to_ts) doc["lost_to_ts"] = FormatIsoMillis(offsets.lost_to_ts->value);
-  WriteFileAtomically(Path("offsets/" + std::to_string(offsets.batch_id) + ".json"),
-                      doc.dump() + "\n");
+  const std::string relative = "offsets/" + std::to_string(offsets.batch_id) + ".json";
+  const std::string text = doc.dump() + "\n";
+  if (dir_.WriteIfAbsent(relative, text)) return;
+  // The batch was planned before: by this stream, when it replays the batch (the same range,
+  // perhaps now skipping purged changes), or by another run, whose range this one must not
+  // overwrite. Where no lock excludes other runs (an object store) this is what does.
+  const std::optional<BatchOffsets> planned = ReadOffsets(offsets.batch_id);
+  if (planned && planned->start == offsets.start && planned->end == offsets.end) {
+    dir_.Write(relative, text);
+    return;
+  }
+  throw CheckpointInUseError(
+      "checkpoint " + dir_.location() + ": batch " + std::to_string(offsets.batch_id) +
+      " was planned by another run (it ends at LSN " +
+      (planned ? planned->end.lsn.ToString() : std::string("?")) + ", this run's at LSN " +
+      offsets.end.lsn.ToString() + "): one run per stream at a time; stop the other run and "
+      "start this one again");
 }
 
 std::optional<BatchCommit> StreamCheckpoint::ReadCommit(std::int64_t batch_id) const {
-  const std::string path = Path("commits/" + std::to_string(batch_id) + ".json");
-  auto doc = ReadJsonFile(path);
+  const std::string relative = "commits/" + std::to_string(batch_id) + ".json";
+  const std::string path = Path(relative);
+  auto doc = ReadJsonFile(dir_, relative);
   if (!doc) return std::nullopt;
   BatchCommit commit{IntField(*doc, "batch_id", path), IntField(*doc, "bronze_version", path),
                      IntField(*doc, "rows", path), std::nullopt};
@@ -277,13 +235,14 @@ void StreamCheckpoint::WriteCommit(const BatchCommit& commit) {
               {"bronze_version", commit.bronze_version},
               {"rows", commit.rows}};
   if (commit.bronze_txn) doc["bronze_txn"] = *commit.bronze_txn;
-  WriteFileAtomically(Path("commits/" + std::to_string(commit.batch_id) + ".json"),
-                      doc.dump() + "\n");
+  // A marker already there was written by a run that finished the same batch first; it
+  // stands (the batch's bronze and facts commits are the same either way, by their txn).
+  dir_.WriteIfAbsent("commits/" + std::to_string(commit.batch_id) + ".json", doc.dump() + "\n");
 }
 
 RecoveryPoint StreamCheckpoint::Recover() const {
   RecoveryPoint point;
-  const auto last_planned = HighestBatchId(Path("offsets"));
+  const auto last_planned = HighestBatchId(dir_, "offsets");
   if (!last_planned) return point;
   auto offsets = ReadOffsets(*last_planned);
   if (!ReadCommit(*last_planned)) {
@@ -303,7 +262,7 @@ std::int64_t StreamCheckpoint::BronzeTxnAfter(std::int64_t last) const {
   for (std::int64_t id = last; id >= 0; --id) {
     const auto commit = ReadCommit(id);
     if (!commit) {
-      throw SourceError("checkpoint " + directory_ + " has no commit marker for batch " +
+      throw SourceError("checkpoint " + dir_.location() + " has no commit marker for batch " +
                         std::to_string(id) + " before batch " + std::to_string(last + 1) +
                         "; restore commits/" + std::to_string(id) +
                         ".json or start a new checkpoint with a new app_id");
@@ -315,7 +274,7 @@ std::int64_t StreamCheckpoint::BronzeTxnAfter(std::int64_t last) const {
 }
 
 std::optional<StreamIdentity> StreamCheckpoint::ReadIdentity() const {
-  auto doc = ReadJsonFile(Path("stream.json"));
+  auto doc = ReadJsonFile(dir_, "stream.json");
   if (!doc) return std::nullopt;
   return StreamIdentity{doc->value("app_id", ""), doc->value("capture_instance", ""),
                         doc->value("target", "")};

@@ -1,16 +1,18 @@
 // The checkpoint directory of a native stream: what it has done and where it goes on.
 //
-// Layout (every file JSON, written whole to a temporary file, fsynced and renamed, so a
-// crash leaves the old file or the new one, never a torn one):
+// The directory may be local or in an object store (checkpoint_directory.h). Layout (every
+// file JSON, written whole, so a crash leaves the old file or the new one, never a torn one):
 //   stream.json            identity {"app_id", "capture_instance", "target"}: written once;
 //                          a checkpoint belongs to one app_id and one target for its life.
 //   start.json             the offset the first batch starts after, written once.
 //   snapshot.json          bootstrap state {"state": "open"|"done", "lsn", "commit_ts",
 //                          "rows", "bronze_version"}.
 //   offsets/<id>.json      {"batch_id", "start", "end"[, "read_from", "skipped"]}: written
-//                          before the batch reads anything.
+//                          before the batch reads anything, created only if absent: a batch
+//                          another run planned with another range is refused
+//                          (CheckpointInUseError), the fence between runs where no lock is.
 //   commits/<id>.json      {"batch_id", "bronze_version", "rows", "bronze_txn"}: written
-//                          after the batch's bronze and facts commits.
+//                          after the batch's bronze and facts commits; the first one stands.
 //   owner.json             {"pid", "host", "since"}: the run that holds the checkpoint's lock
 //                          (checkpoint_lock.h), for the message of a run it refuses.
 // The highest batch with offsets but no commit marker is replayed with the same range; else
@@ -23,6 +25,7 @@
 
 #include "core/lsn.h"
 #include "core/offset.h"
+#include "engine/checkpoint_directory.h"
 
 namespace mssql_cdc {
 
@@ -72,7 +75,10 @@ class StreamCheckpoint {
  public:
   explicit StreamCheckpoint(std::string directory);
 
-  const std::string& directory() const { return directory_; }
+  const std::string& directory() const { return dir_.location(); }
+  // CheckpointDirectory::Exists and Create.
+  bool Exists() const { return dir_.Exists(); }
+  void Create() { dir_.Create(); }
 
   // Creates the directory and stream.json when missing; otherwise checks that stream.json
   // names the same app_id and target (ConfigError: a new checkpoint needs a new app_id).
@@ -92,6 +98,7 @@ class StreamCheckpoint {
   std::optional<StreamIdentity> ReadIdentity() const;
 
   RecoveryPoint Recover() const;
+  // Throws CheckpointInUseError when the batch's offsets exist with another range.
   void WriteOffsets(const BatchOffsets& offsets);
   void WriteCommit(const BatchCommit& commit);
   std::optional<BatchOffsets> ReadOffsets(std::int64_t batch_id) const;
@@ -102,11 +109,7 @@ class StreamCheckpoint {
   void CheckIdentity(const StreamIdentity& identity) const;
   // RecoveryPoint::bronze_txn after the committed batch `last`.
   std::int64_t BronzeTxnAfter(std::int64_t last) const;
-  std::string directory_;
+  CheckpointDirectory dir_;
 };
-
-// Writes `contents` to `path` atomically: a temporary file beside it, fsync, rename, fsync of
-// the directory. Throws SourceError naming the path on failure.
-void WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace mssql_cdc

@@ -6,6 +6,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 from deltalake import DeltaTable
@@ -70,3 +71,16 @@ def change_table_keys(db, ci):
 def bronze_keys(path):
     table = DeltaTable(str(path)).to_pyarrow_table(columns=["_start_lsn", "_seqval", "_operation"])
     return [(r["_start_lsn"], r["_seqval"], r["_operation"]) for r in table.to_pylist() if r["_operation"] != 0]
+
+
+def run_then_kill(pipeline, rng, low=0.2, high=1.5, env=None):
+    """Starts `run --json pipeline`, SIGKILLs it after a random wait between `low` and `high`
+    seconds, and returns its exit status; a run that ended before the kill must have ended
+    well."""
+    run = subprocess.Popen([BINARY, "run", "--json", str(pipeline)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(rng.uniform(low, high))
+    run.kill()
+    _, stderr = run.communicate(timeout=30)
+    assert run.returncode in (-signal.SIGKILL, 0), stderr
+    return run.returncode

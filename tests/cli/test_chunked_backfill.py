@@ -19,7 +19,7 @@ import pytest
 
 from deltalake import DeltaTable
 
-from helpers import BINARY, TABLES, SimServer, change_table_keys, pipeline_text
+from helpers import BINARY, TABLES, SimServer, change_table_keys, pipeline_text, run_then_kill
 
 KEYS = {"dbo_customers": ("customer_id",), "dbo_orders": ("order_id",),
         "dbo_order_items": ("order_id", "line_no")}
@@ -237,13 +237,7 @@ def test_sigkill_during_waves_20_times_ends_equal_to_the_source(cli, tmp_path):
     exits = collections.Counter()
     try:
         for _ in range(20):
-            run = subprocess.Popen([BINARY, "run", "--json", str(running)], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-            time.sleep(rng.uniform(0.2, 1.2))
-            run.kill()
-            _, stderr = run.communicate(timeout=30)
-            exits[run.returncode] += 1
-            assert run.returncode in (-signal.SIGKILL, 0), stderr
+            exits[run_then_kill(running, rng, high=1.2)] += 1
         assert exits[-signal.SIGKILL] >= 10, exits
     finally:
         stop(workload)

@@ -16,7 +16,7 @@ import time
 
 from deltalake import DeltaTable
 
-from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text
+from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text, run_then_kill
 from sim_workload import stop_workload
 
 KILLS = 50
@@ -40,14 +40,7 @@ def kill_loop(cli, tmp_path, source, kills, seed, backend="sim"):
     try:
         time.sleep(0.5)
         for _ in range(kills):
-            run = subprocess.Popen([BINARY, "run", "--json", str(pipeline)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            time.sleep(rng.uniform(0.2, 1.5))
-            run.kill()
-            _, stderr = run.communicate(timeout=30)
-            exits[run.returncode] += 1
-            # A run that ended before the kill must have ended well.
-            assert run.returncode in (-signal.SIGKILL, 0), stderr
+            exits[run_then_kill(pipeline, rng)] += 1
         assert exits[-signal.SIGKILL] >= kills // 2, exits
     finally:
         stop_workload(workload)

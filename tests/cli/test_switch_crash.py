@@ -16,7 +16,7 @@ import time
 
 from deltalake import DeltaTable
 
-from helpers import BINARY, bronze_keys, change_table_keys, pipeline_text
+from helpers import BINARY, bronze_keys, change_table_keys, pipeline_text, run_then_kill
 from sim_workload import stop_workload
 from test_crash import kill_schedule_seed
 
@@ -45,13 +45,7 @@ def test_sigkill_around_a_switch_loses_and_duplicates_nothing(cli, tmp_path):
             if kill == KILLS // 2:
                 cli("sim", "add-column", "--db", db, "--table", "dbo.orders", "--column", "note varchar(20)")
                 cli("sim", "enable-cdc", "--db", db, "--table", "dbo.orders", "--capture-instance", NEW)
-            run = subprocess.Popen([BINARY, "run", "--json", str(pipeline)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            time.sleep(rng.uniform(0.2, 1.5))
-            run.kill()
-            _, stderr = run.communicate(timeout=30)
-            exits[run.returncode] += 1
-            assert run.returncode in (-signal.SIGKILL, 0), stderr
+            exits[run_then_kill(pipeline, rng)] += 1
         assert exits[-signal.SIGKILL] >= KILLS // 2, exits
     finally:
         stop_workload(workload)

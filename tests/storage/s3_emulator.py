@@ -1,0 +1,72 @@
+"""An S3 emulator for the object-store tests: moto's server (from PyPI), started on a free port
+of this machine, and the environment that points the engine, delta-rs and boto3 at it."""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import boto3
+
+MOTO_SERVER = str(Path(sys.executable).parent / "moto_server")
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret",
+               "AWS_REGION": "us-east-1"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class S3Emulator:
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        # Its request log goes to a file: a pipe nobody reads would fill and stall the server.
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([MOTO_SERVER, "-H", "127.0.0.1", "-p", str(self.port)],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/moto-api/", timeout=1)
+                break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.log.seek(0)
+                    raise RuntimeError("moto_server did not start: " + self.log.read().decode())
+                time.sleep(0.1)
+
+    def env(self, **extra):
+        """The environment of an engine process: this machine's, without any other AWS
+        settings, with the emulator's address and credentials."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env.update(CREDENTIALS, AWS_ENDPOINT_URL=self.url, AWS_EC2_METADATA_DISABLED="true")
+        env.update(extra)
+        return env
+
+    def storage_options(self):
+        """delta-rs's options for the emulator."""
+        return {"AWS_ENDPOINT_URL": self.url, "AWS_ACCESS_KEY_ID": CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                "AWS_SECRET_ACCESS_KEY": CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                "AWS_REGION": CREDENTIALS["AWS_REGION"], "AWS_ALLOW_HTTP": "true"}
+
+    def client(self):
+        return boto3.client("s3", endpoint_url=self.url, region_name=CREDENTIALS["AWS_REGION"],
+                            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"])
+
+    def keys(self, bucket, prefix=""):
+        paginator = self.client().get_paginator("list_objects_v2")
+        return [o["Key"] for page in paginator.paginate(Bucket=bucket, Prefix=prefix)
+                for o in page.get("Contents", [])]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.log.close()
