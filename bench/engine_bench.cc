@@ -10,7 +10,12 @@
 //     them all, resident memory once started, and the time until every stream has written
 //     100 new changes made to each table.
 //
+// (c) With --store-uri, the narrow backlog of (a) again with bronze, facts and checkpoint in an
+//     object store (s3://bucket/prefix), beside the local disk (bench/storage_bench.py runs it
+//     against an S3 emulator).
+//
 //   build/bench/engine_bench --rows 2000000 --dir bench/out [--binary build/mssql-cdc]
+//   build/bench/engine_bench --rows 200000 --dir bench/out --store-uri s3://bench/engine
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -33,6 +38,7 @@
 #include "fleet/stream_group.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
+#include "storage/store.h"
 
 namespace mssql_cdc::bench {
 namespace {
@@ -43,20 +49,28 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// availableNow into bronze, checkpoint and facts under `out`.
-StreamParams BenchParams(const fs::path& out) {
-  return StreamParams::Parse(Options{{"target", (out / "bronze").string()},
+// availableNow into bronze, checkpoint and facts under `out` (a directory or a store's URI).
+StreamParams BenchParams(const std::string& out) {
+  return StreamParams::Parse(Options{{"target", out + "/bronze"},
                                      {"app_id", "bench"},
-                                     {"checkpoint", (out / "checkpoint").string()},
-                                     {"facts_table", (out / "facts").string()},
+                                     {"checkpoint", out + "/checkpoint"},
+                                     {"facts_table", out + "/facts"},
                                      {"trigger", "availableNow"}});
 }
 
-// One availableNow run of the shape's backlog into a fresh bronze table.
-void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir, int partitions) {
+// One availableNow run of the shape's backlog into a fresh bronze table, under `dir`, or under
+// `store_uri` (a new prefix per run) when one is given.
+void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir, int partitions,
+              const std::string& store_uri = "") {
   const std::string db = PrepareBenchDatabase(shape, rows, dir);
-  const fs::path out = fs::path(dir) / ("engine_bench_" + shape.name + "_p" + std::to_string(partitions));
-  fs::remove_all(out);
+  const std::string name = "engine_bench_" + shape.name + "_p" + std::to_string(partitions);
+  const fs::path local = fs::path(dir) / name;
+  fs::remove_all(local);
+  const std::string out =
+      store_uri.empty()
+          ? local.string()
+          : store_uri + "/" + name + "_" +
+                std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   StreamConfig config;
   config.source = SourceOptions::Parse(Options{{"backend", "sim"},
                                                {"simPath", db},
@@ -73,11 +87,12 @@ void EndToEnd(const BenchShape& shape, std::int64_t rows, const std::string& dir
     throw InternalError("the stream wrote " + std::to_string(progress.total_rows) + " rows, expected " +
                         std::to_string(rows));
   }
-  std::printf("| %s | %zu | %lld | %d | %.2f | %.0f | %.0f | %.0f |\n", shape.name.c_str(),
-              shape.table.columns.size(), static_cast<long long>(rows), partitions, seconds,
-              rows / seconds, rows / seconds / partitions, PeakRssMb());
+  std::printf("| %s | %s | %zu | %lld | %d | %.2f | %.0f | %.0f | %.0f |\n", shape.name.c_str(),
+              store_uri.empty() ? "local disk" : store_uri.c_str(), shape.table.columns.size(),
+              static_cast<long long>(rows), partitions, seconds, rows / seconds,
+              rows / seconds / partitions, PeakRssMb());
   std::fflush(stdout);
-  fs::remove_all(out);
+  fs::remove_all(local);
 }
 
 // One availableNow run of the shape's backlog through sim serve: the engine's CPU per row.
@@ -92,10 +107,10 @@ void EndToEndServed(const BenchShape& shape, std::int64_t rows, const std::strin
     if (!sim_db->Authenticate(kUser, kPassword)) sim_db->AddLogin(kUser, kPassword, true);
     database = sim_db->database_name();
   }
-  const fs::path out = fs::path(dir) / ("engine_bench_served_" + shape.name);
+  const std::string out = (fs::path(dir) / ("engine_bench_served_" + shape.name)).string();
   fs::remove_all(out);
   fs::create_directories(out);
-  const ServedChild server = ServeSim(binary, db, out.string());
+  const ServedChild server = ServeSim(binary, db, out);
   StreamConfig config;
   config.source = SourceOptions::Parse(Options{
       {"backend", "odbc"},
@@ -205,15 +220,26 @@ int main(int argc, char** argv) {
   std::string dir = "bench/out";
   std::string binary = "build/mssql-cdc";
   bool served_only = false;
+  std::string store_uri;
   app.add_option("--rows", rows, "Backlog of the narrow table")->check(CLI::PositiveNumber);
   app.add_option("--wide-rows", wide_rows, "Backlog of the wide table")->check(CLI::PositiveNumber);
   app.add_option("--tables", tables, "Quiet tables for the many-streams run")->check(CLI::PositiveNumber);
   app.add_option("--dir", dir, "Where benchmark databases and tables are kept");
   app.add_option("--binary", binary, "The mssql-cdc executable that serves the odbc runs");
   app.add_flag("--served-only", served_only, "Only the runs through sim serve (for profiling)");
+  app.add_option("--store-uri", store_uri,
+                 "Only the narrow backlog, on the local disk and under this object-store URI");
   CLI11_PARSE(app, argc, argv);
   std::filesystem::create_directories(dir);
   try {
+    if (!store_uri.empty()) {
+      std::printf("| table | store | columns | changes | numPartitions | seconds | rows/s | rows/s per partition | peak RSS MB (engine and simulator) |\n");
+      std::printf("|---|---|---|---|---|---|---|---|---|\n");
+      EndToEnd(NarrowShape(), rows, dir, 1);
+      EndToEnd(NarrowShape(), rows, dir, 1, store_uri);
+      mssql_cdc::storage::ReleaseObjectStores();
+      return 0;
+    }
     if (!served_only) {
     // First, so its memory figures hold nothing of the backlog runs.
     std::printf("Many streams in one process (processingTime 200 ms, quiet tables):\n\n");
@@ -222,8 +248,8 @@ int main(int argc, char** argv) {
     ManyStreams(tables, dir);
     std::printf("\n");
     std::printf("End to end, sim to bronze (availableNow, one stream, with facts):\n\n");
-    std::printf("| table | columns | changes | numPartitions | seconds | rows/s | rows/s per partition | peak RSS MB (engine and simulator) |\n");
-    std::printf("|---|---|---|---|---|---|---|---|\n");
+    std::printf("| table | store | columns | changes | numPartitions | seconds | rows/s | rows/s per partition | peak RSS MB (engine and simulator) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
     for (int partitions : {1, 2}) EndToEnd(NarrowShape(), rows, dir, partitions);
     for (int partitions : {1, 2}) EndToEnd(WideShape(), wide_rows, dir, partitions);
     std::printf("\n");

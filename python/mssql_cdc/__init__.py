@@ -14,6 +14,7 @@ import importlib.util
 from typing import Any
 
 import pyarrow  # noqa: F401  (loads the Arrow C++ libraries the extension links against)
+import pyarrow.fs  # noqa: F401  (shuts Arrow's S3 support down at exit, after the engine's S3 tables)
 
 from mssql_cdc import _core
 from mssql_cdc.errors import (

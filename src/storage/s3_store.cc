@@ -35,6 +35,13 @@ std::string S3ErrorCode(const HttpResponse& response) {
   return "HTTP " + std::to_string(response.status);
 }
 
+PermissionError NoCredentials(const std::string& bucket) {
+  return PermissionError(
+      "no AWS credentials were found for s3://" + bucket +
+      ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, name a profile with AWS_PROFILE, or "
+      "run where an instance, container or web-identity role is available");
+}
+
 struct S3Settings {
   std::optional<HttpEndpoint> endpoint;  // an S3-compatible store; nullopt for AWS
   std::string endpoint_source;           // the variable it came from, for messages
@@ -113,10 +120,7 @@ class S3ObjectRequests final : public ObjectRequests {
     AwsCredentials credentials{options_.GetAccessKey(), options_.GetSecretKey(),
                                options_.GetSessionToken()};
     if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
-      throw PermissionError(
-          "no AWS credentials were found for s3://" + bucket +
-          ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, name a profile with AWS_PROFILE, "
-          "or run where an instance, container or web-identity role is available");
+      throw NoCredentials(bucket);
     }
     SignAwsRequest(request, endpoint.HostHeader(), region_, "s3", credentials,
                    std::chrono::system_clock::now());
@@ -282,6 +286,9 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::strin
   if (region.empty()) region = (*made)->region();
   if (region.empty()) region = "us-east-1";
 
+  if (options.GetAccessKey().empty() || options.GetSecretKey().empty()) {
+    throw NoCredentials(location.bucket);
+  }
   auto bucket = (*made)->GetFileInfo(location.bucket);
   if (!bucket.ok()) ThrowStoreError(bucket.status(), "cannot reach " + where);
   if (bucket->type() == arrow::fs::FileType::NotFound) {
