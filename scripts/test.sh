@@ -12,9 +12,11 @@ cd "$(dirname "$0")/.."
 status=0
 ctest --test-dir build --output-on-failure -j2 || status=1
 export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
-.venv/bin/python -m pytest -q --durations=12 tests/python tests/cli tests/delta tests/engine tests/storage tests/sql tests/spark || status=1
+# The suites that drive child processes run on two workers (pytest-xdist): they mostly wait.
+.venv/bin/python -m pytest -q -n 2 --durations=12 tests/cli tests/storage || status=1
+.venv/bin/python -m pytest -q --durations=12 tests/python tests/delta tests/engine tests/sql tests/spark || status=1
 echo "The command-line suite again, through the package's mssql-cdc console script:"
-MSSQL_CDC_BIN="$PWD/.venv/bin/mssql-cdc" .venv/bin/python -m pytest -q tests/cli || status=1
+MSSQL_CDC_BIN="$PWD/.venv/bin/mssql-cdc" .venv/bin/python -m pytest -q -n 2 tests/cli || status=1
 echo "Spark mode again, through Spark Connect:"
 MSSQL_CDC_TEST_SPARK=connect .venv/bin/python -m pytest -q --durations=12 tests/spark || status=1
 # Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path

@@ -78,7 +78,7 @@ CASES = [
     Case("no [source]", ["[source] section is missing"],
          edit=replace('[source]\nbackend = "sim"\n' + GOOD_SOURCE + "\n", "")),
     Case("no target", ["target is missing"], edit=replace('target = "lake/bronze/{ci}"\n', "")),
-    Case("target without {ci}", ["lake/bronze' must contain '{ci}'"],
+    Case("target without {ci}", ["target=", "must contain '{ci}'"],
          edit=replace('target = "lake/bronze/{ci}"', 'target = "lake/bronze"')),
     Case("target a table name", ["[stream] target='bronze.{ci}' names a table in a catalog",
                                  "./bronze.{ci}"],

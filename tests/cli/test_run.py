@@ -179,7 +179,7 @@ def test_a_missing_capture_instance_exits_2_before_any_table_writes(cli, tmp_pat
 @pytest.mark.parametrize(
     "change, expected",
     [
-        (lambda t: t.replace('target = "lake/bronze/{ci}"', 'target = "lake/bronze"'), "lake/bronze' must contain '{ci}'"),
+        (lambda t: t.replace('target = "lake/bronze/{ci}"', 'target = "lake/bronze"'), "must contain '{ci}'"),
         (lambda t: t.replace("[stream]", "[stream]\nbogus_param = 1"), "bogus_param"),
         (lambda t: t.replace('trigger = "availableNow"', 'trigger = "sometimes"'), "trigger"),
         (lambda t: t + "\n[extra]\n", "unknown section or key 'extra'"),
