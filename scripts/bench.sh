@@ -43,10 +43,11 @@ fi
     --wide-rows "${BENCH_ENGINE_WIDE_ROWS:-400000}" --tables 100 --dir bench/out 2>/dev/null
   took
   echo
-  echo "Command: \`.venv/bin/python bench/storage_bench.py --rows ${BENCH_STORAGE_ROWS:-2000000} --commits ${BENCH_STORAGE_COMMITS:-500} --dir bench/out\`"
+  echo "Command: \`.venv/bin/python bench/storage_bench.py --rows ${BENCH_STORAGE_ROWS:-2000000} --commits ${BENCH_STORAGE_COMMITS:-500} --versions ${BENCH_STORAGE_VERSIONS:-100000} --store-versions ${BENCH_STORAGE_STORE_VERSIONS:-10000} --dir bench/out\`"
   echo
   .venv/bin/python bench/storage_bench.py --rows "${BENCH_STORAGE_ROWS:-2000000}" \
-    --commits "${BENCH_STORAGE_COMMITS:-500}" --dir bench/out 2>/dev/null
+    --commits "${BENCH_STORAGE_COMMITS:-500}" --versions "${BENCH_STORAGE_VERSIONS:-100000}" \
+    --store-versions "${BENCH_STORAGE_STORE_VERSIONS:-10000}" --dir bench/out 2>/dev/null
   took
   echo
   echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_ODBC_ROWS:-1000000} --wide-rows ${BENCH_ODBC_WIDE_ROWS:-250000} --budget ${BENCH_ODBC_BUDGET:-240} --dir bench/out\`"

@@ -109,6 +109,10 @@ class S3ObjectRequests final : public ObjectRequests {
     if (settings_.endpoint) {
       endpoint = *settings_.endpoint;
       request.target = "/" + bucket + "/" + S3EncodeKey(key);
+    } else if (bucket.find('.') != std::string::npos) {
+      // A dotted bucket name breaks the certificate's wildcard as a host name: path-style.
+      endpoint.host = "s3." + region_ + ".amazonaws.com";
+      request.target = "/" + bucket + "/" + S3EncodeKey(key);
     } else {
       endpoint.host = bucket + ".s3." + region_ + ".amazonaws.com";
       request.target = "/" + S3EncodeKey(key);
