@@ -1,8 +1,8 @@
 """The native engine on S3, against moto's S3 server (tests/storage/s3_emulator.py): the
 emulator's conditional writes first, then streams, bootstrap, many tables and data loss with
 every table and checkpoint in the bucket, two runs racing on one pipeline, two processes
-appending to one table through the Python bindings, SIGKILLs under a workload, and the input
-the engine refuses before it writes anything.
+appending to one table through the Python bindings, SIGKILLs under a workload, a server that
+checks every signature, and the input the engine refuses before it writes anything.
 
 Every table is read back from the emulator by delta-rs.
 """
@@ -306,6 +306,33 @@ def test_missing_credentials_are_refused_before_anything_is_written(s3, bucket, 
     line = refused(s3, tmp_path, pipeline, env=env)
     assert "credentials" in line
     assert s3.keys(bucket) == []
+
+
+def test_a_store_that_checks_signatures_takes_ours_and_refuses_a_wrong_secret(tmp_path):
+    """Against a server that checks every signature (moto with IAM): the engine's own signed
+    requests, the conditional creates and deletes, pass; a wrong secret is refused in one line
+    that names neither secret, before anything is written."""
+    checking = S3Emulator(authenticating=True)
+    try:
+        checking.client().create_bucket(Bucket="signed")
+        make_db(checking, tmp_path, transactions=20)
+        pipeline = write_pipeline(tmp_path, "signed")
+        assert summary(run(checking, "run", "--json", pipeline))["failed"] == []
+        assert bronze_keys(checking, "signed", "dbo_orders")
+        wrong = checking.env(AWS_SECRET_ACCESS_KEY="testing-secret")
+        written = checking.keys("signed")
+        other = write_pipeline(tmp_path, "signed")
+        other.write_text(other.read_text().replace("s3://signed/", "s3://signed/other/"))
+        result = run(checking, "run", other, env=wrong, check=False)
+        assert result.returncode == 2, result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.startswith("mssql-cdc:")]
+        assert len(lines) == 1 and "PermissionError" in lines[0] and "credentials" in lines[0], result.stderr
+        secret = checking.credentials["AWS_SECRET_ACCESS_KEY"]
+        assert "testing-secret" not in result.stderr + result.stdout
+        assert secret not in result.stderr + result.stdout
+        assert checking.keys("signed") == written
+    finally:
+        checking.stop()
 
 
 def test_a_store_that_ignores_conditional_writes_is_refused(s3, tmp_path):
