@@ -1,9 +1,9 @@
 // (a) The latency of a Delta commit's one atomic request, per store: create-if-absent of a file
 //     of a commit's size (WriteIfAbsent), N times in a row, on the local disk and in an object
 //     store, with the 50th and 99th percentiles.
-// (b) Opening a table with many versions (a checkpoint 5 versions before the newest, as a
-//     writer that checkpoints every 10 leaves it): the listing-light replay beside what one
-//     listing of its _delta_log alone costs.
+// (b) Opening a table with many versions (a checkpoint 6 versions before the newest, as a
+//     writer that checkpoints every 10 leaves it) beside what one listing of its _delta_log
+//     alone costs.
 // bench/storage_bench.py runs it against an S3 emulator.
 //
 //   build/bench/storage_bench --dir bench/out --store-uri s3://bench/latency [--commits 300]

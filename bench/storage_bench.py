@@ -32,7 +32,7 @@ def main():
         subprocess.run([str(ROOT / "build" / "bench" / "engine_bench"), "--rows", str(args.rows),
                         "--dir", args.dir, "--store-uri", "s3://bench/engine"], env=env, check=True)
         print("\nA commit's conditional create, one after another; then a table of many versions "
-              "opened (listing-light replay) beside one listing of its log:\n")
+              "opened beside one listing of its log:\n")
         subprocess.run([str(ROOT / "build" / "bench" / "storage_bench"), "--dir", args.dir,
                         "--commits", str(args.commits), "--versions", str(args.versions),
                         "--store-versions", str(args.store_versions), "--store-uri", "s3://bench/latency"],

@@ -17,51 +17,12 @@ std::shared_ptr<arrow::Schema> Snapshot::schema() const {
   return FromDeltaSchemaString(metadata.schema_string, "metaData.schemaString");
 }
 
-namespace {
-
-// What every replay checks of the state it reached.
-void CheckReplayed(const Snapshot& snapshot, const std::string& table_root) {
-  const std::string log = LogDirectory(table_root);
-  if (snapshot.metadata.id.empty() || snapshot.metadata.schema_string.empty()) {
-    throw SourceError(log + " holds no metaData action up to version " +
-                      std::to_string(snapshot.version) + ": the log is incomplete");
-  }
-  CheckCanRead(snapshot.protocol, snapshot.metadata, table_root);
-  // A schema this engine cannot read fails here, naming the log, not at first use.
-  FromDeltaSchemaString(snapshot.metadata.schema_string, log + " metaData");
-}
-
-// From the checkpoint `last` names, then each commit after it until one is missing or
-// `version` is reached.
-Snapshot ReplayFromLastCheckpoint(storage::FileSystem& fs, const std::string& table_root,
-                                  const LastCheckpoint& last, std::optional<std::int64_t> version) {
-  Snapshot snapshot;
-  ApplyActions(snapshot, ReadCheckpoint(fs, table_root, last.version, &last), last.version);
-  snapshot.last_checkpoint_version = last.version;
-  for (std::int64_t v = last.version + 1; !version || v <= *version; ++v) {
-    auto actions = ReadCommit(fs, table_root, v);
-    if (!actions) break;
-    ApplyActions(snapshot, *actions, v);
-  }
-  if (version && snapshot.version != *version) {
-    throw SourceError(table_root + " has no version " + std::to_string(*version) +
-                      "; its newest is " + std::to_string(snapshot.version));
-  }
-  CheckReplayed(snapshot, table_root);
-  return snapshot;
-}
-
-}  // namespace
-
 Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
                       std::optional<std::int64_t> version) {
   std::string log = LogDirectory(table_root);
   // _last_checkpoint is read before the listing: a writer creates a checkpoint before it names
   // it there, so the listing then holds every checkpoint it names, even while others write.
   auto last = ReadLastCheckpoint(fs, table_root);
-  if (last && (!version || *version >= last->version)) {
-    return ReplayFromLastCheckpoint(fs, table_root, *last, version);
-  }
   std::set<std::int64_t> commits;
   std::set<std::int64_t> checkpoints;
   for (const auto& entry : fs.List(log)) {
@@ -110,7 +71,13 @@ Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
     }
     ApplyActions(snapshot, *actions, v);
   }
-  CheckReplayed(snapshot, table_root);
+  if (snapshot.metadata.id.empty() || snapshot.metadata.schema_string.empty()) {
+    throw SourceError(log + " holds no metaData action up to version " +
+                      std::to_string(target) + ": the log is incomplete");
+  }
+  CheckCanRead(snapshot.protocol, snapshot.metadata, table_root);
+  // A schema this engine cannot read fails here, naming the log, not at first use.
+  FromDeltaSchemaString(snapshot.metadata.schema_string, log + " metaData");
   return snapshot;
 }
 

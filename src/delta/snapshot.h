@@ -34,10 +34,6 @@ struct Snapshot {
 };
 
 // Replays the log under `table_root` up to its newest version (or `version` when given).
-// Listing-light: when _last_checkpoint names a checkpoint at or before the version asked for,
-// it starts there and reads the commits after it one by one until one is missing, without
-// listing _delta_log (a listing grows with every version the table ever had, and costs a
-// request per thousand names in an object store). Otherwise it lists the log.
 // Throws SourceError naming the path when there is no _delta_log.
 Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
                       std::optional<std::int64_t> version = std::nullopt);
