@@ -6,6 +6,7 @@
 // outcome are the store-independent part, in ObjectStoreFileSystem.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace mssql_cdc::storage {
@@ -31,6 +32,9 @@ class ObjectRequests {
   // Deletes the object; an absent one is already deleted. kCreated stands for done here,
   // kTransient and kUnknown for "send again" (a delete may be repeated).
   virtual PutResult Delete(const std::string& path) = 0;
+  // The object's whole contents in one request (one version of it, even while it is being
+  // replaced), or nullopt when there is none; SourceError when the store does not answer.
+  virtual std::optional<std::string> Get(const std::string& path) = 0;
 };
 
 }  // namespace mssql_cdc::storage

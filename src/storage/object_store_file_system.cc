@@ -33,19 +33,14 @@ bool ObjectStoreFileSystem::Exists(const std::string& path) {
 }
 
 std::optional<std::string> ObjectStoreFileSystem::ReadFile(const std::string& path) {
-  auto info = arrow_->GetFileInfo(path);
-  if (!info.ok()) ThrowStoreError(info.status(), "cannot look up " + Uri(path));
-  if (info->type() == arrow::fs::FileType::NotFound) return std::nullopt;
-  auto file = arrow_->OpenInputFile(*info);
-  if (!file.ok()) {
-    // Deleted between the two requests: as absent as before the first.
-    auto again = arrow_->GetFileInfo(path);
-    if (again.ok() && again->type() == arrow::fs::FileType::NotFound) return std::nullopt;
-    ThrowStoreError(file.status(), "cannot open " + Uri(path));
+  // One GET, not Arrow's size-then-range reads, which mix two versions of a replaced object.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return requests_->Get(path);
+    } catch (const SourceError& e) {
+      WaitBeforeRetry(path, "read", attempt, e.what());
+    }
   }
-  auto bytes = (*file)->ReadAt(0, info->size());
-  if (!bytes.ok()) ThrowStoreError(bytes.status(), "cannot read " + Uri(path));
-  return (*bytes)->ToString();
 }
 
 std::vector<FileInfo> ObjectStoreFileSystem::List(const std::string& directory) {
@@ -100,14 +95,7 @@ bool ObjectStoreFileSystem::WriteIfAbsent(const std::string& path, const std::st
         return ours;
       }
     }
-    if (attempt >= retry_.attempts) {
-      throw SourceError("cannot create " + Uri(path) + " after " + std::to_string(attempt) +
-                        " attempts: " + result.detail);
-    }
-    const auto delay = BackoffDelay(retry_, attempt);
-    spdlog::warn("{}: create attempt {} of {} turned away ({}); retrying in {} ms", Uri(path),
-                 attempt, retry_.attempts, result.detail, delay.count());
-    std::this_thread::sleep_for(delay);
+    WaitBeforeRetry(path, "create", attempt, result.detail);
   }
 }
 
@@ -123,15 +111,20 @@ void ObjectStoreFileSystem::Delete(const std::string& path) {
   for (int attempt = 1;; ++attempt) {
     const PutResult result = requests_->Delete(path);
     if (result.outcome == PutOutcome::kCreated) return;
-    if (attempt >= retry_.attempts) {
-      throw SourceError("cannot delete " + Uri(path) + " after " + std::to_string(attempt) +
-                        " attempts: " + result.detail);
-    }
-    const auto delay = BackoffDelay(retry_, attempt);
-    spdlog::warn("{}: delete attempt {} of {} turned away ({}); retrying in {} ms", Uri(path),
-                 attempt, retry_.attempts, result.detail, delay.count());
-    std::this_thread::sleep_for(delay);
+    WaitBeforeRetry(path, "delete", attempt, result.detail);
   }
+}
+
+void ObjectStoreFileSystem::WaitBeforeRetry(const std::string& path, const std::string& doing,
+                                            int attempt, const std::string& detail) const {
+  if (attempt >= retry_.attempts) {
+    throw SourceError("cannot " + doing + " " + Uri(path) + " after " + std::to_string(attempt) +
+                      " attempts: " + detail);
+  }
+  const auto delay = BackoffDelay(retry_, attempt);
+  spdlog::warn("{}: {} attempt {} of {} turned away ({}); retrying in {} ms", Uri(path), doing,
+               attempt, retry_.attempts, detail, delay.count());
+  std::this_thread::sleep_for(delay);
 }
 
 FileInfo ObjectStoreFileSystem::Stat(const std::string& path) {

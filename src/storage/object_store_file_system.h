@@ -42,6 +42,10 @@ class ObjectStoreFileSystem final : public FileSystem {
 
  private:
   std::string Uri(const std::string& path) const;
+  // After attempt `attempt` at `doing` ("create") was turned away: throws SourceError when it
+  // was the last, else logs the retry and sleeps the backoff.
+  void WaitBeforeRetry(const std::string& path, const std::string& doing, int attempt,
+                       const std::string& detail) const;
 
   std::string scheme_;
   std::shared_ptr<arrow::fs::FileSystem> arrow_;

@@ -94,6 +94,17 @@ class S3ObjectRequests final : public ObjectRequests {
     return Otherwise(response, path, "delete");
   }
 
+  std::optional<std::string> Get(const std::string& path) override {
+    HttpResponse response;
+    if (auto failed = Send("GET", path, "", response)) {
+      throw SourceError("s3://" + path + ": " + failed->detail);
+    }
+    if (response.status == 200) return std::move(response.body);
+    if (response.status == 404 && S3ErrorCode(response) == "NoSuchKey") return std::nullopt;
+    const PutResult other = Otherwise(response, path, "read");
+    throw SourceError("s3://" + path + ": reading failed (" + other.detail + ")");
+  }
+
  private:
   static std::string BucketOf(const std::string& path) { return path.substr(0, path.find('/')); }
 
