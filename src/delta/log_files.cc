@@ -10,12 +10,6 @@ namespace {
 
 constexpr std::size_t kVersionDigits = 20;
 
-std::string Padded(std::int64_t version) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%020lld", static_cast<long long>(version));
-  return text;
-}
-
 // The version of "<20 digits><suffix>", when the name is exactly that.
 std::optional<std::int64_t> VersionWithSuffix(const std::string& name, std::string_view suffix) {
   if (name.size() != kVersionDigits + suffix.size()) return std::nullopt;
@@ -31,14 +25,20 @@ std::optional<std::int64_t> VersionWithSuffix(const std::string& name, std::stri
 
 }  // namespace
 
+std::string VersionFilePrefix(std::int64_t version) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%020lld", static_cast<long long>(version));
+  return text;
+}
+
 std::string LogDirectory(const std::string& table_root) { return table_root + "/_delta_log"; }
 
 std::string CommitPath(const std::string& table_root, std::int64_t version) {
-  return LogDirectory(table_root) + "/" + Padded(version) + ".json";
+  return LogDirectory(table_root) + "/" + VersionFilePrefix(version) + ".json";
 }
 
 std::string CheckpointPath(const std::string& table_root, std::int64_t version) {
-  return LogDirectory(table_root) + "/" + Padded(version) + ".checkpoint.parquet";
+  return LogDirectory(table_root) + "/" + VersionFilePrefix(version) + ".checkpoint.parquet";
 }
 
 std::string LastCheckpointPath(const std::string& table_root) {

@@ -21,6 +21,9 @@ std::string LogDirectory(const std::string& table_root);
 std::string CommitPath(const std::string& table_root, std::int64_t version);
 std::string CheckpointPath(const std::string& table_root, std::int64_t version);
 std::string LastCheckpointPath(const std::string& table_root);
+// The 20-digit name every log file of `version` begins with; every file of a later version
+// sorts after it.
+std::string VersionFilePrefix(std::int64_t version);
 
 // The version a log file name stands for, when it is a commit (or a classic checkpoint).
 std::optional<std::int64_t> CommitVersionOf(const std::string& file_name);

@@ -23,12 +23,23 @@ Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
   // _last_checkpoint is read before the listing: a writer creates a checkpoint before it names
   // it there, so the listing then holds every checkpoint it names, even while others write.
   auto last = ReadLastCheckpoint(fs, table_root);
+  // Listing-light: from the checkpoint _last_checkpoint names, only the names after it are
+  // listed (one request per thousand names in an object store), and still every one of them,
+  // so that a missing commit is a gap and not the end of the log.
+  const bool from_last_checkpoint = last && (!version || *version >= last->version);
   std::set<std::int64_t> commits;
   std::set<std::int64_t> checkpoints;
-  for (const auto& entry : fs.List(log)) {
+  const auto listing = from_last_checkpoint
+                           ? fs.ListAfter(log, VersionFilePrefix(last->version))
+                           : fs.List(log);
+  for (const auto& entry : listing) {
     if (entry.is_directory) continue;
     if (auto v = CommitVersionOf(entry.name)) commits.insert(*v);
     if (auto v = CheckpointVersionOf(entry.name)) checkpoints.insert(*v);
+  }
+  if (from_last_checkpoint && !checkpoints.count(last->version)) {
+    throw SourceError(CheckpointPath(table_root, last->version) + " is missing but " +
+                      LastCheckpointPath(table_root) + " names it");
   }
   if (commits.empty() && checkpoints.empty()) {
     throw SourceError(table_root + " is not a Delta table: " + log +

@@ -34,6 +34,9 @@ struct Snapshot {
 };
 
 // Replays the log under `table_root` up to its newest version (or `version` when given).
+// From the checkpoint _last_checkpoint names (when `version` is not older) it lists only the
+// log files after it; otherwise it lists the whole log. A missing commit between the start
+// and the newest version is an error, never the end of the log.
 // Throws SourceError naming the path when there is no _delta_log.
 Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
                       std::optional<std::int64_t> version = std::nullopt);

@@ -58,20 +58,12 @@ std::string CanonicalQuery(const std::string& query) {
   return out;
 }
 
-}  // namespace
-
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return Hex(digest, sizeof digest);
-}
-
-std::string S3EncodeKey(const std::string& key) {
+std::string AwsUriEncode(const std::string& text, bool keep_slash) {
   static const char kDigits[] = "0123456789ABCDEF";
   std::string out;
-  for (unsigned char c : key) {
+  for (unsigned char c : text) {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~' || c == '/') {
+        c == '_' || c == '.' || c == '~' || (c == '/' && keep_slash)) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -81,6 +73,18 @@ std::string S3EncodeKey(const std::string& key) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return Hex(digest, sizeof digest);
+}
+
+std::string S3EncodeKey(const std::string& key) { return AwsUriEncode(key, true); }
+
+std::string AwsEncodeQueryValue(const std::string& value) { return AwsUriEncode(value, false); }
 
 void SignAwsRequest(HttpRequest& request, const std::string& host, const std::string& region,
                     const std::string& service, const AwsCredentials& credentials,

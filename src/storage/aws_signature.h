@@ -19,6 +19,8 @@ struct AwsCredentials {
 // Percent-encodes an S3 object key for a request path: every byte but A-Z a-z 0-9 - _ . ~ and
 // '/' (the encoding SigV4 and S3 agree on).
 std::string S3EncodeKey(const std::string& key);
+// The same for a query parameter's name or value, where '/' is encoded as well.
+std::string AwsEncodeQueryValue(const std::string& value);
 
 // Signs `request` for `service` in `region` at `now`: adds x-amz-date, x-amz-content-sha256,
 // x-amz-security-token (with a session token) and Authorization. Every header the request

@@ -30,6 +30,10 @@ class FileSystem {
   virtual std::optional<std::string> ReadFile(const std::string& path) = 0;
   // Entries of a directory, sorted by name; empty when it does not exist.
   virtual std::vector<FileInfo> List(const std::string& directory) = 0;
+  // The entries of List(directory) whose names sort after `after`, in order. A store that can
+  // start a listing there (S3's start-after) does, so a Delta log's replay from its checkpoint
+  // does not pay for every version the table ever had.
+  virtual std::vector<FileInfo> ListAfter(const std::string& directory, const std::string& after);
   virtual void CreateDirectories(const std::string& path) = 0;
   // Writes `contents` to `path` atomically and only if `path` does not exist: returns false,
   // writing nothing, when it exists. Readers never see a partial file.

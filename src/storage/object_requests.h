@@ -8,6 +8,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "storage/file_system.h"
 
 namespace mssql_cdc::storage {
 
@@ -35,6 +38,10 @@ class ObjectRequests {
   // The object's whole contents in one request (one version of it, even while it is being
   // replaced), or nullopt when there is none; SourceError when the store does not answer.
   virtual std::optional<std::string> Get(const std::string& path) = 0;
+  // FileSystem::ListAfter in as few requests as the store allows (all pages of the listing
+  // that starts after `after`); SourceError when the store does not answer.
+  virtual std::vector<FileInfo> ListAfter(const std::string& directory,
+                                          const std::string& after) = 0;
 };
 
 }  // namespace mssql_cdc::storage

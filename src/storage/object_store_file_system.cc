@@ -67,6 +67,17 @@ std::vector<FileInfo> ObjectStoreFileSystem::List(const std::string& directory) 
   return entries;
 }
 
+std::vector<FileInfo> ObjectStoreFileSystem::ListAfter(const std::string& directory,
+                                                       const std::string& after) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return requests_->ListAfter(directory, after);
+    } catch (const SourceError& e) {
+      WaitBeforeRetry(directory, "list", attempt, e.what());
+    }
+  }
+}
+
 void ObjectStoreFileSystem::CreateDirectories(const std::string&) {}
 
 bool ObjectStoreFileSystem::WriteIfAbsent(const std::string& path, const std::string& contents) {

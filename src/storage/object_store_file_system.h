@@ -31,6 +31,7 @@ class ObjectStoreFileSystem final : public FileSystem {
   bool Exists(const std::string& path) override;
   std::optional<std::string> ReadFile(const std::string& path) override;
   std::vector<FileInfo> List(const std::string& directory) override;
+  std::vector<FileInfo> ListAfter(const std::string& directory, const std::string& after) override;
   // Object stores have no directories to create: a no-op.
   void CreateDirectories(const std::string& path) override;
   bool WriteIfAbsent(const std::string& path, const std::string& contents) override;

@@ -3,6 +3,7 @@
 #include <arrow/filesystem/s3fs.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "storage/object_requests.h"
 #include "storage/http_client.h"
 #include "storage/object_store_file_system.h"
+#include "storage/s3_list_response.h"
 #include "storage/store_errors.h"
 
 namespace mssql_cdc::storage {
@@ -94,6 +96,37 @@ class S3ObjectRequests final : public ObjectRequests {
     return Otherwise(response, path, "delete");
   }
 
+  std::vector<FileInfo> ListAfter(const std::string& directory,
+                                  const std::string& after) override {
+    const auto slash = directory.find('/');
+    const std::string bucket = directory.substr(0, slash);
+    const std::string prefix =
+        slash == std::string::npos ? "" : directory.substr(slash + 1) + "/";
+    std::vector<FileInfo> entries;
+    std::string token;
+    do {
+      // Parameters in the sorted order SigV4's canonical query wants them.
+      std::string query;
+      if (!token.empty()) query += "continuation-token=" + AwsEncodeQueryValue(token) + "&";
+      query += "delimiter=%2F&list-type=2&prefix=" + AwsEncodeQueryValue(prefix) +
+               "&start-after=" + AwsEncodeQueryValue(prefix + after);
+      HttpResponse response;
+      if (auto failed = SendTo("GET", bucket, "", query, "", response)) {
+        throw SourceError("s3://" + directory + ": listing failed (" + failed->detail + ")");
+      }
+      if (response.status != 200) {
+        const PutResult other = Otherwise(response, directory, "list");
+        throw SourceError("s3://" + directory + ": listing failed (" + other.detail + ")");
+      }
+      S3ListPage page = ParseListObjectsV2(response.body, prefix);
+      for (auto& entry : page.entries) entries.push_back(std::move(entry));
+      token = std::move(page.next_continuation_token);
+    } while (!token.empty());
+    std::sort(entries.begin(), entries.end(),
+              [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+    return entries;
+  }
+
   std::optional<std::string> Get(const std::string& path) override {
     HttpResponse response;
     if (auto failed = Send("GET", path, "", response)) {
@@ -114,20 +147,30 @@ class S3ObjectRequests final : public ObjectRequests {
     const auto slash = path.find('/');
     const std::string bucket = path.substr(0, slash);
     const std::string key = slash == std::string::npos ? "" : path.substr(slash + 1);
+    return SendTo(method, bucket, key, "", body, response);
+  }
+
+  // Sends one signed request for `key` in `bucket` (the bucket itself when empty), with
+  // `query` already encoded; the outcome when no response came.
+  std::optional<PutResult> SendTo(const std::string& method, const std::string& bucket,
+                                  const std::string& key, const std::string& query,
+                                  const std::string& body, HttpResponse& response) {
     HttpEndpoint endpoint;
     HttpRequest request;
     request.method = method;
+    const std::string key_path = key.empty() ? "" : "/" + S3EncodeKey(key);
     if (settings_.endpoint) {
       endpoint = *settings_.endpoint;
-      request.target = "/" + bucket + "/" + S3EncodeKey(key);
+      request.target = "/" + bucket + key_path;
     } else if (bucket.find('.') != std::string::npos) {
       // A dotted bucket name breaks the certificate's wildcard as a host name: path-style.
       endpoint.host = "s3." + region_ + ".amazonaws.com";
-      request.target = "/" + bucket + "/" + S3EncodeKey(key);
+      request.target = "/" + bucket + key_path;
     } else {
       endpoint.host = bucket + ".s3." + region_ + ".amazonaws.com";
-      request.target = "/" + S3EncodeKey(key);
+      request.target = key_path.empty() ? "/" : key_path;
     }
+    if (!query.empty()) request.target += "?" + query;
     if (method == "PUT") {
       request.headers = {{"If-None-Match", "*"}, {"Content-Type", "application/octet-stream"}};
       request.body = body;

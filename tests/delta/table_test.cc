@@ -193,6 +193,73 @@ TEST(DeltaTableCheckpoint, EveryTenCommitsAndReplayMatchesTheJsonLog) {
   EXPECT_EQ(at_15.files.size(), 15u);
 }
 
+// Records which listings a replay asks for, passing every call to the local filesystem.
+class ListingRecorder final : public storage::FileSystem {
+ public:
+  std::vector<std::string> calls;  // "List <dir>" or "ListAfter <dir> <after>"
+
+  bool Exists(const std::string& p) override { return local_->Exists(p); }
+  std::optional<std::string> ReadFile(const std::string& p) override { return local_->ReadFile(p); }
+  std::vector<storage::FileInfo> List(const std::string& d) override {
+    calls.push_back("List " + d);
+    return local_->List(d);
+  }
+  std::vector<storage::FileInfo> ListAfter(const std::string& d, const std::string& a) override {
+    calls.push_back("ListAfter " + d + " " + a);
+    return local_->ListAfter(d, a);
+  }
+  void CreateDirectories(const std::string& p) override { local_->CreateDirectories(p); }
+  bool WriteIfAbsent(const std::string& p, const std::string& c) override {
+    return local_->WriteIfAbsent(p, c);
+  }
+  void WriteAtomic(const std::string& p, const std::string& c) override { local_->WriteAtomic(p, c); }
+  void Delete(const std::string& p) override { local_->Delete(p); }
+  storage::FileInfo Stat(const std::string& p) override { return local_->Stat(p); }
+  std::shared_ptr<arrow::io::OutputStream> OpenOutputStream(const std::string& p) override {
+    return local_->OpenOutputStream(p);
+  }
+  std::shared_ptr<arrow::io::RandomAccessFile> OpenInputFile(const std::string& p) override {
+    return local_->OpenInputFile(p);
+  }
+
+ private:
+  std::shared_ptr<storage::FileSystem> local_ = storage::LocalFileSystem();
+};
+
+TEST(DeltaTableCheckpoint, ReplayListsOnlyAfterTheLastCheckpointAndStillSeesAGap) {
+  TempTableDir dir;
+  auto table = DeltaTable::Create(dir.path(), IdNameOptions());
+  for (int i = 1; i <= 26; ++i) table.Append({IdNameBatch(i * 10, 2)});
+  ListingRecorder fs;
+  Snapshot snapshot = ReadSnapshot(fs, dir.path());
+  EXPECT_EQ(snapshot.version, 26);
+  EXPECT_EQ(snapshot.files.size(), 26u);
+  EXPECT_EQ(fs.calls, std::vector<std::string>{"ListAfter " + dir.path() +
+                                               "/_delta_log 00000000000000000020"});
+  // Time travel to before that checkpoint lists the whole log.
+  fs.calls.clear();
+  EXPECT_EQ(ReadSnapshot(fs, dir.path(), 15).files.size(), 15u);
+  EXPECT_EQ(fs.calls, std::vector<std::string>{"List " + dir.path() + "/_delta_log"});
+
+  // A missing commit after the checkpoint, with a later one present, is a gap, not the end.
+  std::filesystem::remove(dir.Log(Commit(23)));
+  try {
+    ReadSnapshot(fs, dir.path());
+    FAIL() << "a gap after the checkpoint was read as the end of the log";
+  } catch (const SourceError& e) {
+    EXPECT_NE(std::string(e.what()).find(Commit(23) + " is missing"), std::string::npos)
+        << e.what();
+  }
+  // And a checkpoint _last_checkpoint names must be there.
+  std::filesystem::remove(dir.Log("00000000000000000020.checkpoint.parquet"));
+  try {
+    ReadSnapshot(fs, dir.path());
+    FAIL();
+  } catch (const SourceError& e) {
+    EXPECT_NE(std::string(e.what()).find("names it"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DeltaTableCheckpoint, KeepsRecentTombstones) {
   TempTableDir dir;
   auto table = DeltaTable::Create(dir.path(), IdNameOptions());

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "storage/aws_signature.h"
 #include "storage/http_client.h"
+#include "storage/s3_list_response.h"
 #include "storage/s3_store.h"
 #include "storage/store_retry.h"
 #include "tests/testing/temp_dir.h"
@@ -34,6 +35,55 @@ TEST(LocalFileSystem, WriteIfAbsentNeverOverwritesAndLeavesNoTempFiles) {
   EXPECT_FALSE(fs->ReadFile(dir.path() + "/missing").has_value());
   EXPECT_TRUE(fs->List(dir.path() + "/missing").empty());
   EXPECT_THROW(fs->Stat(dir.path() + "/missing"), SourceError);
+}
+
+TEST(LocalFileSystem, ListAfterKeepsOnlyLaterNames) {
+  mssql_cdc::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  for (const char* name : {"00000000000000000009.json", "00000000000000000010.checkpoint.parquet",
+                           "00000000000000000010.json", "00000000000000000011.json",
+                           "_last_checkpoint"}) {
+    fs->WriteAtomic(dir.path() + "/" + name, "x");
+  }
+  std::vector<std::string> names;
+  for (const auto& entry : fs->ListAfter(dir.path(), "00000000000000000010")) {
+    names.push_back(entry.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"00000000000000000010.checkpoint.parquet",
+                                             "00000000000000000010.json",
+                                             "00000000000000000011.json", "_last_checkpoint"}));
+}
+
+TEST(S3ListResponse, ReadsObjectsPrefixesPagesAndEscapes) {
+  const std::string body =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+      "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>b</Name>"
+      "<Prefix>t/_delta_log/</Prefix><KeyCount>3</KeyCount><IsTruncated>true</IsTruncated>"
+      "<NextContinuationToken>tok&amp;en</NextContinuationToken>"
+      "<Contents><Key>t/_delta_log/</Key><Size>0</Size></Contents>"
+      "<Contents><Key>t/_delta_log/00000000000000000011.json</Key>"
+      "<LastModified>2026-12-05T14:55:02.250Z</LastModified><Size>1234</Size></Contents>"
+      "<Contents><Key>t/_delta_log/a&amp;b</Key><LastModified>2026-12-05T14:55:02.000Z"
+      "</LastModified><Size>7</Size></Contents>"
+      "<CommonPrefixes><Prefix>t/_delta_log/_commits/</Prefix></CommonPrefixes>"
+      "</ListBucketResult>";
+  S3ListPage page = ParseListObjectsV2(body, "t/_delta_log/");
+  ASSERT_EQ(page.entries.size(), 3u);
+  EXPECT_EQ(page.entries[0].name, "00000000000000000011.json");
+  EXPECT_EQ(page.entries[0].size, 1234);
+  EXPECT_EQ(page.entries[0].modification_time_ms, 1796482502250LL);
+  EXPECT_EQ(page.entries[1].name, "a&b");
+  EXPECT_EQ(page.entries[2].name, "_commits");
+  EXPECT_TRUE(page.entries[2].is_directory);
+  EXPECT_EQ(page.next_continuation_token, "tok&en");
+  EXPECT_THROW(ParseListObjectsV2("<Error><Code>AccessDenied</Code></Error>", ""), SourceError);
+  EXPECT_THROW(ParseListObjectsV2("<ListBucketResult><IsTruncated>true</IsTruncated>"
+                                  "</ListBucketResult>", ""), SourceError);
+}
+
+TEST(AwsSignature, QueryValuesEncodeSlashes) {
+  EXPECT_EQ(AwsEncodeQueryValue("t/_delta_log/0001 x"), "t%2F_delta_log%2F0001%20x");
+  EXPECT_EQ(S3EncodeKey("t/_delta_log/0001 x"), "t/_delta_log/0001%20x");
 }
 
 TEST(OpenStore, LocalPathsAndFileUris) {
