@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/file_system.h"
+#include "storage/http_client.h"
 
 namespace mssql_cdc::storage {
 
@@ -26,12 +27,25 @@ struct PutResult {
   std::string detail;  // what the store said, for the log line of a retry
 };
 
+// Sends one request with the stores' timeout: nullopt when a response came (in `response`),
+// else the outcome of a request that got none (kUnknown once the whole request was sent).
+std::optional<PutResult> SendObjectRequest(const HttpEndpoint& endpoint, const HttpRequest& request,
+                                           HttpResponse& response);
+
+// What every store's status means for a retry: 409 (a conflicting request in flight), 429 and
+// 503 are kTransient, 500, 502 and 504 kUnknown (the request may have taken effect); nullopt
+// for any other status, which the store reads itself.
+std::optional<PutResult> RetryableOutcome(int status, const std::string& code);
+
 class ObjectRequests {
  public:
   virtual ~ObjectRequests() = default;
   // `path` is the store's path (bucket or container first). Both throw ConfigError or
   // PermissionError for an answer no retry can change (no such bucket, access denied).
   virtual PutResult PutIfAbsent(const std::string& path, const std::string& contents) = 0;
+  // Creates or replaces the object in one request, so readers see the old or the new bytes
+  // whole. kCreated stands for done, kTransient and kUnknown for "send again".
+  virtual PutResult Put(const std::string& path, const std::string& contents) = 0;
   // Deletes the object; an absent one is already deleted. kCreated stands for done here,
   // kTransient and kUnknown for "send again" (a delete may be repeated).
   virtual PutResult Delete(const std::string& path) = 0;

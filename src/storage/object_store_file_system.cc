@@ -111,11 +111,13 @@ bool ObjectStoreFileSystem::WriteIfAbsent(const std::string& path, const std::st
 }
 
 void ObjectStoreFileSystem::WriteAtomic(const std::string& path, const std::string& contents) {
-  // One PUT replaces an object whole: readers see the old or the new bytes.
-  auto stream = OpenOutputStream(path);
-  auto status = stream->Write(contents.data(), static_cast<std::int64_t>(contents.size()));
-  if (status.ok()) status = stream->Close();
-  if (!status.ok()) ThrowStoreError(status, "cannot write " + Uri(path));
+  // One request, not Arrow's stream: Azure's creates an empty object first, which a reader of
+  // _last_checkpoint could see.
+  for (int attempt = 1;; ++attempt) {
+    const PutResult result = requests_->Put(path, contents);
+    if (result.outcome == PutOutcome::kCreated) return;
+    WaitBeforeRetry(path, "write", attempt, result.detail);
+  }
 }
 
 void ObjectStoreFileSystem::Delete(const std::string& path) {

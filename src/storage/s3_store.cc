@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <random>
 
 #include "core/errors.h"
 #include "storage/aws_signature.h"
+#include "storage/conditional_write_probe.h"
 #include "storage/object_requests.h"
 #include "storage/http_client.h"
 #include "storage/object_store_file_system.h"
@@ -20,7 +20,6 @@
 namespace mssql_cdc::storage {
 namespace {
 
-constexpr std::chrono::milliseconds kRequestTimeout{30'000};
 
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
@@ -72,7 +71,7 @@ class S3ObjectRequests final : public ObjectRequests {
 
   PutResult PutIfAbsent(const std::string& path, const std::string& contents) override {
     HttpResponse response;
-    if (auto failed = Send("PUT", path, contents, response)) return *failed;
+    if (auto failed = Send("PUT", path, contents, response, /*if_absent=*/true)) return *failed;
     switch (response.status) {
       case 200:
         return {PutOutcome::kCreated, ""};
@@ -85,6 +84,13 @@ class S3ObjectRequests final : public ObjectRequests {
       default:
         return Otherwise(response, path, "create");
     }
+  }
+
+  PutResult Put(const std::string& path, const std::string& contents) override {
+    HttpResponse response;
+    if (auto failed = Send("PUT", path, contents, response)) return *failed;
+    if (response.status == 200) return {PutOutcome::kCreated, ""};
+    return Otherwise(response, path, "write");
   }
 
   PutResult Delete(const std::string& path) override {
@@ -143,18 +149,20 @@ class S3ObjectRequests final : public ObjectRequests {
 
   // Sends one signed request for the object at `path`; the outcome when no response came.
   std::optional<PutResult> Send(const std::string& method, const std::string& path,
-                                const std::string& body, HttpResponse& response) {
+                                const std::string& body, HttpResponse& response,
+                                bool if_absent = false) {
     const auto slash = path.find('/');
     const std::string bucket = path.substr(0, slash);
     const std::string key = slash == std::string::npos ? "" : path.substr(slash + 1);
-    return SendTo(method, bucket, key, "", body, response);
+    return SendTo(method, bucket, key, "", body, response, if_absent);
   }
 
   // Sends one signed request for `key` in `bucket` (the bucket itself when empty), with
   // `query` already encoded; the outcome when no response came.
   std::optional<PutResult> SendTo(const std::string& method, const std::string& bucket,
                                   const std::string& key, const std::string& query,
-                                  const std::string& body, HttpResponse& response) {
+                                  const std::string& body, HttpResponse& response,
+                                  bool if_absent = false) {
     HttpEndpoint endpoint;
     HttpRequest request;
     request.method = method;
@@ -172,7 +180,8 @@ class S3ObjectRequests final : public ObjectRequests {
     }
     if (!query.empty()) request.target += "?" + query;
     if (method == "PUT") {
-      request.headers = {{"If-None-Match", "*"}, {"Content-Type", "application/octet-stream"}};
+      request.headers = {{"Content-Type", "application/octet-stream"}};
+      if (if_absent) request.headers.emplace_back("If-None-Match", "*");
       request.body = body;
     }
     AwsCredentials credentials{options_.GetAccessKey(), options_.GetSecretKey(),
@@ -182,12 +191,7 @@ class S3ObjectRequests final : public ObjectRequests {
     }
     SignAwsRequest(request, endpoint.HostHeader(), region_, "s3", credentials,
                    std::chrono::system_clock::now());
-    try {
-      response = SendHttpRequest(endpoint, request, kRequestTimeout);
-    } catch (const HttpTransportError& e) {
-      return PutResult{e.sent() ? PutOutcome::kUnknown : PutOutcome::kTransient, e.what()};
-    }
-    return std::nullopt;
+    return SendObjectRequest(endpoint, request, response);
   }
 
   // The answers both requests share: throttling and server errors to retry, and refusals.
@@ -196,15 +200,8 @@ class S3ObjectRequests final : public ObjectRequests {
     const std::string code = S3ErrorCode(response);
     const std::string bucket = BucketOf(path);
     const std::string key = path.size() > bucket.size() ? path.substr(bucket.size() + 1) : "";
+    if (auto retry = RetryableOutcome(response.status, code)) return *retry;
     switch (response.status) {
-      case 409:  // ConditionalRequestConflict: a racing request for the same key is in flight
-      case 429:
-      case 503:
-        return {PutOutcome::kTransient, code};
-      case 500:
-      case 502:
-      case 504:
-        return {PutOutcome::kUnknown, code};
       case 403:
         throw PermissionError("s3://" + bucket + ": the store refused to " + doing + " " + key +
                               " (" + code + "); check the credentials and that they may write "
@@ -221,41 +218,12 @@ class S3ObjectRequests final : public ObjectRequests {
   std::string region_;
 };
 
-std::string RandomHex() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(rng()));
-  return text;
-}
-
 bool ValidBucketName(const std::string& name) {
   if (name.size() < 3 || name.size() > 63) return false;
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
   }
   return name.front() != '-' && name.front() != '.' && name.back() != '-' && name.back() != '.';
-}
-
-// Creates a probe object twice: a store that honours If-None-Match answers the second with
-// "exists". The probe is deleted either way.
-void CheckConditionalWrites(ObjectStoreFileSystem& fs, ObjectRequests& requests,
-                            const S3Location& location, const std::string& where) {
-  const std::string probe = location.bucket + "/" +
-                            (location.key.empty() ? "" : location.key + "/") +
-                            "_mssql_cdc_conditional_write_probe_" + RandomHex();
-  const PutResult first = requests.PutIfAbsent(probe, "probe");
-  PutResult second{PutOutcome::kTransient, ""};
-  if (first.outcome == PutOutcome::kCreated) second = requests.PutIfAbsent(probe, "probe");
-  fs.Delete(probe);
-  if (first.outcome != PutOutcome::kCreated) {
-    throw SourceError("s3://" + location.bucket + ": a test write to " + where +
-                      " failed (" + first.detail + "); try again when the store answers");
-  }
-  if (second.outcome != PutOutcome::kExists) {
-    throw ConfigError(where + " does not honour conditional writes: a second PutObject with "
-                      "If-None-Match: * was not refused. Two writers could both commit one "
-                      "Delta version there; use a store that refuses it (AWS S3, MinIO, ...)");
-  }
 }
 
 struct OpenStores {
@@ -356,7 +324,7 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::strin
   auto requests = std::make_unique<S3ObjectRequests>(options, settings, region);
   ObjectRequests& requests_ref = *requests;
   auto fs = std::make_shared<ObjectStoreFileSystem>("s3", *made, std::move(requests));
-  CheckConditionalWrites(*fs, requests_ref, location, where);
+  CheckConditionalWrites(*fs, requests_ref, root, where, "If-None-Match: *");
   spdlog::info("opened {} (region {})", where, region);
   stores.by_bucket.emplace(cache_key, fs);
   return {fs, root};

@@ -1,19 +1,34 @@
 #include "storage/store.h"
 
+#include "storage/azure_store.h"
 #include "storage/local_file_system.h"
 #include "storage/s3_store.h"
 
 namespace mssql_cdc::storage {
 
-bool IsObjectStoreUri(const std::string& uri) {
+namespace {
+
+bool IsS3Uri(const std::string& uri) {
   return uri.rfind("s3://", 0) == 0 || uri.rfind("s3a://", 0) == 0;
 }
 
+bool IsAzureUri(const std::string& uri) {
+  return uri.rfind("abfss://", 0) == 0 || uri.rfind("az://", 0) == 0;
+}
+
+}  // namespace
+
+bool IsObjectStoreUri(const std::string& uri) { return IsS3Uri(uri) || IsAzureUri(uri); }
+
 std::pair<std::shared_ptr<FileSystem>, std::string> OpenStore(const std::string& uri) {
-  if (uri.rfind("s3://", 0) == 0 || uri.rfind("s3a://", 0) == 0) return OpenS3Store(uri);
+  if (IsS3Uri(uri)) return OpenS3Store(uri);
+  if (IsAzureUri(uri)) return OpenAzureStore(uri);
   return {LocalFileSystem(), LocalPathOfUri(uri)};
 }
 
-void ReleaseObjectStores() { ReleaseS3Stores(); }
+void ReleaseObjectStores() {
+  ReleaseAzureStores();
+  ReleaseS3Stores();
+}
 
 }  // namespace mssql_cdc::storage

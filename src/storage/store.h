@@ -1,6 +1,8 @@
 // Where a table or checkpoint URI lives: the filesystem that opens it and the root path in it.
 //   /abs/path, rel/path, file:///abs/path   the local filesystem
 //   s3://bucket/key, s3a://bucket/key        Amazon S3 or an S3-compatible store (s3_store.h)
+//   abfss://container@account.dfs.core.windows.net/path, az://container/path
+//                                            Azure Blob storage (azure_store.h)
 // Any other scheme is refused with the list of these.
 #pragma once
 
