@@ -41,3 +41,6 @@ fi
 
 # The Delta Lake jars for the local Spark of the interop tests (cached; fast when present).
 scripts/setup_spark.sh >/dev/null
+
+# Azurite, the Azure Storage emulator of the object-store tests (cached; fast when present).
+scripts/setup_azurite.sh >/dev/null

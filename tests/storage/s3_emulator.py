@@ -25,7 +25,9 @@ def free_port():
 
 
 class S3Emulator:
-    """With `authenticating`, the server checks every request's signature against the keys of
+    """Places are buckets, reached as s3://bucket/path.
+
+    With `authenticating`, the server checks every request's signature against the keys of
     its IAM: a user with an allow-all policy is made first, and its keys are the emulator's."""
 
     def __init__(self, authenticating=False):
@@ -60,6 +62,8 @@ class S3Emulator:
             self.credentials.update(AWS_ACCESS_KEY_ID=key["AccessKeyId"],
                                     AWS_SECRET_ACCESS_KEY=key["SecretAccessKey"])
 
+    name = "s3"
+
     def env(self, **extra):
         """The environment of an engine process: this machine's, without any other AWS
         settings, with the emulator's address and credentials."""
@@ -78,6 +82,12 @@ class S3Emulator:
         return boto3.client("s3", endpoint_url=self.url, region_name=CREDENTIALS["AWS_REGION"],
                             aws_access_key_id=self.credentials["AWS_ACCESS_KEY_ID"],
                             aws_secret_access_key=self.credentials["AWS_SECRET_ACCESS_KEY"])
+
+    def create(self, place):
+        self.client().create_bucket(Bucket=place)
+
+    def uri(self, place):
+        return f"s3://{place}"
 
     def keys(self, bucket, prefix=""):
         paginator = self.client().get_paginator("list_objects_v2")
