@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the Delta Lake jars that a local PySpark needs (scripts/spark-jars/pom.xml) from Maven
+# Fetches the Delta Lake (and S3A) jars that a local PySpark needs (scripts/spark-jars/pom.xml) from Maven
 # into a cache folder, once: a second run sees the stamp and returns at once. Jars that the
 # pyspark wheel already ships (Hadoop, Parquet, Jackson, logging, compression codecs) are left
 # out so that Spark's own versions are the only ones on the class path.
@@ -25,11 +25,14 @@ echo "setup_spark: fetching the Delta jars into $dir" >&2
 mkdir -p "$(dirname "$dir")"
 tmp=$(mktemp -d "$(dirname "$dir")/.spark-jars.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-provided=org.scala-lang,org.apache.hadoop,org.apache.parquet,com.fasterxml.jackson.core
+provided=org.scala-lang,org.apache.parquet,com.fasterxml.jackson.core
 provided+=,org.apache.logging.log4j,org.slf4j,org.xerial.snappy,com.github.luben,io.airlift
 provided+=,org.roaringbitmap,commons-logging,commons-pool,com.google.code.findbugs,org.locationtech.jts
+provided+=,io.netty,org.apache.httpcomponents,commons-codec
+# Hadoop is pyspark's too, all but hadoop-aws (the S3A filesystem the pom adds).
+hadoop=hadoop-client-api,hadoop-client-runtime,hadoop-common,hadoop-annotations,hadoop-auth
 mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
-  -DexcludeGroupIds="$provided" -DoutputDirectory="$tmp" >&2
+  -DexcludeGroupIds="$provided" -DexcludeArtifactIds="$hadoop" -DoutputDirectory="$tmp" >&2
 compgen -G "$tmp/delta-spark_*.jar" >/dev/null || { echo "setup_spark: Maven left no delta-spark jar in $tmp" >&2; exit 1; }
 echo "$want" > "$tmp/.pom.sha256"
 # Swap the folder in whole so that a reader never sees half of it.

@@ -56,12 +56,13 @@ def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=Fal
     return conf
 
 
-def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False):
+def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False,
+                extra_conf=None):
     """A new local[2] SparkSession with Delta, its warehouse and Derby home in `warehouse`.
 
     With `hive`, the session's catalog is a Hive metastore in an embedded Derby database under
     `warehouse`, so that a later session (in another process, once this one stopped) finds the
-    tables by name.
+    tables by name. `extra_conf` adds settings (an object store's, for instance).
     """
     from pyspark.sql import SparkSession
 
@@ -69,8 +70,10 @@ def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=
     builder = SparkSession.builder.appName(app_name)
     if hive:
         builder = builder.enableHiveSupport()
-    for key, value in spark_conf(warehouse, driver_memory=driver_memory, snapshot_partitions=snapshot_partitions,
-                                 hive=hive).items():
+    conf = spark_conf(warehouse, driver_memory=driver_memory, snapshot_partitions=snapshot_partitions,
+                      hive=hive)
+    conf.update(extra_conf or {})
+    for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

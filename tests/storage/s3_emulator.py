@@ -78,6 +78,17 @@ class S3Emulator:
                 "AWS_SECRET_ACCESS_KEY": self.credentials["AWS_SECRET_ACCESS_KEY"],
                 "AWS_REGION": CREDENTIALS["AWS_REGION"], "AWS_ALLOW_HTTP": "true"}
 
+    def spark_conf(self):
+        """Spark's settings for reading the emulator's tables as s3a://bucket/path."""
+        return {"spark.hadoop.fs.s3a.endpoint": self.url,
+                "spark.hadoop.fs.s3a.endpoint.region": CREDENTIALS["AWS_REGION"],
+                "spark.hadoop.fs.s3a.path.style.access": "true",
+                "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+                "spark.hadoop.fs.s3a.access.key": self.credentials["AWS_ACCESS_KEY_ID"],
+                "spark.hadoop.fs.s3a.secret.key": self.credentials["AWS_SECRET_ACCESS_KEY"],
+                "spark.hadoop.fs.s3a.aws.credentials.provider":
+                    "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}
+
     def client(self):
         return boto3.client("s3", endpoint_url=self.url, region_name=CREDENTIALS["AWS_REGION"],
                             aws_access_key_id=self.credentials["AWS_ACCESS_KEY_ID"],
