@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the Delta Lake (and S3A) jars that a local PySpark needs (scripts/spark-jars/pom.xml) from Maven
+# Fetches the Delta Lake (and S3A and ABFS) jars that a local PySpark needs (scripts/spark-jars/pom.xml) from Maven
 # into a cache folder, once: a second run sees the stamp and returns at once. Jars that the
 # pyspark wheel already ships (Hadoop, Parquet, Jackson, logging, compression codecs) are left
 # out so that Spark's own versions are the only ones on the class path.
@@ -29,7 +29,8 @@ provided=org.scala-lang,org.apache.parquet,com.fasterxml.jackson.core
 provided+=,org.apache.logging.log4j,org.slf4j,org.xerial.snappy,com.github.luben,io.airlift
 provided+=,org.roaringbitmap,commons-logging,commons-pool,com.google.code.findbugs,org.locationtech.jts
 provided+=,io.netty,org.apache.httpcomponents,commons-codec
-# Hadoop is pyspark's too, all but hadoop-aws (the S3A filesystem the pom adds).
+# Hadoop is pyspark's too, all but hadoop-aws and hadoop-azure (the S3A and ABFS filesystems
+# the pom adds).
 hadoop=hadoop-client-api,hadoop-client-runtime,hadoop-common,hadoop-annotations,hadoop-auth
 mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
   -DexcludeGroupIds="$provided" -DexcludeArtifactIds="$hadoop" -DoutputDirectory="$tmp" >&2

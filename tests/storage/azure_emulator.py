@@ -79,6 +79,17 @@ class AzureEmulator:
         return {"account_name": ACCOUNT, "account_key": KEY, "endpoint": self.endpoint,
                 "allow_http": "true"}
 
+    def spark_conf(self):
+        """Spark's settings for reading the emulator's tables through ABFS (hadoop-azure 3.5.0)
+        as abfs://container@devstoreaccount1.dfs.core.windows.net/path: the Blob endpoint over
+        plain HTTP, which the default HTTP library of ABFS cannot do."""
+        return {"spark.hadoop.fs.azure.abfs.endpoint": f"127.0.0.1:{self.port}",
+                "spark.hadoop.fs.azure.always.use.https": "false",
+                f"spark.hadoop.fs.azure.account.key.{ACCOUNT}.dfs.core.windows.net": KEY,
+                "spark.hadoop.fs.azure.account.hns.enabled": "false",
+                "spark.hadoop.fs.azure.fns.account.service.type": "BLOB",
+                "spark.hadoop.fs.azure.networking.library": "JDK_HTTP_URL_CONNECTION"}
+
     def create(self, place):
         self.fs.create_dir(place)
 
