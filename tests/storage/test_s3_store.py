@@ -5,6 +5,8 @@ passes is in test_object_stores.py.
 """
 
 import http.server
+import subprocess
+import sys
 import threading
 
 import botocore.exceptions
@@ -94,6 +96,16 @@ def test_missing_credentials_are_refused_before_anything_is_written(s3, bucket, 
     assert s3.keys(bucket) == []
 
 
+APPEND_PAST_A_CHECKPOINT = """
+import sys
+import pyarrow as pa
+from mssql_cdc import _core
+_core.delta_create(sys.argv[1], pa.schema([("n", pa.int64())]))
+for i in range(13):
+    _core.delta_append(sys.argv[1], pa.table({"n": [i]}))
+"""
+
+
 def test_a_store_that_checks_signatures_takes_ours_and_refuses_a_wrong_secret(tmp_path):
     """Against a server that checks every signature (moto with IAM): the engine's own signed
     requests, the conditional creates and deletes, pass; a wrong secret is refused in one line
@@ -105,6 +117,13 @@ def test_a_store_that_checks_signatures_takes_ours_and_refuses_a_wrong_secret(tm
         pipeline = write_pipeline(tmp_path, "s3://signed")
         assert summary(run(checking, "run", "--json", pipeline))["failed"] == []
         assert bronze_keys(checking, "s3://signed", "dbo_orders")
+        # Past its first checkpoint a table opens by a listing that starts after it: a signed
+        # request with a query, checked too.
+        appended = subprocess.run([sys.executable, "-c", APPEND_PAST_A_CHECKPOINT, "s3://signed/appended"],
+                                  env=checking.env(), capture_output=True, text=True, timeout=300)
+        assert appended.returncode == 0, appended.stderr
+        checking.log.seek(0)
+        assert b"start-after=appended" in checking.log.read()
         wrong = checking.env(AWS_SECRET_ACCESS_KEY="testing-secret")
         written = checking.keys("signed")
         other = write_pipeline(tmp_path, "s3://signed")
