@@ -912,17 +912,23 @@ void StreamParams::Validate() const {
         "snapshot=\"full\", or turn snapshot_on_switch off");
   }
   if (on_data_loss == OnDataLoss::kResnapshot) {
-    if (IsUri(checkpoint) || IsUnderDbfs(checkpoint)) {
-      throw ConfigError(fmt::format(
-          "on_data_loss=\"resnapshot\" needs a local or Volume checkpoint path, got {}: URIs "
-          "and paths under /dbfs/ resolve differently for the engine and Spark",
-          QuoteUserText(checkpoint)));
-    }
     if (!facts_table) {
       throw ConfigError(
           "on_data_loss=\"resnapshot\" needs facts_table: give a facts table, where "
           "re-snapshots are recorded");
     }
+  }
+}
+
+void ValidateSparkStreamConfig(const SourceOptions& source, const StreamParams& params) {
+  ValidateStreamConfig(source, params);
+  const std::string& checkpoint = params.checkpoint;
+  if (params.on_data_loss == OnDataLoss::kResnapshot &&
+      (IsUri(checkpoint) || IsUnderDbfs(checkpoint))) {
+    throw ConfigError(fmt::format(
+        "on_data_loss=\"resnapshot\" needs a local or Volume checkpoint path, got {}: URIs "
+        "and paths under /dbfs/ resolve differently for the engine and Spark",
+        QuoteUserText(checkpoint)));
   }
 }
 

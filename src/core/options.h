@@ -240,5 +240,9 @@ struct StreamParams {
 // then snapshot_on_switch with a URI checkpoint needs metricsPath, resnapshot needs
 // failOnDataLoss true, and bootstrap excludes startingLsn.
 void ValidateStreamConfig(const SourceOptions& source, const StreamParams& params);
+// ValidateStreamConfig and what Spark mode asks beyond it: a re-snapshotting stream's
+// checkpoint is read by Spark and by the engine, so it must be a path both resolve alike (a
+// local or Volume path; a native stream's may be any URI its store opens).
+void ValidateSparkStreamConfig(const SourceOptions& source, const StreamParams& params);
 
 }  // namespace mssql_cdc

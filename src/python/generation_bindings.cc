@@ -38,11 +38,11 @@ void BindGenerations(nb::module_& m) {
         [](nb::handle options, const std::map<std::string, std::string>& params) {
           const SourceOptions source = ParseSourceOptions(options);
           std::vector<Options::Entry> entries(params.begin(), params.end());
-          ValidateStreamConfig(source, StreamParams::Parse(Options(std::move(entries))));
+          ValidateSparkStreamConfig(source, StreamParams::Parse(Options(std::move(entries))));
         },
         nb::arg("options"), nb::arg("params"),
         "ConfigError when to_delta's parameters (as text, named as its keywords) do not hold "
-        "with the source options, by the rules a native stream checks.");
+        "with the source options, by the rules a native stream checks and Spark mode's own.");
   m.def("current_generation",
         [](const std::string& base, const std::string& app_id) {
           return GenerationJson(base, app_id, GenerationState::Read(base).value_or(GenerationState{})).dump();

@@ -186,9 +186,6 @@ CASES = [
     Case("chunked snapshot without a facts table", ["snapshot=\"chunked\" needs facts_table"],
          edit=lambda t: add_stream('bootstrap = true\nsnapshot = "chunked"')(
              replace('facts_table = "lake/ops/facts"\n', '')(t))),
-    Case("resnapshot with a URI checkpoint", ["needs a local or Volume checkpoint path"],
-         edit=lambda t: add_stream('on_data_loss = "resnapshot"')(
-             replace('checkpoint = "checkpoints/{ci}"', 'checkpoint = "s3://bucket/checkpoints/{ci}"')(t))),
     Case("resnapshot without a facts table", ["on_data_loss=\"resnapshot\" needs facts_table"],
          edit=lambda t: add_stream('on_data_loss = "resnapshot"')(replace('facts_table = "lake/ops/facts"\n', '')(t))),
     Case("facts table that is not a facts table", ["not a facts table"],

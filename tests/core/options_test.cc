@@ -698,12 +698,6 @@ TEST(StreamParams, Rejections) {
           {{{"snapshot", "chunked"}, {"facts_table", "f"}, {"snapshot_on_switch", "true"}},
            {"snapshot_on_switch", "chunked"}},
           {{{"on_data_loss", "resnapshot"}}, {"resnapshot", "needs facts_table"}},
-          {{{"on_data_loss", "resnapshot"}, {"facts_table", "f"}, {"checkpoint", "s3://b/chk"}},
-           {"resnapshot", "'s3://b/chk'", "local or Volume"}},
-          {{{"on_data_loss", "resnapshot"}, {"facts_table", "f"}, {"checkpoint", "dbfs:/chk"}},
-           {"resnapshot", "'dbfs:/chk'"}},
-          {{{"on_data_loss", "resnapshot"}, {"facts_table", "f"}, {"checkpoint", "/dbfs/chk"}},
-           {"resnapshot", "'/dbfs/chk'", "/dbfs/"}},
           {{{"startingLsn", "latest"}}, {"unknown to_delta parameter 'startingLsn'", "app_id"}},
       };
   for (const auto& [extra, expected] : cases) {
@@ -719,6 +713,24 @@ TEST(StreamParams, Rejections) {
                            {"checkpoint", checkpoint}}))
         << checkpoint;
   }
+}
+
+TEST(StreamParams, SparkModeKeepsAResnapshotCheckpointWhereSparkAndTheEngineAgree) {
+  // A native stream's checkpoint may be in any store; Spark's pre-flight reads it as a path.
+  SourceOptions source = ParseOdbc();
+  StreamParams params = ValidParams();
+  params.on_data_loss = OnDataLoss::kResnapshot;
+  params.facts_table = "ops.facts";
+  for (const char* checkpoint : {"s3://b/chk", "abfss://c@a.dfs.core.windows.net/chk", "dbfs:/chk",
+                                 "/dbfs/chk"}) {
+    params.checkpoint = checkpoint;
+    EXPECT_NO_THROW(ValidateStreamConfig(source, params)) << checkpoint;
+    std::string message = ConfigErrorOf([&] { ValidateSparkStreamConfig(source, params); });
+    EXPECT_NE(message.find("local or Volume checkpoint path"), std::string::npos) << message;
+    EXPECT_NE(message.find(checkpoint), std::string::npos) << message;
+  }
+  params.checkpoint = "/Volumes/main/ops/chk";
+  EXPECT_NO_THROW(ValidateSparkStreamConfig(source, params));
 }
 
 TEST(StreamParams, ValidatedTogetherWithSourceOptions) {

@@ -156,10 +156,6 @@ TEST_P(StreamResnapshotTest, ResnapshotIsRefusedWithoutAFactsTableOrWithFailOnDa
   no_facts.params.facts_table.reset();
   EXPECT_THROW(Stream(no_facts, nullptr), ConfigError);
   EXPECT_THROW(Stream(Resnapshot(Options{{"failOnDataLoss", "false"}}), nullptr), ConfigError);
-  StreamConfig uri = Resnapshot();
-  uri.params.checkpoint = "s3://bucket/checkpoint";
-  EXPECT_THAT([&] { Stream stream(uri, nullptr); },
-              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("checkpoint")));
   EXPECT_FALSE(std::filesystem::exists(dir_.File("checkpoint")));
   EXPECT_FALSE(std::filesystem::exists(dir_.File("bronze")));
 }
