@@ -1,11 +1,11 @@
 """The engine on each object store's emulator beside the local disk: engine_bench's narrow
 backlog end to end (bronze, facts and checkpoint in the store), the latency of a commit's
 conditional create, and the opening of a table of many versions (storage_bench). Starts moto's
-S3 server and Azurite (tests/storage) itself; each store is measured in processes of its own,
+S3 server, Azurite and fake-gcs-server (tests/storage) itself; each store is measured in processes of its own,
 beside a local-disk run of the same process.
 
     .venv/bin/python bench/storage_bench.py --rows 200000 [--commits 300] [--versions 100000]
-        [--store-versions 10000] [--stores s3,azure]
+        [--store-versions 10000] [--stores s3,azure,gcs]
 """
 
 import argparse
@@ -16,9 +16,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "storage"))
 from azure_emulator import AzureEmulator  # noqa: E402
+from gcs_emulator import GcsEmulator  # noqa: E402
 from s3_emulator import S3Emulator  # noqa: E402
 
-EMULATORS = {"s3": (S3Emulator, "moto's S3 server"), "azure": (AzureEmulator, "Azurite")}
+EMULATORS = {"s3": (S3Emulator, "moto's S3 server"), "azure": (AzureEmulator, "Azurite"),
+             "gcs": (GcsEmulator, "fake-gcs-server")}
 
 
 def main():
@@ -28,7 +30,7 @@ def main():
     parser.add_argument("--versions", type=int, default=100_000)
     parser.add_argument("--store-versions", type=int, default=10_000)
     parser.add_argument("--dir", default=str(ROOT / "bench" / "out"))
-    parser.add_argument("--stores", default="s3,azure")
+    parser.add_argument("--stores", default="s3,azure,gcs")
     args = parser.parse_args()
     local_versions = args.versions
     for store in args.stores.split(","):

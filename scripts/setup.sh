@@ -26,6 +26,11 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# fake-gcs-server, the GCS emulator of the object-store tests (cached; fast when present),
+# builds while the downloads below wait on the network.
+scripts/setup_fake_gcs.sh >/dev/null &
+fake_gcs=$!
+
 PYTHON=${PYTHON:-python3}
 stamp=.venv/.requirements.sha256
 want=$(sha256sum scripts/requirements.txt | cut -d' ' -f1)
@@ -44,3 +49,6 @@ scripts/setup_spark.sh >/dev/null
 
 # Azurite, the Azure Storage emulator of the object-store tests (cached; fast when present).
 scripts/setup_azurite.sh >/dev/null
+
+# fake-gcs-server must have finished building.
+wait "$fake_gcs" || { echo "setup: building fake-gcs-server failed (scripts/setup_fake_gcs.sh)" >&2; exit 1; }

@@ -137,6 +137,11 @@ std::optional<std::int64_t> ParseDateTime(std::string_view s) {
          sec * kMicrosPerSecond + frac_micros;
 }
 
+std::int64_t ParseUtcMillis(std::string_view text) {
+  if (text.empty() || text.back() != 'Z') return 0;
+  return ParseDateTime(text.substr(0, text.size() - 1)).value_or(0) / 1000;
+}
+
 std::optional<std::int64_t> ParseDateDays(std::string_view text) {
   if (text.size() != 10) return std::nullopt;
   const auto micros = ParseDateTime(text);

@@ -40,6 +40,9 @@ std::string FormatDateTime(std::int64_t micros, int digits, char separator = ' '
 // Parses "YYYY-MM-DD[(T| )HH:MM[:SS[.fffffff]]]" into microseconds (digits past 6 truncated).
 // Returns nullopt on anything else, including out-of-range fields.
 std::optional<std::int64_t> ParseDateTime(std::string_view text);
+// Parses "YYYY-MM-DDTHH:MM:SS[.fff]Z" (a UTC time as object stores list it) into milliseconds
+// since the epoch; 0 when it does not read, as a time no file has.
+std::int64_t ParseUtcMillis(std::string_view text);
 // Parses exactly "YYYY-MM-DD" into days since 1970-01-01; nullopt on anything else.
 std::optional<std::int64_t> ParseDateDays(std::string_view text);
 

@@ -58,22 +58,6 @@ std::string CanonicalQuery(const std::string& query) {
   return out;
 }
 
-std::string AwsUriEncode(const std::string& text, bool keep_slash) {
-  static const char kDigits[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~' || (c == '/' && keep_slash)) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kDigits[c >> 4];
-      out += kDigits[c & 15];
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string Sha256Hex(const std::string& data) {
@@ -82,9 +66,9 @@ std::string Sha256Hex(const std::string& data) {
   return Hex(digest, sizeof digest);
 }
 
-std::string S3EncodeKey(const std::string& key) { return AwsUriEncode(key, true); }
+std::string S3EncodeKey(const std::string& key) { return PercentEncode(key, true); }
 
-std::string AwsEncodeQueryValue(const std::string& value) { return AwsUriEncode(value, false); }
+std::string AwsEncodeQueryValue(const std::string& value) { return PercentEncode(value, false); }
 
 void SignAwsRequest(HttpRequest& request, const std::string& host, const std::string& region,
                     const std::string& service, const AwsCredentials& credentials,

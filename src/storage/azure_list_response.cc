@@ -23,12 +23,12 @@ std::string Below(const std::string& name, const std::string& prefix) {
 
 }  // namespace
 
-AzureListPage ParseListBlobs(const std::string& body, const std::string& prefix) {
+ListPage ParseListBlobs(const std::string& body, const std::string& prefix) {
   if (body.find("<EnumerationResults") == std::string::npos) {
     throw SourceError("the store answered a listing with something other than an "
                       "EnumerationResults");
   }
-  AzureListPage page;
+  ListPage page;
   for (const auto& blob : XmlElements(body, "Blob")) {
     FileInfo info;
     info.name = Below(XmlText(blob, "Name"), prefix);
@@ -45,7 +45,7 @@ AzureListPage ParseListBlobs(const std::string& body, const std::string& prefix)
     info.is_directory = true;
     page.entries.push_back(std::move(info));
   }
-  page.next_marker = XmlText(body, "NextMarker");
+  page.next = XmlText(body, "NextMarker");
   return page;
 }
 

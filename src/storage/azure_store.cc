@@ -1,11 +1,9 @@
 #include "storage/azure_store.h"
 
 #include <arrow/filesystem/azurefs.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
 
 #include "core/ascii.h"
 #include "core/errors.h"
@@ -15,7 +13,7 @@
 #include "storage/conditional_write_probe.h"
 #include "storage/http_client.h"
 #include "storage/object_requests.h"
-#include "storage/object_store_file_system.h"
+#include "storage/opened_stores.h"
 #include "storage/store_errors.h"
 #include "storage/xml_text.h"
 
@@ -143,13 +141,9 @@ AzureSettings ReadSettings(const AzureLocation& location, const std::string& uri
   }
   if (!blob_endpoint.empty()) {
     // "scheme://host[:port]/account" (an emulator, path-style) or "scheme://account.host".
-    const auto scheme_end = blob_endpoint.find("://");
-    const auto path_start =
-        blob_endpoint.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-    std::string path = path_start == std::string::npos ? "" : blob_endpoint.substr(path_start);
+    auto [endpoint, path] = ParseHttpUrl(blob_endpoint, "BlobEndpoint in " + settings.source);
     while (!path.empty() && path.back() == '/') path.pop_back();
-    settings.endpoint = ParseHttpEndpoint(blob_endpoint.substr(0, path_start), "BlobEndpoint in " +
-                                                                                  settings.source);
+    settings.endpoint = endpoint;
     if (path == "/" + settings.account) {
       settings.path_style = true;
     } else if (!path.empty() || settings.endpoint.host.rfind(settings.account + ".", 0) != 0) {
@@ -207,35 +201,25 @@ class AzureObjectRequests final : public ObjectRequests {
 
   std::vector<FileInfo> ListAfter(const std::string& directory,
                                   const std::string& after) override {
-    const auto slash = directory.find('/');
-    const std::string container = directory.substr(0, slash);
-    const std::string prefix =
-        slash == std::string::npos ? "" : directory.substr(slash + 1) + "/";
-    std::vector<FileInfo> entries;
-    std::string marker;
-    do {
-      std::vector<std::pair<std::string, std::string>> query = {
-          {"comp", "list"}, {"delimiter", "/"}, {"prefix", prefix},
-          {"restype", "container"}, {"startFrom", prefix + after}};
-      if (!marker.empty()) query.emplace_back("marker", marker);
-      HttpResponse response;
-      if (auto failed = Send("GET", container, query, {}, "", response)) {
-        throw SourceError(Uri(directory) + ": listing failed (" + failed->detail + ")");
-      }
-      if (response.status != 200) {
-        const PutResult other = Otherwise(response, directory, "list");
-        throw SourceError(Uri(directory) + ": listing failed (" + other.detail + ")");
-      }
-      AzureListPage page = ParseListBlobs(response.body, prefix);
-      for (auto& entry : page.entries) {
-        // startFrom includes the name itself, and a service older than it ignores it.
-        if (entry.name > after) entries.push_back(std::move(entry));
-      }
-      marker = std::move(page.next_marker);
-    } while (!marker.empty());
-    std::sort(entries.begin(), entries.end(),
-              [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
-    return entries;
+    const auto [container, prefix] = BucketAndPrefix(directory);
+    // startFrom includes the name itself, and a service older than it ignores it.
+    return CollectListing(
+        [&](const std::string& marker) {
+          std::vector<std::pair<std::string, std::string>> query = {
+              {"comp", "list"}, {"delimiter", "/"}, {"prefix", prefix},
+              {"restype", "container"}, {"startFrom", prefix + after}};
+          if (!marker.empty()) query.emplace_back("marker", marker);
+          HttpResponse response;
+          if (auto failed = Send("GET", container, query, {}, "", response)) {
+            throw SourceError(Uri(directory) + ": listing failed (" + failed->detail + ")");
+          }
+          if (response.status != 200) {
+            const PutResult other = Otherwise(response, directory, "list");
+            throw SourceError(Uri(directory) + ": listing failed (" + other.detail + ")");
+          }
+          return ParseListBlobs(response.body, prefix);
+        },
+        after);
   }
 
  private:
@@ -315,14 +299,41 @@ class AzureObjectRequests final : public ObjectRequests {
   AzureSettings settings_;
 };
 
-struct OpenStores {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<FileSystem>> by_container;
-};
-
-OpenStores& Stores() {
-  static OpenStores* stores = new OpenStores;
+OpenedStores& Stores() {
+  static OpenedStores* stores = new OpenedStores;
   return *stores;
+}
+
+// Opens and checks the container of `location` (OpenAzureStore's first use of it).
+std::shared_ptr<FileSystem> OpenContainer(const std::string& uri, const AzureLocation& location,
+                                          const std::string& root, AzureSettings settings,
+                                          const std::string& where) {
+  arrow::fs::AzureOptions options;
+  options.account_name = settings.account;
+  const std::string scheme = settings.endpoint.tls ? "https" : "http";
+  options.blob_storage_scheme = options.dfs_storage_scheme = scheme;
+  if (settings.path_style) {
+    options.blob_storage_authority = options.dfs_storage_authority =
+        settings.endpoint.HostHeader();
+  } else {
+    const std::string suffix = settings.endpoint.HostHeader().substr(
+        settings.account.size() + std::string(".blob").size());
+    options.blob_storage_authority = ".blob" + suffix;
+    options.dfs_storage_authority = ".dfs" + suffix;
+  }
+  auto configured = settings.sas.empty()
+                        ? options.ConfigureAccountKeyCredential(Base64Encode(settings.key))
+                        : options.ConfigureSASCredential("?" + settings.sas);
+  if (!configured.ok()) ThrowStoreError(configured, "cannot configure " + where);
+  auto made = arrow::fs::AzureFileSystem::Make(options);
+  if (!made.ok()) ThrowStoreError(made.status(), "cannot open " + where);
+  auto container = (*made)->GetFileInfo(location.container);
+  if (!container.ok()) ThrowStoreError(container.status(), "cannot reach " + where);
+  if (container->type() == arrow::fs::FileType::NotFound) {
+    throw ConfigError(where + " does not exist; create it, or correct the URI " + uri);
+  }
+  return CheckedObjectStore("az", *made, std::make_unique<AzureObjectRequests>(std::move(settings)),
+                            root, where, "If-None-Match: *");
 }
 
 }  // namespace
@@ -411,49 +422,12 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenAzureStore(const std::st
                             settings.endpoint.HostHeader();
   const std::string cache_key = settings.endpoint.HostHeader() + "|" + settings.account + "|" +
                                 location.container;
-  OpenStores& stores = Stores();
-  std::lock_guard lock(stores.mutex);
-  if (auto found = stores.by_container.find(cache_key); found != stores.by_container.end()) {
-    return {found->second, root};
-  }
-
-  arrow::fs::AzureOptions options;
-  options.account_name = settings.account;
-  const std::string scheme = settings.endpoint.tls ? "https" : "http";
-  options.blob_storage_scheme = options.dfs_storage_scheme = scheme;
-  if (settings.path_style) {
-    options.blob_storage_authority = options.dfs_storage_authority =
-        settings.endpoint.HostHeader();
-  } else {
-    const std::string suffix = settings.endpoint.HostHeader().substr(
-        settings.account.size() + std::string(".blob").size());
-    options.blob_storage_authority = ".blob" + suffix;
-    options.dfs_storage_authority = ".dfs" + suffix;
-  }
-  auto configured = settings.sas.empty()
-                        ? options.ConfigureAccountKeyCredential(Base64Encode(settings.key))
-                        : options.ConfigureSASCredential("?" + settings.sas);
-  if (!configured.ok()) ThrowStoreError(configured, "cannot configure " + where);
-  auto made = arrow::fs::AzureFileSystem::Make(options);
-  if (!made.ok()) ThrowStoreError(made.status(), "cannot open " + where);
-  auto container = (*made)->GetFileInfo(location.container);
-  if (!container.ok()) ThrowStoreError(container.status(), "cannot reach " + where);
-  if (container->type() == arrow::fs::FileType::NotFound) {
-    throw ConfigError(where + " does not exist; create it, or correct the URI " + uri);
-  }
-  auto requests = std::make_unique<AzureObjectRequests>(std::move(settings));
-  ObjectRequests& requests_ref = *requests;
-  auto fs = std::make_shared<ObjectStoreFileSystem>("az", *made, std::move(requests));
-  CheckConditionalWrites(*fs, requests_ref, root, where, "If-None-Match: *");
-  spdlog::info("opened {}", where);
-  stores.by_container.emplace(cache_key, fs);
+  auto fs = Stores().Get(cache_key, [&] {
+    return OpenContainer(uri, location, root, std::move(settings), where);
+  });
   return {fs, root};
 }
 
-void ReleaseAzureStores() {
-  OpenStores& stores = Stores();
-  std::lock_guard lock(stores.mutex);
-  stores.by_container.clear();
-}
+void ReleaseAzureStores() { Stores().Clear(); }
 
 }  // namespace mssql_cdc::storage

@@ -1,9 +1,12 @@
 #include "storage/conditional_write_probe.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <random>
 
 #include "core/errors.h"
+#include "storage/object_store_file_system.h"
 
 namespace mssql_cdc::storage {
 namespace {
@@ -33,6 +36,18 @@ void CheckConditionalWrites(FileSystem& fs, ObjectRequests& requests, const std:
                       precondition + " was not refused. Two writers could both commit one Delta "
                       "version there; use a store that refuses it");
   }
+}
+
+std::shared_ptr<FileSystem> CheckedObjectStore(const std::string& scheme,
+                                               std::shared_ptr<arrow::fs::FileSystem> arrow,
+                                               std::unique_ptr<ObjectRequests> requests,
+                                               const std::string& root, const std::string& where,
+                                               const std::string& precondition) {
+  ObjectRequests& checked = *requests;
+  auto fs = std::make_shared<ObjectStoreFileSystem>(scheme, std::move(arrow), std::move(requests));
+  CheckConditionalWrites(*fs, checked, root, where, precondition);
+  spdlog::info("opened {}", where);
+  return fs;
 }
 
 }  // namespace mssql_cdc::storage

@@ -3,10 +3,15 @@
 // ones do) would let two writers both commit one Delta version.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "storage/file_system.h"
 #include "storage/object_requests.h"
+
+namespace arrow::fs {
+class FileSystem;
+}
 
 namespace mssql_cdc::storage {
 
@@ -15,5 +20,13 @@ namespace mssql_cdc::storage {
 // *") when the second create was not refused, SourceError when the first failed.
 void CheckConditionalWrites(FileSystem& fs, ObjectRequests& requests, const std::string& directory,
                             const std::string& where, const std::string& precondition);
+
+// An object store's FileSystem (object_store_file_system.h) over Arrow's filesystem and the
+// store's requests, once CheckConditionalWrites passed under `root`; logs that `where` opened.
+std::shared_ptr<FileSystem> CheckedObjectStore(const std::string& scheme,
+                                               std::shared_ptr<arrow::fs::FileSystem> arrow,
+                                               std::unique_ptr<ObjectRequests> requests,
+                                               const std::string& root, const std::string& where,
+                                               const std::string& precondition);
 
 }  // namespace mssql_cdc::storage

@@ -281,6 +281,30 @@ HttpEndpoint ParseHttpEndpoint(const std::string& url, const std::string& what) 
   return endpoint;
 }
 
+std::pair<HttpEndpoint, std::string> ParseHttpUrl(const std::string& url, const std::string& what) {
+  const auto scheme_end = url.find("://");
+  const auto path_start =
+      url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+  std::string path = path_start == std::string::npos ? "/" : url.substr(path_start);
+  return {ParseHttpEndpoint(url.substr(0, path_start), what), path};
+}
+
+std::string PercentEncode(const std::string& text, bool keep_slash) {
+  static const char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~' || (c == '/' && keep_slash)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kDigits[c >> 4];
+      out += kDigits[c & 15];
+    }
+  }
+  return out;
+}
+
 HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& request,
                              std::chrono::milliseconds timeout) {
   Connection connection(endpoint, timeout);

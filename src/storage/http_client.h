@@ -27,6 +27,14 @@ struct HttpEndpoint {
 // ConfigError naming `what` (the option or variable the text came from) otherwise.
 HttpEndpoint ParseHttpEndpoint(const std::string& url, const std::string& what);
 
+// Percent-encodes every byte but RFC 3986's unreserved A-Z a-z 0-9 - _ . ~ (and '/', when
+// `keep_slash`), as a path or a query value of a request to a store.
+std::string PercentEncode(const std::string& text, bool keep_slash);
+
+// Splits "https://host[:port]/path" into its endpoint and its path ("/" when it has none).
+// Throws ConfigError naming `what` otherwise.
+std::pair<HttpEndpoint, std::string> ParseHttpUrl(const std::string& url, const std::string& what);
+
 struct HttpRequest {
   std::string method;
   std::string target;  // the path and query, already percent-encoded

@@ -276,7 +276,7 @@ std::string LocalPathOfUri(const std::string& uri) {
   } else if (has_scheme) {
     throw ConfigError("'" + uri + "': the scheme '" + uri.substr(0, scheme_end) +
                       "' names no store this engine can open; use s3:// (or s3a://), "
-                      "abfss:// (or az://), file:// or a local path");
+                      "abfss:// (or az://), gs://, file:// or a local path");
   } else {
     path = std::filesystem::absolute(uri).lexically_normal().string();
   }

@@ -6,8 +6,10 @@
 // outcome are the store-independent part, in ObjectStoreFileSystem.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/file_system.h"
@@ -26,6 +28,23 @@ struct PutResult {
   PutOutcome outcome;
   std::string detail;  // what the store said, for the log line of a retry
 };
+
+// One page of a store's listing: the entries named relative to the listed prefix (directory
+// markers left out), and the token that asks for the next page (empty on the last).
+struct ListPage {
+  std::vector<FileInfo> entries;
+  std::string next;
+};
+
+// A directory's store path ("bucket/a/b") as its bucket (or container) and the prefix the names
+// under it share ("a/b/"; empty for the bucket's root).
+std::pair<std::string, std::string> BucketAndPrefix(const std::string& directory);
+
+// FileSystem::ListAfter from a store's pages: asks `fetch` for the page of token "" and then of
+// each page's next, and keeps the names after `after` (a store's parameter to start there may
+// include the name itself, and an older service may ignore it), sorted by name.
+std::vector<FileInfo> CollectListing(const std::function<ListPage(const std::string& token)>& fetch,
+                                     const std::string& after);
 
 // Sends one request with the stores' timeout: nullopt when a response came (in `response`),
 // else the outcome of a request that got none (kUnknown once the whole request was sent).

@@ -5,19 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "storage/file_system.h"
+#include "storage/object_requests.h"
 
 namespace mssql_cdc::storage {
 
-struct S3ListPage {
-  // The objects (Contents) and sub-directories (CommonPrefixes) of the page, named relative to
-  // the listed prefix, in the store's order. A directory marker (the prefix itself) is left out.
-  std::vector<FileInfo> entries;
-  std::string next_continuation_token;  // empty on the last page
-};
-
 // `prefix` is the listed prefix, ending in '/' (or empty for a bucket's root). Throws
 // SourceError when the body is not a ListBucketResult.
-S3ListPage ParseListObjectsV2(const std::string& body, const std::string& prefix);
+ListPage ParseListObjectsV2(const std::string& body, const std::string& prefix);
 
 }  // namespace mssql_cdc::storage

@@ -1,19 +1,18 @@
 #include "storage/s3_store.h"
 
 #include <arrow/filesystem/s3fs.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
-#include <mutex>
+#include <atomic>
 
 #include "core/errors.h"
 #include "storage/aws_signature.h"
+#include "storage/bucket_uri.h"
 #include "storage/conditional_write_probe.h"
 #include "storage/object_requests.h"
 #include "storage/http_client.h"
-#include "storage/object_store_file_system.h"
+#include "storage/opened_stores.h"
 #include "storage/s3_list_response.h"
 #include "storage/store_errors.h"
 
@@ -104,33 +103,25 @@ class S3ObjectRequests final : public ObjectRequests {
 
   std::vector<FileInfo> ListAfter(const std::string& directory,
                                   const std::string& after) override {
-    const auto slash = directory.find('/');
-    const std::string bucket = directory.substr(0, slash);
-    const std::string prefix =
-        slash == std::string::npos ? "" : directory.substr(slash + 1) + "/";
-    std::vector<FileInfo> entries;
-    std::string token;
-    do {
-      // Parameters in the sorted order SigV4's canonical query wants them.
-      std::string query;
-      if (!token.empty()) query += "continuation-token=" + AwsEncodeQueryValue(token) + "&";
-      query += "delimiter=%2F&list-type=2&prefix=" + AwsEncodeQueryValue(prefix) +
-               "&start-after=" + AwsEncodeQueryValue(prefix + after);
-      HttpResponse response;
-      if (auto failed = SendTo("GET", bucket, "", query, "", response)) {
-        throw SourceError("s3://" + directory + ": listing failed (" + failed->detail + ")");
-      }
-      if (response.status != 200) {
-        const PutResult other = Otherwise(response, directory, "list");
-        throw SourceError("s3://" + directory + ": listing failed (" + other.detail + ")");
-      }
-      S3ListPage page = ParseListObjectsV2(response.body, prefix);
-      for (auto& entry : page.entries) entries.push_back(std::move(entry));
-      token = std::move(page.next_continuation_token);
-    } while (!token.empty());
-    std::sort(entries.begin(), entries.end(),
-              [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
-    return entries;
+    const auto [bucket, prefix] = BucketAndPrefix(directory);
+    return CollectListing(
+        [&](const std::string& token) {
+          // Parameters in the sorted order SigV4's canonical query wants them.
+          std::string query;
+          if (!token.empty()) query += "continuation-token=" + AwsEncodeQueryValue(token) + "&";
+          query += "delimiter=%2F&list-type=2&prefix=" + AwsEncodeQueryValue(prefix) +
+                   "&start-after=" + AwsEncodeQueryValue(prefix + after);
+          HttpResponse response;
+          if (auto failed = SendTo("GET", bucket, "", query, "", response)) {
+            throw SourceError("s3://" + directory + ": listing failed (" + failed->detail + ")");
+          }
+          if (response.status != 200) {
+            const PutResult other = Otherwise(response, directory, "list");
+            throw SourceError("s3://" + directory + ": listing failed (" + other.detail + ")");
+          }
+          return ParseListObjectsV2(response.body, prefix);
+        },
+        after);
   }
 
   std::optional<std::string> Get(const std::string& path) override {
@@ -226,71 +217,22 @@ bool ValidBucketName(const std::string& name) {
   return name.front() != '-' && name.front() != '.' && name.back() != '-' && name.back() != '.';
 }
 
-struct OpenStores {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<FileSystem>> by_bucket;
-  bool initialized = false;
-};
-
 // Never destroyed: a process that does not call ReleaseS3Stores (a Python process, whose
 // pyarrow shuts the AWS SDK down itself) must not destroy S3 clients after that.
-OpenStores& Stores() {
-  static OpenStores* stores = new OpenStores;
+OpenedStores& Stores() {
+  static OpenedStores* stores = new OpenedStores;
   return *stores;
 }
 
-}  // namespace
+std::atomic<bool> s3_initialized{false};
 
-S3Location ParseS3Uri(const std::string& uri) {
-  std::string rest;
-  if (uri.rfind("s3://", 0) == 0) {
-    rest = uri.substr(5);
-  } else if (uri.rfind("s3a://", 0) == 0) {
-    rest = uri.substr(6);
-  } else {
-    throw ConfigError("'" + uri + "' is not an s3:// URI");
-  }
-  if (rest.find_first_of("?#") != std::string::npos) {
-    throw ConfigError("S3 URI " + uri + " has a query or fragment; give s3://bucket/path only");
-  }
-  S3Location location;
-  const auto slash = rest.find('/');
-  location.bucket = rest.substr(0, slash);
-  if (location.bucket.empty()) {
-    throw ConfigError("S3 URI " + uri + " names no bucket; write s3://bucket/path");
-  }
-  if (!ValidBucketName(location.bucket)) {
-    throw ConfigError("S3 URI " + uri + ": '" + location.bucket +
-                      "' is not a bucket name (3 to 63 lower-case letters, digits, '-' and "
-                      "'.', starting and ending with a letter or digit)");
-  }
-  std::string key = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  while (!key.empty() && key.back() == '/') key.pop_back();
-  if (key.find("//") != std::string::npos || (!key.empty() && key.front() == '/')) {
-    throw ConfigError("S3 URI " + uri + " has an empty path segment ('//')");
-  }
-  location.key = key;
-  return location;
-}
-
-std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::string& uri) {
-  const S3Location location = ParseS3Uri(uri);
-  const std::string root = location.key.empty() ? location.bucket
-                                                : location.bucket + "/" + location.key;
-  const S3Settings settings = ReadSettings();
-  const std::string cache_key =
-      (settings.endpoint ? settings.endpoint->HostHeader() : "aws") + "|" + settings.region +
-      "|" + location.bucket;
-
-  OpenStores& stores = Stores();
-  std::lock_guard lock(stores.mutex);
-  if (auto found = stores.by_bucket.find(cache_key); found != stores.by_bucket.end()) {
-    return {found->second, root};
-  }
-  if (!stores.initialized) {
+// Opens and checks the bucket of `location` (OpenS3Store's first use of it).
+std::shared_ptr<FileSystem> OpenBucket(const std::string& uri, const S3Location& location,
+                                       const std::string& root, const S3Settings& settings) {
+  if (!s3_initialized) {
     auto status = arrow::fs::EnsureS3Initialized();
     if (!status.ok()) throw SourceError("cannot start Arrow's S3 support: " + status.ToString());
-    stores.initialized = true;
+    s3_initialized = true;
   }
 
   arrow::fs::S3Options options = arrow::fs::S3Options::Defaults();
@@ -321,20 +263,48 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::strin
     throw ConfigError("bucket '" + location.bucket + "' does not exist (" + where +
                       "); create it, or correct the URI " + uri);
   }
-  auto requests = std::make_unique<S3ObjectRequests>(options, settings, region);
-  ObjectRequests& requests_ref = *requests;
-  auto fs = std::make_shared<ObjectStoreFileSystem>("s3", *made, std::move(requests));
-  CheckConditionalWrites(*fs, requests_ref, root, where, "If-None-Match: *");
-  spdlog::info("opened {} (region {})", where, region);
-  stores.by_bucket.emplace(cache_key, fs);
+  return CheckedObjectStore("s3", *made,
+                            std::make_unique<S3ObjectRequests>(options, settings, region), root,
+                            where + " (region " + region + ")", "If-None-Match: *");
+}
+
+}  // namespace
+
+S3Location ParseS3Uri(const std::string& uri) {
+  std::string rest;
+  if (uri.rfind("s3://", 0) == 0) {
+    rest = uri.substr(5);
+  } else if (uri.rfind("s3a://", 0) == 0) {
+    rest = uri.substr(6);
+  } else {
+    throw ConfigError("'" + uri + "' is not an s3:// URI");
+  }
+  const BucketUri parts = SplitBucketUri(uri, rest, "S3", "s3://bucket/path");
+  if (!ValidBucketName(parts.bucket)) {
+    throw ConfigError("S3 URI " + uri + ": '" + parts.bucket +
+                      "' is not a bucket name (3 to 63 lower-case letters, digits, '-' and "
+                      "'.', starting and ending with a letter or digit)");
+  }
+  return {parts.bucket, parts.path};
+}
+
+std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::string& uri) {
+  const S3Location location = ParseS3Uri(uri);
+  const std::string root = location.key.empty() ? location.bucket
+                                                : location.bucket + "/" + location.key;
+  const S3Settings settings = ReadSettings();
+  const std::string cache_key =
+      (settings.endpoint ? settings.endpoint->HostHeader() : "aws") + "|" + settings.region +
+      "|" + location.bucket;
+
+  auto fs = Stores().Get(cache_key, [&] { return OpenBucket(uri, location, root, settings); });
   return {fs, root};
 }
 
 void ReleaseS3Stores() {
-  OpenStores& stores = Stores();
-  std::lock_guard lock(stores.mutex);
-  stores.by_bucket.clear();
-  if (stores.initialized) (void)arrow::fs::EnsureS3Finalized();
+  Stores().Clear();
+  if (s3_initialized) (void)arrow::fs::EnsureS3Finalized();
 }
+
 
 }  // namespace mssql_cdc::storage

@@ -3,6 +3,7 @@
 //   s3://bucket/key, s3a://bucket/key        Amazon S3 or an S3-compatible store (s3_store.h)
 //   abfss://container@account.dfs.core.windows.net/path, az://container/path
 //                                            Azure Blob storage (azure_store.h)
+//   gs://bucket/path                         Google Cloud Storage (gcs_store.h)
 // Any other scheme is refused with the list of these.
 #pragma once
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 
-from s3_emulator import free_port
+from emulator_process import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNT = "devstoreaccount1"
@@ -129,11 +129,6 @@ class AzureEmulator:
         return response.status, response.getheader("x-ms-error-code")
 
     def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         self.log.close()
         self.data.cleanup()

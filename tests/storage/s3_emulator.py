@@ -3,7 +3,6 @@ of this machine, and the environment that points the engine, delta-rs and boto3 
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -13,15 +12,11 @@ from pathlib import Path
 
 import boto3
 
+from emulator_process import free_port, stop_process
+
 MOTO_SERVER = str(Path(sys.executable).parent / "moto_server")
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret",
                "AWS_REGION": "us-east-1"}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class S3Emulator:
@@ -106,6 +101,5 @@ class S3Emulator:
                 for o in page.get("Contents", [])]
 
     def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
+        stop_process(self.process)
         self.log.close()

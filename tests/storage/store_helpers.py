@@ -3,6 +3,7 @@ azure_emulator.py), a pipeline with every table and checkpoint in the store, and
 back by delta-rs."""
 
 import collections
+import hashlib
 import json
 import subprocess
 import sys
@@ -87,3 +88,11 @@ def refused(store, tmp_path, pipeline, env=None, secrets=()):
         assert secret not in result.stderr + result.stdout
     assert not (tmp_path / "lake").exists() and not (tmp_path / "checkpoints").exists()
     return lines[0]
+
+
+def place_name(request):
+    """A bucket or container name of the test's own: its name, shortened, and a hash of the
+    whole (parameters included), as every store's naming rules allow."""
+    name = request.node.name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+    return "lake-" + "".join(c for c in name.lower() if c.isalnum())[:40] + "-" + digest

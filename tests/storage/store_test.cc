@@ -70,7 +70,7 @@ TEST(S3ListResponse, ReadsObjectsPrefixesPagesAndEscapes) {
       "</LastModified><Size>7</Size></Contents>"
       "<CommonPrefixes><Prefix>t/_delta_log/_commits/</Prefix></CommonPrefixes>"
       "</ListBucketResult>";
-  S3ListPage page = ParseListObjectsV2(body, "t/_delta_log/");
+  ListPage page = ParseListObjectsV2(body, "t/_delta_log/");
   ASSERT_EQ(page.entries.size(), 3u);
   EXPECT_EQ(page.entries[0].name, "00000000000000000011.json");
   EXPECT_EQ(page.entries[0].size, 1234);
@@ -78,7 +78,7 @@ TEST(S3ListResponse, ReadsObjectsPrefixesPagesAndEscapes) {
   EXPECT_EQ(page.entries[1].name, "a&b");
   EXPECT_EQ(page.entries[2].name, "_commits");
   EXPECT_TRUE(page.entries[2].is_directory);
-  EXPECT_EQ(page.next_continuation_token, "tok&en");
+  EXPECT_EQ(page.next, "tok&en");
   EXPECT_THROW(ParseListObjectsV2("<Error><Code>AccessDenied</Code></Error>", ""), SourceError);
   EXPECT_THROW(ParseListObjectsV2("<ListBucketResult><IsTruncated>true</IsTruncated>"
                                   "</ListBucketResult>", ""), SourceError);
@@ -171,16 +171,16 @@ TEST(AzureListResponse, ReadsBlobsPrefixesAndMarkers) {
       "<Content-Length>812</Content-Length></Properties></Blob>"
       "<BlobPrefix><Name>t/_delta_log/_commits/</Name></BlobPrefix></Blobs>"
       "<NextMarker>2!a&amp;b</NextMarker></EnumerationResults>";
-  AzureListPage page = ParseListBlobs(body, "t/_delta_log/");
+  ListPage page = ParseListBlobs(body, "t/_delta_log/");
   ASSERT_EQ(page.entries.size(), 2u);
   EXPECT_EQ(page.entries[0].name, "00000000000000000004.json");
   EXPECT_EQ(page.entries[0].size, 812);
   EXPECT_EQ(page.entries[0].modification_time_ms, 1796482583000LL);
   EXPECT_EQ(page.entries[1].name, "_commits");
   EXPECT_TRUE(page.entries[1].is_directory);
-  EXPECT_EQ(page.next_marker, "2!a&b");
+  EXPECT_EQ(page.next, "2!a&b");
   EXPECT_TRUE(ParseListBlobs("<EnumerationResults><Blobs/><NextMarker/></EnumerationResults>", "")
-                  .next_marker.empty());
+                  .next.empty());
   EXPECT_THROW(ParseListBlobs("<Error><Code>AuthorizationFailure</Code></Error>", ""),
                SourceError);
 }
@@ -197,7 +197,7 @@ TEST(OpenStore, LocalPathsAndFileUris) {
 
 TEST(OpenStore, RefusesSchemesNoStoreOpensNamingTheOnesThatDo) {
   for (const char* uri : {"hdfs://namenode/t", "abfs://c@acct.dfs.core.windows.net/t",
-                          "gs://bucket/t", "S3://bucket/t", "http://host/t"}) {
+                          "gcs://bucket/t", "S3://bucket/t", "http://host/t"}) {
     try {
       OpenStore(uri);
       ADD_FAILURE() << uri << " was accepted";
@@ -209,6 +209,7 @@ TEST(OpenStore, RefusesSchemesNoStoreOpensNamingTheOnesThatDo) {
   EXPECT_TRUE(IsObjectStoreUri("s3a://b/t"));
   EXPECT_TRUE(IsObjectStoreUri("abfss://c@acct.dfs.core.windows.net/t"));
   EXPECT_TRUE(IsObjectStoreUri("az://cont/t"));
+  EXPECT_TRUE(IsObjectStoreUri("gs://bucket/t"));
   EXPECT_FALSE(IsObjectStoreUri("/data/s3://b"));
   EXPECT_FALSE(IsObjectStoreUri("file:///t"));
 }

@@ -13,7 +13,7 @@ import pytest
 from deltalake import DeltaTable
 
 from azure_emulator import ACCOUNT, KEY, AzureEmulator
-from store_helpers import bronze_keys, make_db, refused, run, summary, write_pipeline
+from store_helpers import bronze_keys, make_db, place_name, refused, run, summary, write_pipeline
 
 WRONG_KEY = base64.b64encode(b"w" * 64).decode()
 SECRETS = (KEY, WRONG_KEY)
@@ -28,7 +28,7 @@ def azure():
 
 @pytest.fixture
 def container(azure, request):
-    name = "lake-" + "".join(c for c in request.node.name.lower() if c.isalnum())[:40]
+    name = place_name(request)
     azure.create(name)
     return name
 

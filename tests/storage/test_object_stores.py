@@ -1,10 +1,11 @@
 """The native engine's core on each object store, against its emulator (moto's S3 server,
-Azurite): streams, bootstrap, many tables and data loss with every table and checkpoint in the
-store, two runs racing on one pipeline, SIGKILLs under a workload, and two processes appending
-to one table through the Python bindings. Every table is read back by delta-rs.
+Azurite, fake-gcs-server): streams, bootstrap, many tables, data loss and a re-snapshot after it with every
+table and checkpoint in the store, two runs racing on one pipeline, SIGKILLs under a workload,
+and two processes appending to one table through the Python bindings. Every table is read back
+by delta-rs.
 
 What only one store has (its emulator's own conditional writes, its credentials, its refusals)
-is in test_s3_store.py and test_azure_store.py.
+is in test_s3_store.py, test_azure_store.py and test_gcs_store.py.
 """
 
 import collections
@@ -22,16 +23,20 @@ from deltalake import DeltaTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from azure_emulator import AzureEmulator  # noqa: E402
+from gcs_emulator import GcsEmulator  # noqa: E402
 from helpers import BINARY, TABLES, run_then_kill  # noqa: E402
 from s3_emulator import S3Emulator  # noqa: E402
 from sim_workload import stop_workload  # noqa: E402
-from store_helpers import (assert_bronze_equals_change_tables, make_db, run, summary,  # noqa: E402
-                           write_pipeline)
+from store_helpers import (assert_bronze_equals_change_tables, make_db, place_name, run,  # noqa: E402
+                           summary, write_pipeline)
 
 
-@pytest.fixture(scope="module", params=["s3", "azure"])
+EMULATORS = {"s3": S3Emulator, "azure": AzureEmulator, "gcs": GcsEmulator}
+
+
+@pytest.fixture(scope="module", params=sorted(EMULATORS))
 def store(request):
-    emulator = S3Emulator() if request.param == "s3" else AzureEmulator()
+    emulator = EMULATORS[request.param]()
     yield emulator
     emulator.stop()
 
@@ -39,7 +44,7 @@ def store(request):
 @pytest.fixture
 def place(store, request):
     """A bucket or container of the test's own."""
-    name = "lake-" + "".join(c for c in request.node.originalname.lower() if c.isalnum())[:40]
+    name = place_name(request)
     store.create(name)
     return name
 
@@ -102,6 +107,29 @@ def test_data_loss_fails_the_table_and_commits_no_batch_of_it(store, place, tmp_
     keys = store.keys(place)
     assert any(k.startswith("checkpoints/dbo_customers/") for k in keys)
     assert not any(k.startswith("checkpoints/dbo_orders/commits/") for k in keys)
+
+
+def test_resnapshot_after_data_loss_keeps_its_generations_in_the_store(store, place, tmp_path):
+    """on_data_loss = "resnapshot" with the checkpoint in the store: cleanup purges changes the
+    stream never read, and the next run snapshots the table again as generation 1, with the
+    generation's state, checkpoint and facts row in the store."""
+    db = make_db(store, tmp_path, manual_clock=True)
+    pipeline = write_pipeline(tmp_path, store.uri(place), stream='bootstrap = true\non_data_loss = "resnapshot"',
+                              tables='tables = ["dbo_orders"]')
+    run(store, "run", pipeline)
+    run(store, "sim", "workload", "--db", db, "--tps", 1000, "--transactions", 40, "--seed", 4)
+    run(store, "sim", "clock", "--db", db, "--advance", 7200)
+    run(store, "sim", "idle", "--db", db)
+    run(store, "sim", "cleanup", "--db", db, "--retention-minutes", 60)
+    run(store, "sim", "workload", "--db", db, "--tps", 1000, "--transactions", 40, "--seed", 5)
+    result = run(store, "run", "--json", pipeline)
+    assert summary(result)["failed"] == []
+    assert "snapshotting the table again as generation 1" in result.stdout + result.stderr
+    assert "checkpoints/dbo_orders/_mssql_cdc_generation.json" in store.keys(place, "checkpoints/dbo_orders")
+    assert not (tmp_path / "checkpoints").exists()
+    facts = DeltaTable(f"{store.uri(place)}/lake/ops/facts", storage_options=store.storage_options())
+    rows = facts.to_pyarrow_table().to_pylist()
+    assert [r["app_id"] for r in rows if r["event"] == "resnapshot"] == ["dbo_orders-v1.g1"]
 
 
 def test_two_runs_racing_on_one_pipeline_never_both_write_a_batch(store, place, tmp_path):

@@ -13,7 +13,7 @@ import botocore.exceptions
 import pytest
 
 from s3_emulator import S3Emulator
-from store_helpers import bronze_keys, make_db, refused, run, summary, write_pipeline
+from store_helpers import bronze_keys, make_db, place_name, refused, run, summary, write_pipeline
 
 SECRETS = ("testing-secret",)
 
@@ -27,7 +27,7 @@ def s3():
 
 @pytest.fixture
 def bucket(s3, request):
-    name = "lake-" + "".join(c for c in request.node.name.lower() if c.isalnum())[:40]
+    name = place_name(request)
     s3.create(name)
     return name
 
