@@ -770,34 +770,48 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
       }
       for (const auto& add : adds) actions.push_back(add);
 
-      std::int64_t version = snapshot_.version + 1;
-      if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
-        auto committed = Committed(actions, version, adds, total_rows, attempt);
-        committed.files_removed = static_cast<std::int64_t>(rewrite.remove.size());
-        return committed;
+      // A rewrite that changes no rows (compaction) stays valid while the winners of the races
+      // it loses only add files or remove others: it is committed again as written, so that it
+      // is not starved by a stream appending more often than the rewrite takes.
+      bool still_valid = !rewrite.data_change && !change.protocol && !change.metadata;
+      std::unordered_set<std::string> removing;
+      for (const auto& old : rewrite.remove) removing.insert(old.path);
+      for (;;) {
+        const std::int64_t version = snapshot_.version + 1;
+        if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
+          auto committed = Committed(actions, version, adds, total_rows, attempt);
+          committed.files_removed = static_cast<std::int64_t>(rewrite.remove.size());
+          return committed;
+        }
+        // Lost the race: unless every winner left this rewrite's files alone, it is recomputed
+        // on the new snapshot, or given up when a winner makes that impossible or unnecessary.
+        for (;;) {
+          std::int64_t next = snapshot_.version + 1;
+          auto winner = ReadCommit(*fs_, root_, next);
+          if (!winner) break;
+          auto outcome = JudgeWinner(*winner, TxnsOf(options), /*blind_append=*/false);
+          if (outcome == RaceOutcome::kConflict) {
+            throw ConcurrentModificationError(
+                "Delta table " + root_ + ": version " + std::to_string(next) +
+                ", committed concurrently, changed the table's schema, properties or protocol "
+                "while this " + options.operation + " was computed; nothing was committed, run it again");
+          }
+          for (const auto& action : *winner) {
+            const auto* removed = std::get_if<RemoveFile>(&action);
+            if (removed && removing.count(removed->path) > 0) still_valid = false;
+          }
+          ApplyActions(snapshot_, *winner, next);
+          if (outcome == RaceOutcome::kTxnHeld) {
+            DeleteUncommitted(*fs_, root_, adds);
+            result.version = next;
+            result.attempts = attempt;
+            return result;
+          }
+        }
+        if (!still_valid || ++attempt > kMaxCommitAttempts) break;
       }
-      // Lost the race: every winner changed the files this rewrite read, so it is recomputed
-      // on the new snapshot unless a winner makes that impossible or unnecessary.
       DeleteUncommitted(*fs_, root_, adds);
       adds.clear();
-      for (;;) {
-        std::int64_t next = snapshot_.version + 1;
-        auto winner = ReadCommit(*fs_, root_, next);
-        if (!winner) break;
-        auto outcome = JudgeWinner(*winner, TxnsOf(options), /*blind_append=*/false);
-        if (outcome == RaceOutcome::kConflict) {
-          throw ConcurrentModificationError(
-              "Delta table " + root_ + ": version " + std::to_string(next) +
-              ", committed concurrently, changed the table's schema, properties or protocol "
-              "while this " + options.operation + " was computed; nothing was committed, run it again");
-        }
-        ApplyActions(snapshot_, *winner, next);
-        if (outcome == RaceOutcome::kTxnHeld) {
-          result.version = next;
-          result.attempts = attempt;
-          return result;
-        }
-      }
     } catch (...) {
       DeleteUncommitted(*fs_, root_, adds);
       throw;

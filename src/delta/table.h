@@ -180,8 +180,10 @@ class DeltaTable {
   // rows: `plan` is given each attempt's snapshot and the schema rows are written in (the
   // table's, merged with `incoming`), and says which files go and which rows take their place.
   // One commit removes those files and adds the new ones. A race lost to another writer's
-  // data commit is planned again on the new snapshot; one that changed the schema, properties
-  // or protocol fails with ConcurrentModificationError, nothing committed.
+  // data commit is planned again on the new snapshot, except that a rewrite with
+  // data_change=false is committed as written when no winner removed one of its files; a race
+  // lost to a change of the schema, properties or protocol fails with
+  // ConcurrentModificationError, nothing committed.
   struct Rewrite {
     std::vector<AddFile> remove;
     std::vector<std::shared_ptr<arrow::RecordBatch>> rows;  // in the schema `plan` was given

@@ -1,5 +1,6 @@
 // DeltaTable's maintenance: compaction and vacuum (table.h). Both only ever act on what the
-// log says: compaction commits through RewriteFiles, so a race with a writer is planned again;
+// log says: compaction commits through RewriteFiles, which keeps it through races with appends
+// and plans it again when a winner removed one of its files;
 // vacuum deletes nothing the current snapshot names, and nothing younger than the retention.
 #include <arrow/api.h>
 #include <spdlog/spdlog.h>
