@@ -84,7 +84,7 @@ std::string ErrorMessage(const HttpResponse& response) {
 // API, with a bearer token unless the store is an emulator.
 class GcsObjectRequests final : public ObjectRequests {
  public:
-  GcsObjectRequests(GcsSettings settings, std::unique_ptr<GoogleTokenSource> tokens)
+  GcsObjectRequests(GcsSettings settings, std::unique_ptr<BearerTokenSource> tokens)
       : settings_(std::move(settings)), tokens_(std::move(tokens)) {}
 
   PutResult PutIfAbsent(const std::string& path, const std::string& contents) override {
@@ -208,7 +208,7 @@ class GcsObjectRequests final : public ObjectRequests {
   }
 
   GcsSettings settings_;
-  std::unique_ptr<GoogleTokenSource> tokens_;
+  std::unique_ptr<BearerTokenSource> tokens_;
 };
 
 OpenedStores& Stores() {
@@ -219,7 +219,7 @@ OpenedStores& Stores() {
 // Opens and checks the bucket of `location` (OpenGcsStore's first use of it).
 std::shared_ptr<FileSystem> OpenBucket(const GcsLocation& location, const std::string& root,
                                        const GcsSettings& settings, const std::string& where) {
-  std::unique_ptr<GoogleTokenSource> tokens;
+  std::unique_ptr<BearerTokenSource> tokens;
   arrow::fs::GcsOptions options;
   if (settings.emulator) {
     options = arrow::fs::GcsOptions::Anonymous();

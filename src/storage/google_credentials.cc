@@ -18,7 +18,6 @@
 namespace mssql_cdc::storage {
 namespace {
 
-constexpr std::chrono::milliseconds kTokenTimeout{30'000};
 constexpr const char* kScope = "https://www.googleapis.com/auth/devstorage.read_write";
 constexpr const char* kDefaultTokenUri = "https://oauth2.googleapis.com/token";
 
@@ -37,55 +36,6 @@ std::string Base64Url(const std::string& bytes) {
   return text;
 }
 
-struct TokenAnswer {
-  std::string token;
-  std::chrono::seconds lifetime;
-};
-
-// Reads {"access_token", "expires_in"} from a token endpoint's answer to `request` at `url`.
-TokenAnswer RequestToken(const std::string& url, HttpRequest request, const std::string& whose) {
-  auto [endpoint, path] = ParseHttpUrl(url, "the token endpoint of " + whose);
-  request.target = path;
-  HttpResponse response;
-  try {
-    response = SendHttpRequest(endpoint, request, kTokenTimeout);
-  } catch (const HttpTransportError& e) {
-    throw SourceError("cannot reach the token endpoint of " + whose + ": " + e.what());
-  }
-  const auto json = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  if (response.status != 200) {
-    std::string reason = "HTTP " + std::to_string(response.status);
-    if (json.is_object() && json.contains("error")) {
-      const auto& error = json["error"];
-      reason = error.is_string() ? error.get<std::string>() : error.dump();
-      if (json.contains("error_description") && json["error_description"].is_string()) {
-        reason += ": " + json["error_description"].get<std::string>();
-      }
-    }
-    const std::string message = "the token endpoint refused " + whose + " (" + reason + ")";
-    if (response.status == 400 || response.status == 401 || response.status == 403) {
-      throw PermissionError(message + "; check the credentials");
-    }
-    throw SourceError(message);
-  }
-  if (!json.is_object() || !json.contains("access_token") || !json["access_token"].is_string()) {
-    throw SourceError("the token endpoint of " + whose + " answered without an access_token");
-  }
-  TokenAnswer answer{json["access_token"].get<std::string>(), std::chrono::seconds(3600)};
-  if (json.contains("expires_in") && json["expires_in"].is_number_integer()) {
-    answer.lifetime = std::chrono::seconds(json["expires_in"].get<std::int64_t>());
-  }
-  return answer;
-}
-
-HttpRequest FormPost(const std::string& body) {
-  HttpRequest request;
-  request.method = "POST";
-  request.headers = {{"Content-Type", "application/x-www-form-urlencoded"}};
-  request.body = body;
-  return request;
-}
-
 std::string StringField(const nlohmann::json& json, const char* name, const std::string& origin) {
   if (!json.contains(name) || !json[name].is_string() || json[name].get<std::string>().empty()) {
     throw ConfigError(origin + " has no " + name + "; download the credentials file again");
@@ -93,7 +43,7 @@ std::string StringField(const nlohmann::json& json, const char* name, const std:
   return json[name].get<std::string>();
 }
 
-class ServiceAccount final : public GoogleTokenSource {
+class ServiceAccount final : public BearerTokenSource {
  public:
   ServiceAccount(const nlohmann::json& key, std::string origin) : origin_(std::move(origin)) {
     email_ = StringField(key, "client_email", origin_);
@@ -117,19 +67,18 @@ class ServiceAccount final : public GoogleTokenSource {
     const nlohmann::json claims = {{"iss", email_}, {"scope", kScope}, {"aud", token_uri_},
                                    {"iat", now}, {"exp", now + 3600}};
     const std::string assertion = SignJwtRs256(header.dump(), claims.dump(), private_key_);
-    auto answer = RequestToken(
+    return RequestToken(
         token_uri_,
         FormPost("grant_type=" + PercentEncode("urn:ietf:params:oauth:grant-type:jwt-bearer", false) +
                  "&assertion=" + assertion),
         Describe());
-    return {answer.token, answer.lifetime};
   }
 
  private:
   std::string origin_, email_, private_key_, token_uri_;
 };
 
-class AuthorizedUser final : public GoogleTokenSource {
+class AuthorizedUser final : public BearerTokenSource {
  public:
   AuthorizedUser(const nlohmann::json& file, std::string origin) : origin_(std::move(origin)) {
     client_id_ = StringField(file, "client_id", origin_);
@@ -140,20 +89,19 @@ class AuthorizedUser final : public GoogleTokenSource {
 
  protected:
   Fetched Fetch() override {
-    auto answer = RequestToken(
+    return RequestToken(
         kDefaultTokenUri,
         FormPost("grant_type=refresh_token&client_id=" + PercentEncode(client_id_, false) +
                  "&client_secret=" + PercentEncode(client_secret_, false) +
                  "&refresh_token=" + PercentEncode(refresh_token_, false)),
         Describe());
-    return {answer.token, answer.lifetime};
   }
 
  private:
   std::string origin_, client_id_, client_secret_, refresh_token_;
 };
 
-class MetadataServer final : public GoogleTokenSource {
+class MetadataServer final : public BearerTokenSource {
  public:
   explicit MetadataServer(std::string host) : host_(std::move(host)) {}
   std::string Describe() const override {
@@ -165,10 +113,9 @@ class MetadataServer final : public GoogleTokenSource {
     HttpRequest request;
     request.method = "GET";
     request.headers = {{"Metadata-Flavor", "Google"}};
-    auto answer = RequestToken(
+    return RequestToken(
         "http://" + host_ + "/computeMetadata/v1/instance/service-accounts/default/token",
         request, Describe());
-    return {answer.token, answer.lifetime};
   }
 
  private:
@@ -176,17 +123,6 @@ class MetadataServer final : public GoogleTokenSource {
 };
 
 }  // namespace
-
-std::string GoogleTokenSource::Token() {
-  std::lock_guard lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  if (token_.empty() || now >= refresh_at_) {
-    Fetched fetched = Fetch();
-    token_ = std::move(fetched.token);
-    refresh_at_ = now + std::max(fetched.lifetime - std::chrono::seconds(300), fetched.lifetime / 2);
-  }
-  return token_;
-}
 
 std::string SignJwtRs256(const std::string& header_json, const std::string& claims_json,
                          const std::string& private_key_pem) {
@@ -216,14 +152,14 @@ std::string SignJwtRs256(const std::string& header_json, const std::string& clai
   return signing_input + "." + Base64Url(signature);
 }
 
-std::unique_ptr<GoogleTokenSource> ServiceAccountTokenSource(const std::string& json,
+std::unique_ptr<BearerTokenSource> ServiceAccountTokenSource(const std::string& json,
                                                              const std::string& origin) {
   const auto parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) throw ConfigError(origin + " is not a JSON object");
   return std::make_unique<ServiceAccount>(parsed, origin);
 }
 
-std::unique_ptr<GoogleTokenSource> FindGoogleCredentials(bool metadata_server) {
+std::unique_ptr<BearerTokenSource> FindGoogleCredentials(bool metadata_server) {
   std::string path = Env("GOOGLE_APPLICATION_CREDENTIALS");
   std::string origin = "GOOGLE_APPLICATION_CREDENTIALS=" + path;
   if (path.empty()) {

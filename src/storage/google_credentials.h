@@ -7,46 +7,22 @@
 // same ones for the data files; it hands no token back, hence this.
 #pragma once
 
-#include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "storage/bearer_token.h"
+
 namespace mssql_cdc::storage {
-
-// A source of bearer tokens; thread-safe. A token is fetched when first asked for and again
-// five minutes before it expires.
-class GoogleTokenSource {
- public:
-  virtual ~GoogleTokenSource() = default;
-  // Throws PermissionError when the token endpoint refuses, SourceError when it cannot be
-  // reached. The token is never part of a message.
-  std::string Token();
-  // Where the credentials come from, for messages ("the service account a@b from /k.json").
-  virtual std::string Describe() const = 0;
-
- protected:
-  struct Fetched {
-    std::string token;
-    std::chrono::seconds lifetime;
-  };
-  virtual Fetched Fetch() = 0;
-
- private:
-  std::mutex mutex_;
-  std::string token_;
-  std::chrono::steady_clock::time_point refresh_at_{};
-};
 
 // The token source Application Default Credentials name, in the order above. Throws
 // ConfigError for a credentials file that cannot be read or is of a kind the engine does not
 // take (external_account, impersonated_service_account), naming the file and never its
 // secrets; nullptr when there is no file and `metadata_server` is false.
-std::unique_ptr<GoogleTokenSource> FindGoogleCredentials(bool metadata_server);
+std::unique_ptr<BearerTokenSource> FindGoogleCredentials(bool metadata_server);
 
 // A service account's key file contents (type "service_account"): the signed JWT of RFC 7523
 // exchanged at its token_uri. Throws ConfigError for a key that does not read.
-std::unique_ptr<GoogleTokenSource> ServiceAccountTokenSource(const std::string& json,
+std::unique_ptr<BearerTokenSource> ServiceAccountTokenSource(const std::string& json,
                                                              const std::string& origin);
 
 // "header.claims.signature" of a JWT signed with RS256 by `private_key_pem`, for tests.
