@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "storage/aws_signature.h"
+#include "storage/azure_identity.h"
 #include "storage/azure_list_response.h"
 #include "storage/azure_signature.h"
 #include "storage/conditional_write_probe.h"
@@ -47,12 +49,13 @@ bool ValidContainerName(const std::string& name) {
   return name.front() != '-' && name.back() != '-' && name.find("--") == std::string::npos;
 }
 
-// The settings one container is opened with. `key` is decoded; neither it nor `sas` is ever
-// part of a message.
+// The settings one container is opened with: a key (decoded), a SAS token or an identity. No
+// key, token or secret is ever part of a message.
 struct AzureSettings {
   std::string account;
   std::string key;
   std::string sas;  // without the leading '?'
+  std::optional<AzureIdentity> identity;
   HttpEndpoint endpoint;
   bool path_style = false;  // the account is the URL's first segment (emulators)
   std::string source;       // where the settings came from, for messages
@@ -64,6 +67,7 @@ AzureSettings ReadSettings(const AzureLocation& location, const std::string& uri
   const std::string env_key = Env("AZURE_STORAGE_KEY");
   const std::string env_sas = Env("AZURE_STORAGE_SAS_TOKEN");
   AzureSettings settings;
+  settings.identity = FindAzureIdentity();
   std::string key_text, blob_endpoint, suffix = location.endpoint_suffix, protocol = "https";
   if (!connection.empty()) {
     if (!env_account.empty() || !env_key.empty() || !env_sas.empty()) {
@@ -108,6 +112,11 @@ AzureSettings ReadSettings(const AzureLocation& location, const std::string& uri
     throw ConfigError("both an account key and a SAS token are set (" + settings.source +
                       "); give one of the two");
   }
+  if (settings.identity && (!key_text.empty() || !settings.sas.empty())) {
+    throw ConfigError("both " + std::string(key_text.empty() ? "a SAS token" : "an account key") +
+                      " (" + settings.source + ") and " + settings.identity->Describe() +
+                      " are set; give one of the two");
+  }
   if (location.account.empty()) {
     if (settings.account.empty()) {
       throw ConfigError(uri + " names no storage account: set AZURE_STORAGE_ACCOUNT (or "
@@ -125,11 +134,13 @@ AzureSettings ReadSettings(const AzureLocation& location, const std::string& uri
     throw ConfigError("'" + settings.account + "' is not a storage account name (3 to 24 "
                       "lower-case letters and digits)");
   }
-  if (key_text.empty() && settings.sas.empty()) {
+  if (key_text.empty() && settings.sas.empty() && !settings.identity) {
     throw PermissionError(
         "no Azure Storage credentials were found for account '" + settings.account +
-        "': set AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN (with AZURE_STORAGE_ACCOUNT), or "
-        "AZURE_STORAGE_CONNECTION_STRING with an AccountKey or SharedAccessSignature");
+        "': set AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN (with AZURE_STORAGE_ACCOUNT), "
+        "AZURE_STORAGE_CONNECTION_STRING with an AccountKey or SharedAccessSignature, or an "
+        "identity: AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE (with AZURE_TENANT_ID and "
+        "AZURE_CLIENT_ID), or AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential");
   }
   if (!key_text.empty()) {
     auto decoded = Base64Decode(key_text);
@@ -161,14 +172,25 @@ AzureSettings ReadSettings(const AzureLocation& location, const std::string& uri
     settings.endpoint.host =
         settings.account + ".blob." + (suffix.empty() ? "core.windows.net" : suffix);
   }
+  if (settings.identity && !settings.endpoint.tls) {
+    throw ConfigError("the Blob endpoint of " + settings.source + " is http://, and an Entra ID "
+                      "token is only sent over https; use an https:// endpoint");
+  }
   return settings;
 }
 
+// What authorizes the requests, for messages.
+std::string Credential(const AzureSettings& settings) {
+  if (settings.identity) return settings.identity->Describe();
+  return settings.sas.empty() ? "the account key" : "the SAS token";
+}
+
 // Put Blob (with If-None-Match: * for a commit), Get Blob, Delete Blob and List Blobs, signed
-// with the account key or carrying the SAS token.
+// with the account key, carrying the SAS token, or an identity's bearer token.
 class AzureObjectRequests final : public ObjectRequests {
  public:
-  explicit AzureObjectRequests(AzureSettings settings) : settings_(std::move(settings)) {}
+  AzureObjectRequests(AzureSettings settings, std::unique_ptr<BearerTokenSource> tokens)
+      : settings_(std::move(settings)), tokens_(std::move(tokens)) {}
 
   PutResult PutIfAbsent(const std::string& path, const std::string& contents) override {
     return Upload(path, contents, /*if_absent=*/true);
@@ -269,7 +291,10 @@ class AzureObjectRequests final : public ObjectRequests {
     request.headers = std::move(headers);
     request.headers.emplace_back("x-ms-version", kApiVersion);
     request.body = body;
-    if (settings_.sas.empty()) {
+    if (tokens_) {
+      request.headers.emplace_back("x-ms-date", HttpDate(std::chrono::system_clock::now()));
+      request.headers.emplace_back("Authorization", "Bearer " + tokens_->Token());
+    } else if (settings_.sas.empty()) {
       SignAzureSharedKey(request, settings_.account, settings_.key, query,
                          std::chrono::system_clock::now());
     } else {
@@ -287,8 +312,9 @@ class AzureObjectRequests final : public ObjectRequests {
     switch (response.status) {
       case 403:
         throw PermissionError(Uri(container) + ": the store refused to " + doing + " " +
-                              Uri(path) + " (" + code + "); check the account key or SAS token "
-                              "and that it may write there");
+                              Uri(path) + " (" + code + "); check " + Credential(settings_) +
+                              " and that it may write there (an identity needs a role such as "
+                              "Storage Blob Data Contributor)");
       case 404:
         throw ConfigError(Uri(container) + ": " + code + " (does the container exist?)");
       default:
@@ -297,6 +323,7 @@ class AzureObjectRequests final : public ObjectRequests {
   }
 
   AzureSettings settings_;
+  std::unique_ptr<BearerTokenSource> tokens_;  // with an identity only
 };
 
 OpenedStores& Stores() {
@@ -321,9 +348,25 @@ std::shared_ptr<FileSystem> OpenContainer(const std::string& uri, const AzureLoc
     options.blob_storage_authority = ".blob" + suffix;
     options.dfs_storage_authority = ".dfs" + suffix;
   }
-  auto configured = settings.sas.empty()
-                        ? options.ConfigureAccountKeyCredential(Base64Encode(settings.key))
-                        : options.ConfigureSASCredential("?" + settings.sas);
+  // An identity's token is fetched first, so that a refusal is this one clear error rather than
+  // the one Arrow's own fetch would give.
+  std::unique_ptr<BearerTokenSource> tokens;
+  if (settings.identity) {
+    tokens = AzureIdentityTokens(*settings.identity);
+    (void)tokens->Token();
+  }
+  arrow::Status configured;
+  if (!settings.identity) {
+    configured = settings.sas.empty() ? options.ConfigureAccountKeyCredential(Base64Encode(settings.key))
+                                      : options.ConfigureSASCredential("?" + settings.sas);
+  } else if (settings.identity->kind == AzureIdentity::Kind::kClientSecret) {
+    configured = options.ConfigureClientSecretCredential(
+        settings.identity->tenant_id, settings.identity->client_id, settings.identity->client_secret);
+  } else if (settings.identity->kind == AzureIdentity::Kind::kWorkloadIdentity) {
+    configured = options.ConfigureWorkloadIdentityCredential();  // the same variables, read by Azure's library
+  } else {
+    configured = options.ConfigureManagedIdentityCredential(settings.identity->client_id);
+  }
   if (!configured.ok()) ThrowStoreError(configured, "cannot configure " + where);
   auto made = arrow::fs::AzureFileSystem::Make(options);
   if (!made.ok()) ThrowStoreError(made.status(), "cannot open " + where);
@@ -332,7 +375,8 @@ std::shared_ptr<FileSystem> OpenContainer(const std::string& uri, const AzureLoc
   if (container->type() == arrow::fs::FileType::NotFound) {
     throw ConfigError(where + " does not exist; create it, or correct the URI " + uri);
   }
-  return CheckedObjectStore("az", *made, std::make_unique<AzureObjectRequests>(std::move(settings)),
+  return CheckedObjectStore("az", *made,
+                            std::make_unique<AzureObjectRequests>(std::move(settings), std::move(tokens)),
                             root, where, "If-None-Match: *");
 }
 

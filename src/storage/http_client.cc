@@ -309,7 +309,7 @@ HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& re
                              std::chrono::milliseconds timeout) {
   Connection connection(endpoint, timeout);
   std::string head = request.method + " " + request.target + " HTTP/1.1\r\n";
-  head += "Host: " + endpoint.HostHeader() + "\r\n";
+  head += "Host: " + endpoint.HostHeader() + "\r\nUser-Agent: mssql-cdc\r\n";
   for (const auto& [name, value] : request.headers) head += name + ": " + value + "\r\n";
   if (!request.body.empty() || request.method == "PUT" || request.method == "POST") {
     head += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";

@@ -2,7 +2,7 @@
 // the host name checked against the certificate). Object stores are reached through Arrow's
 // filesystems; this client exists for the few requests those cannot make, the conditional
 // writes a Delta commit needs (decision 0017). Each request opens its own connection and
-// closes it, so no state is shared between calls.
+// closes it, so no state is shared between calls. Requests say User-Agent: mssql-cdc.
 #pragma once
 
 #include <chrono>

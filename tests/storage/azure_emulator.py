@@ -3,13 +3,19 @@ scripts/setup_azurite.sh), started on a free port of this machine with its data 
 folder, and the environment that points the engine and delta-rs at it.
 
 Places are containers; the engine reaches them as az://container/path through
-AZURE_STORAGE_CONNECTION_STRING, the way Azure's own tools are pointed at Azurite."""
+AZURE_STORAGE_CONNECTION_STRING, the way Azure's own tools are pointed at Azurite.
+
+With `tls` (authority, certificate and key, as tls_certificate() makes them), Azurite serves https and
+also takes Entra ID bearer tokens (its "--oauth basic": a token's audience, issuer and times
+are checked, not its signature); processes then trust the certificate through
+SSL_CERT_FILE."""
 
 import base64
 import hashlib
 import hmac
 import http.client
 import os
+import ssl
 import subprocess
 import tempfile
 import time
@@ -33,20 +39,42 @@ def azurite_main():
     return str(Path(folder) / "node_modules" / "azurite" / "dist" / "src" / "blob" / "main.js")
 
 
+def tls_certificate(folder):
+    """A certificate for 127.0.0.1 and its key, issued by a certificate authority of its own
+    (clients such as rustls refuse a self-signed certificate that serves as its own CA), all
+    written into `folder`: (authority, certificate, key)."""
+    folder = Path(folder)
+    authority, authority_key = folder / "ca.pem", folder / "ca-key.pem"
+    cert, key, request = folder / "cert.pem", folder / "key.pem", folder / "cert.csr"
+    extensions = folder / "cert.ext"
+    extensions.write_text("basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\n")
+    for command in (
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", authority_key, "-out", authority,
+             "-days", "2", "-subj", "/CN=mssql-cdc test authority"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", request, "-CA", authority, "-CAkey", authority_key, "-CAcreateserial",
+             "-out", cert, "-days", "2", "-extfile", extensions]):
+        subprocess.run(["openssl", *map(str, command)], check=True, capture_output=True)
+    return authority, cert, key
+
+
 class AzureEmulator:
     name = "azure"
 
-    def __init__(self):
+    def __init__(self, tls=None):
         self.port = free_port()
         self.data = tempfile.TemporaryDirectory()
         self.log = tempfile.TemporaryFile()
+        self.tls = tls
+        secure = ["--oauth", "basic", "--cert", str(tls[1]), "--key", str(tls[2])] if tls else []
         # Arrow sends a newer x-ms-version than Azurite 3.35 knows; the emulator's check of it
         # is switched off, as Arrow's own tests do.
         self.process = subprocess.Popen(
             ["node", azurite_main(), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
              "--location", self.data.name, "--silent", "--skipApiVersionCheck", "--loose",
-             "--disableTelemetry"], stdout=self.log, stderr=subprocess.STDOUT)
-        self.endpoint = f"http://127.0.0.1:{self.port}/{ACCOUNT}"
+             "--disableTelemetry", *secure], stdout=self.log, stderr=subprocess.STDOUT)
+        self.scheme = "https" if tls else "http"
+        self.endpoint = f"{self.scheme}://127.0.0.1:{self.port}/{ACCOUNT}"
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -60,10 +88,10 @@ class AzureEmulator:
         authority = f"127.0.0.1:{self.port}"
         self.fs = pafs.AzureFileSystem(account_name=ACCOUNT, account_key=KEY,
                                        blob_storage_authority=authority, dfs_storage_authority=authority,
-                                       blob_storage_scheme="http", dfs_storage_scheme="http")
+                                       blob_storage_scheme=self.scheme, dfs_storage_scheme=self.scheme)
 
     def connection_string(self, key=KEY):
-        return (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={key};"
+        return (f"DefaultEndpointsProtocol={self.scheme};AccountName={ACCOUNT};AccountKey={key};"
                 f"BlobEndpoint={self.endpoint};")
 
     def env(self, **extra):
@@ -71,6 +99,8 @@ class AzureEmulator:
         settings, with the emulator's connection string."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("AZURE_")}
         env["AZURE_STORAGE_CONNECTION_STRING"] = self.connection_string()
+        if self.tls:
+            env["SSL_CERT_FILE"] = str(self.tls[0])
         env.update(extra)
         return env
 
@@ -121,7 +151,11 @@ class AzureEmulator:
         signature = base64.b64encode(hmac.new(base64.b64decode(key), to_sign.encode(),
                                               hashlib.sha256).digest()).decode()
         headers["Authorization"] = f"SharedKey {ACCOUNT}:{signature}"
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        if self.tls:
+            context = ssl.create_default_context(cafile=str(self.tls[0]))
+            connection = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=30, context=context)
+        else:
+            connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         connection.request(method, target, body=body, headers=headers)
         response = connection.getresponse()
         response.read()
