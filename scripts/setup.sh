@@ -8,7 +8,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   python3 python3-venv python3-dev
   libsqlite3-dev sqlite3
-  unixodbc unixodbc-dev tdsodbc libssl-dev
+  unixodbc unixodbc-dev tdsodbc libssl-dev openssl
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libasio-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tzdata
