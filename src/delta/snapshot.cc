@@ -53,17 +53,10 @@ Snapshot ReadSnapshot(storage::FileSystem& fs, const std::string& table_root,
                       "; its newest is " + std::to_string(newest));
   }
 
-  // Start from the newest checkpoint at or before the target. _last_checkpoint must name a
-  // checkpoint that exists and matches; a newer one it does not name yet (a writer that
-  // stopped between the two files) is used as well, as a complete file.
-  std::int64_t start = -1;
-  if (last && last->version <= target) {
-    if (!checkpoints.count(last->version)) {
-      throw SourceError(CheckpointPath(table_root, last->version) +
-                        " is missing but " + LastCheckpointPath(table_root) + " names it");
-    }
-    start = last->version;
-  }
+  // Start from the newest checkpoint at or before the target: the one _last_checkpoint names
+  // (checked above to exist, and below to match), or a newer one it does not name yet (a
+  // writer that stopped between the two files), which is used as well, as a complete file.
+  std::int64_t start = from_last_checkpoint ? last->version : -1;
   auto newer = checkpoints.upper_bound(target);
   if (newer != checkpoints.begin()) start = std::max(start, *std::prev(newer));
 

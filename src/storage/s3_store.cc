@@ -15,6 +15,7 @@
 #include "storage/opened_stores.h"
 #include "storage/s3_list_response.h"
 #include "storage/store_errors.h"
+#include "storage/xml_text.h"
 
 namespace mssql_cdc::storage {
 namespace {
@@ -27,11 +28,7 @@ std::string Env(const char* name) {
 
 // The S3 error code inside an XML error body ("PreconditionFailed"), or the status number.
 std::string S3ErrorCode(const HttpResponse& response) {
-  auto open = response.body.find("<Code>");
-  auto close = response.body.find("</Code>");
-  if (open != std::string::npos && close != std::string::npos && close > open) {
-    return response.body.substr(open + 6, close - open - 6);
-  }
+  if (std::string code = XmlText(response.body, "Code"); !code.empty()) return code;
   return "HTTP " + std::to_string(response.status);
 }
 
