@@ -1,5 +1,6 @@
 """The `cli` fixture for every test folder below: runs the mssql-cdc binary (MSSQL_CDC_BIN, else
-build/mssql-cdc) and fails with its stderr when it exits non-zero."""
+build/mssql-cdc) and fails with its exit status, stderr and the end of its stdout when it
+exits non-zero."""
 
 import os
 import subprocess
@@ -17,7 +18,8 @@ def cli():
     def run(*args, check=True):
         result = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, timeout=300)
         if check and result.returncode != 0:
-            raise AssertionError(f"mssql-cdc {' '.join(map(str, args))} failed:\n{result.stderr}")
+            raise AssertionError(f"mssql-cdc {' '.join(map(str, args))} exited with {result.returncode}:\n"
+                                 f"{result.stderr}\n{result.stdout[-3000:]}")
         return result
 
     return run

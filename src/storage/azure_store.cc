@@ -14,6 +14,7 @@
 #include "storage/azure_signature.h"
 #include "storage/conditional_write_probe.h"
 #include "storage/http_client.h"
+#include "storage/http_proxy.h"
 #include "storage/object_requests.h"
 #include "storage/opened_stores.h"
 #include "storage/store_errors.h"
@@ -348,6 +349,7 @@ std::shared_ptr<FileSystem> OpenContainer(const std::string& uri, const AzureLoc
     options.blob_storage_authority = ".blob" + suffix;
     options.dfs_storage_authority = ".dfs" + suffix;
   }
+  CheckProxyFor(settings.endpoint);  // before Arrow's first request
   // An identity's token is fetched first, so that a refusal is this one clear error rather than
   // the one Arrow's own fetch would give.
   std::unique_ptr<BearerTokenSource> tokens;

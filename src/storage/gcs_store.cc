@@ -13,6 +13,7 @@
 #include "storage/gcs_list_response.h"
 #include "storage/google_credentials.h"
 #include "storage/http_client.h"
+#include "storage/http_proxy.h"
 #include "storage/object_requests.h"
 #include "storage/opened_stores.h"
 #include "storage/store_errors.h"
@@ -219,6 +220,7 @@ OpenedStores& Stores() {
 // Opens and checks the bucket of `location` (OpenGcsStore's first use of it).
 std::shared_ptr<FileSystem> OpenBucket(const GcsLocation& location, const std::string& root,
                                        const GcsSettings& settings, const std::string& where) {
+  CheckProxyFor(settings.endpoint);  // before Arrow's first request
   std::unique_ptr<BearerTokenSource> tokens;
   arrow::fs::GcsOptions options;
   if (settings.emulator) {

@@ -13,9 +13,11 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "core/ascii.h"
 #include "core/errors.h"
+#include "storage/http_proxy.h"
 #include "tls/openssl_errors.h"
 
 namespace mssql_cdc::storage {
@@ -41,13 +43,19 @@ SSL_CTX* ClientContext() {
   return context.get();
 }
 
-// A connected socket, and TLS over it when asked; every wait bounded by the deadline.
+// A connected socket, directly or to a proxy (through its tunnel, for TLS), and TLS over it
+// when asked; every wait bounded by the deadline.
 class Connection {
  public:
-  Connection(const HttpEndpoint& endpoint, std::chrono::milliseconds timeout)
+  Connection(const HttpEndpoint& endpoint, const std::optional<HttpProxy>& proxy,
+             std::chrono::milliseconds timeout)
       : endpoint_(endpoint), timeout_(timeout) {
-    Connect();
-    if (endpoint.tls) Handshake();
+    if (proxy) through_ = " through " + proxy->Describe();
+    Connect(proxy ? proxy->endpoint : endpoint);
+    if (endpoint.tls) {
+      if (proxy) Tunnel(*proxy);
+      Handshake();
+    }
   }
   ~Connection() {
     if (ssl_) SSL_shutdown(ssl_.get());
@@ -112,7 +120,7 @@ class Connection {
 
  private:
   [[noreturn]] void Fail(const std::string& doing, const std::string& why, bool sent) {
-    throw HttpTransportError(endpoint_.HostHeader() + ": " + doing + ": " + why, sent);
+    throw HttpTransportError(endpoint_.HostHeader() + through_ + ": " + doing + ": " + why, sent);
   }
 
   void Poll(short events, const std::string& doing) {
@@ -133,12 +141,12 @@ class Connection {
          doing == "reading the response");
   }
 
-  void Connect() {
+  void Connect(const HttpEndpoint& to) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    int rc = ::getaddrinfo(endpoint_.host.c_str(), std::to_string(endpoint_.port).c_str(), &hints,
+    int rc = ::getaddrinfo(to.host.c_str(), std::to_string(to.port).c_str(), &hints,
                            &found);
     if (rc != 0) Fail("resolving the host", gai_strerror(rc), false);
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, ::freeaddrinfo);
@@ -169,6 +177,34 @@ class Connection {
     Fail("connecting", last_error, false);
   }
 
+  // Asks the proxy for a tunnel to the endpoint (CONNECT), over which TLS then runs end to end.
+  void Tunnel(const HttpProxy& proxy) {
+    const std::string authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]"
+                                                                                 : endpoint_.host) +
+                                  ":" + std::to_string(endpoint_.port);
+    std::string head = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\nUser-Agent: mssql-cdc\r\n";
+    if (const std::string authorization = proxy.Authorization(); !authorization.empty()) {
+      head += "Proxy-Authorization: " + authorization + "\r\n";
+    }
+    WriteAll(head + "\r\n");
+    std::string raw;
+    std::size_t end;
+    while ((end = raw.find("\r\n\r\n")) == std::string::npos) {
+      if (!ReadSome(raw)) Fail("opening the proxy's tunnel", "the proxy closed the connection", false);
+    }
+    const std::string status_line = raw.substr(0, raw.find("\r\n"));
+    const auto space = status_line.find(' ');
+    const int status = space == std::string::npos ? 0 : std::atoi(status_line.c_str() + space + 1);
+    if (status == 407) {
+      throw PermissionError(proxy.Describe() + " refused the tunnel to " + endpoint_.HostHeader() +
+                            " (407 Proxy Authentication Required); check the user and password in " +
+                            proxy.variable);
+    }
+    if (status < 200 || status > 299) {
+      Fail("opening the proxy's tunnel", "the proxy answered " + status_line.substr(space == std::string::npos ? 0 : space + 1), false);
+    }
+  }
+
   void Handshake() {
     ssl_.reset(SSL_new(ClientContext()));
     if (!ssl_) Fail("starting TLS", tls::TakeOpenSslErrors("SSL_new failed"), false);
@@ -192,6 +228,7 @@ class Connection {
   }
 
   HttpEndpoint endpoint_;
+  std::string through_;  // " through the proxy ..." in messages, when there is one
   std::chrono::milliseconds timeout_;
   int fd_ = -1;
   std::unique_ptr<SSL, SslFree> ssl_;
@@ -307,9 +344,16 @@ std::string PercentEncode(const std::string& text, bool keep_slash) {
 
 HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& request,
                              std::chrono::milliseconds timeout) {
-  Connection connection(endpoint, timeout);
-  std::string head = request.method + " " + request.target + " HTTP/1.1\r\n";
+  const auto proxy = ProxyFor(endpoint);
+  Connection connection(endpoint, proxy, timeout);
+  // Through a proxy, a plain-HTTP request names its whole URL (RFC 9112's absolute form).
+  const bool forwarded = proxy && !endpoint.tls;
+  std::string head = request.method + " " + (forwarded ? "http://" + endpoint.HostHeader() : "") +
+                     request.target + " HTTP/1.1\r\n";
   head += "Host: " + endpoint.HostHeader() + "\r\nUser-Agent: mssql-cdc\r\n";
+  if (forwarded && !proxy->Authorization().empty()) {
+    head += "Proxy-Authorization: " + proxy->Authorization() + "\r\n";
+  }
   for (const auto& [name, value] : request.headers) head += name + ": " + value + "\r\n";
   if (!request.body.empty() || request.method == "PUT" || request.method == "POST") {
     head += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
@@ -333,6 +377,11 @@ HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& re
     throw HttpTransportError(endpoint.HostHeader() + ": not an HTTP response", true);
   }
   response.status = std::atoi(status_line.c_str() + space + 1);
+  if (forwarded && response.status == 407) {
+    throw PermissionError(proxy->Describe() + " refused a request to " + endpoint.HostHeader() +
+                          " (407 Proxy Authentication Required); check the user and password in " +
+                          proxy->variable);
+  }
   std::size_t at = line_end + 2;
   while (at < header_end) {
     std::size_t end = raw.find("\r\n", at);
@@ -369,6 +418,24 @@ HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& re
                         : std::move(rest);
   }
   return response;
+}
+
+void CheckProxyFor(const HttpEndpoint& endpoint, std::chrono::milliseconds timeout) {
+  const auto proxy = ProxyFor(endpoint);
+  if (!proxy) return;
+  try {
+    if (endpoint.tls) {
+      Connection tunnel(endpoint, proxy, timeout);  // CONNECT, then TLS to the store
+    } else {
+      HttpRequest request;
+      request.method = "HEAD";
+      request.target = "/";
+      (void)SendHttpRequest(endpoint, request, timeout);
+    }
+  } catch (const HttpTransportError& e) {
+    throw SourceError("cannot reach " + std::string(endpoint.tls ? "https://" : "http://") +
+                      endpoint.HostHeader() + " through " + proxy->Describe() + ": " + e.what());
+  }
 }
 
 }  // namespace mssql_cdc::storage

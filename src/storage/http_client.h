@@ -2,7 +2,8 @@
 // the host name checked against the certificate). Object stores are reached through Arrow's
 // filesystems; this client exists for the few requests those cannot make, the conditional
 // writes a Delta commit needs (decision 0017). Each request opens its own connection and
-// closes it, so no state is shared between calls. Requests say User-Agent: mssql-cdc.
+// closes it, so no state is shared between calls. Requests say User-Agent: mssql-cdc, and go
+// through the proxy the environment names (http_proxy.h).
 #pragma once
 
 #include <chrono>
@@ -64,5 +65,13 @@ class HttpTransportError : public std::runtime_error {
 // response. `timeout` bounds the connection and each wait for bytes.
 HttpResponse SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& request,
                              std::chrono::milliseconds timeout);
+
+// When the environment names a proxy for `endpoint` (http_proxy.h), checks that it lets a
+// request through, so that a store's first use fails with one clear error rather than the one
+// Arrow's libraries would give: PermissionError for 407 (naming the proxy and its variable,
+// never the password), ConfigError for a proxy variable that is refused, SourceError when the
+// proxy or the store cannot be reached through it. Does nothing without a proxy.
+void CheckProxyFor(const HttpEndpoint& endpoint,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(30'000));
 
 }  // namespace mssql_cdc::storage

@@ -12,6 +12,7 @@
 #include "storage/conditional_write_probe.h"
 #include "storage/object_requests.h"
 #include "storage/http_client.h"
+#include "storage/http_proxy.h"
 #include "storage/opened_stores.h"
 #include "storage/s3_list_response.h"
 #include "storage/store_errors.h"
@@ -241,6 +242,22 @@ std::shared_ptr<FileSystem> OpenBucket(const std::string& uri, const S3Location&
              settings.endpoint->HostHeader() + " (" + settings.endpoint_source + ")";
   }
   std::string region = settings.region;
+  // Arrow's S3 client reads no proxy variable: it is given the one the engine's requests take.
+  HttpEndpoint arrow_endpoint;
+  arrow_endpoint.host = location.bucket + ".s3." + (region.empty() ? "us-east-1" : region) + ".amazonaws.com";
+  const auto proxy = ProxyFor(settings.endpoint ? *settings.endpoint : arrow_endpoint);
+  if (proxy) {
+    if (region.empty() && !settings.endpoint) {
+      throw ConfigError("s3://" + location.bucket + " is reached through " + proxy->Describe() +
+                        ", which the question for the bucket's region cannot take; set AWS_REGION");
+    }
+    options.proxy_options.scheme = "http";
+    options.proxy_options.host = proxy->endpoint.host;
+    options.proxy_options.port = proxy->endpoint.port;
+    options.proxy_options.username = proxy->username;
+    options.proxy_options.password = proxy->password;
+    CheckProxyFor(settings.endpoint ? *settings.endpoint : arrow_endpoint);
+  }
   if (region.empty() && !settings.endpoint) {
     auto resolved = arrow::fs::ResolveS3BucketRegion(location.bucket);
     if (resolved.ok()) region = *resolved;
