@@ -167,6 +167,11 @@ def apply_changes(
     newest = _newest_snapshot(spark, bronze_sql, version, instances, rebuilt_from)
     chunked = bool(newest and newest[1])
     events = backfill.snapshot_events(spark, facts, bronze) if chunked and facts is not None else None
+    if events is not None:
+        # A wave's facts rows are written after its bronze commit: bronze's version now holds
+        # every wave they name (read before them, it could lack the newest, counted as applied).
+        version = int(spark.sql(f"DESCRIBE HISTORY {bronze_sql} LIMIT 1").collect()[0]["version"])
+        bronze_schema_json = spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}").schema.json()
     plan_json = _core.silver_plan(position, newest[0] if newest else None, chunked, events, bronze)
     plan = json.loads(plan_json)
 

@@ -57,7 +57,8 @@ class LakeSide {
   virtual std::vector<SnapshotEvent> SnapshotEvents() = 0;
   // The chunk plan of (app_id, snapshot) in the plans table beside bronze; nullopt for none.
   virtual std::optional<ChunkPlan> Plan(const std::string& app_id, const Lsn& snapshot) = 0;
-  // Bronze's rows of snapshot `snapshot_lsn`, per chunk.
+  // Bronze's rows of snapshot `snapshot_lsn`, per chunk, read after SnapshotEvents (bronze as new as
+  // the facts rows it read, or newer).
   virtual std::map<int, ChunkTally> ChunkTallies(const std::string& snapshot_lsn) = 0;
 };
 

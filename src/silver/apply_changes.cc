@@ -131,7 +131,7 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   const auto bronze_verdict = ReadVerdict(options.control, verdict_name);
   const auto position = ReadSilverPosition(options.control, options.silver);
   auto bronze = delta::DeltaTable::Open(options.bronze);
-  const auto bronze_schema = bronze.snapshot().schema();
+  auto bronze_schema = bronze.snapshot().schema();
   const auto keys = ResolveSilverKeys(options.keys, *bronze_schema, options.bronze);
   const std::string& bronze_id = bronze.snapshot().metadata.id;
 
@@ -157,6 +157,11 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
         events = ReadSnapshotEvents(delta::DeltaTable::Open(*options.facts), options.bronze);
       }
       newest = ChunkedSnapshotOf(events, newest->lsn);
+      // A wave's facts rows are written after its bronze commit, so bronze read again now holds
+      // every wave the facts name; read before them, it could lack the newest wave, which silver
+      // would then count as applied without its rows.
+      bronze.CatchUp();
+      bronze_schema = bronze.snapshot().schema();
     }
   }
   const SilverApplyPlan plan = PlanSilverApply(position, newest);
