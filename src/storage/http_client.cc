@@ -179,17 +179,17 @@ class Connection {
 
   // Asks the proxy for a tunnel to the endpoint (CONNECT), over which TLS then runs end to end.
   void Tunnel(const HttpProxy& proxy) {
-    const std::string authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]"
-                                                                                 : endpoint_.host) +
-                                  ":" + std::to_string(endpoint_.port);
-    std::string head = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\nUser-Agent: mssql-cdc\r\n";
+    const bool ipv6 = endpoint_.host.find(':') != std::string::npos;
+    const std::string authority =
+        (ipv6 ? "[" + endpoint_.host + "]" : endpoint_.host) + ":" + std::to_string(endpoint_.port);
+    std::string head =
+        "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\nUser-Agent: mssql-cdc\r\n";
     if (const std::string authorization = proxy.Authorization(); !authorization.empty()) {
       head += "Proxy-Authorization: " + authorization + "\r\n";
     }
     WriteAll(head + "\r\n");
     std::string raw;
-    std::size_t end;
-    while ((end = raw.find("\r\n\r\n")) == std::string::npos) {
+    while (raw.find("\r\n\r\n") == std::string::npos) {
       if (!ReadSome(raw)) Fail("opening the proxy's tunnel", "the proxy closed the connection", false);
     }
     const std::string status_line = raw.substr(0, raw.find("\r\n"));
@@ -201,7 +201,8 @@ class Connection {
                             proxy.variable);
     }
     if (status < 200 || status > 299) {
-      Fail("opening the proxy's tunnel", "the proxy answered " + status_line.substr(space == std::string::npos ? 0 : space + 1), false);
+      const std::string answer = status_line.substr(space == std::string::npos ? 0 : space + 1);
+      Fail("opening the proxy's tunnel", "the proxy answered " + answer, false);
     }
   }
 

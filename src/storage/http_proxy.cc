@@ -87,8 +87,11 @@ HttpProxy ParseHttpProxy(const std::string& value, const std::string& variable) 
     if (colon != std::string::npos) proxy.password = PercentDecode(user_info.substr(colon + 1));
   }
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
-  const bool has_port = !rest.empty() && rest.back() != ']' && rest.back() != ':' && rest.rfind(':') != std::string::npos &&
-                        rest.rfind(':') > (rest.front() == '[' ? rest.find(']') : 0);
+  // The port follows the last ':' after the host (an IPv6 address's brackets included).
+  const std::size_t host_end = !rest.empty() && rest.front() == '[' ? rest.find(']') : 0;
+  const std::size_t colon = rest.rfind(':');
+  const bool has_port = host_end != std::string::npos && colon != std::string::npos && colon > host_end &&
+                        colon + 1 < rest.size();
   if (!has_port) {
     throw ConfigError(variable + " names the proxy '" + rest + "' without a port; write "
                       "http://host:port (tools disagree on the default, 1080 or 80)");
