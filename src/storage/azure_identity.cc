@@ -6,6 +6,7 @@
 
 #include "core/ascii.h"
 #include "core/errors.h"
+#include "storage/environment.h"
 #include "storage/http_client.h"
 
 namespace mssql_cdc::storage {
@@ -15,13 +16,8 @@ constexpr const char* kResource = "https://storage.azure.com";
 constexpr const char* kDefaultAuthority = "https://login.microsoftonline.com/";
 constexpr const char* kDefaultImds = "http://169.254.169.254";
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
 std::string Required(const char* name, const std::string& why) {
-  std::string value = Env(name);
+  std::string value = EnvironmentVariable(name);
   if (value.empty()) throw ConfigError(why + " needs " + name + "; set it");
   return value;
 }
@@ -98,22 +94,22 @@ class ManagedIdentityTokens final : public BearerTokenSource {
 AzureIdentity ManagedIdentity() {
   AzureIdentity identity;
   identity.kind = AzureIdentity::Kind::kManagedIdentity;
-  identity.client_id = Env("AZURE_CLIENT_ID");
-  if (!Env("IDENTITY_ENDPOINT").empty() && !Env("IDENTITY_HEADER").empty()) {
-    identity.identity_endpoint = Env("IDENTITY_ENDPOINT");
-    identity.identity_header = Env("IDENTITY_HEADER");
+  identity.client_id = EnvironmentVariable("AZURE_CLIENT_ID");
+  if (!EnvironmentVariable("IDENTITY_ENDPOINT").empty() && !EnvironmentVariable("IDENTITY_HEADER").empty()) {
+    identity.identity_endpoint = EnvironmentVariable("IDENTITY_ENDPOINT");
+    identity.identity_header = EnvironmentVariable("IDENTITY_HEADER");
     (void)ParseHttpUrl(identity.identity_endpoint, "IDENTITY_ENDPOINT");
     return identity;
   }
   for (const char* other : {"MSI_ENDPOINT", "IMDS_ENDPOINT", "IDENTITY_SERVER_THUMBPRINT"}) {
-    if (!Env(other).empty()) {
+    if (!EnvironmentVariable(other).empty()) {
       throw ConfigError(std::string(other) + " is set: the managed identity of Cloud Shell, Azure Arc "
                         "or Service Fabric, which the engine does not take; use a VM's, App "
                         "Service's or Container Apps' managed identity, workload identity or a "
                         "service principal");
     }
   }
-  const std::string host = Env("AZURE_POD_IDENTITY_AUTHORITY_HOST");
+  const std::string host = EnvironmentVariable("AZURE_POD_IDENTITY_AUTHORITY_HOST");
   identity.imds_host = host.empty() ? kDefaultImds : host;
   while (!identity.imds_host.empty() && identity.imds_host.back() == '/') identity.imds_host.pop_back();
   (void)ParseHttpUrl(identity.imds_host, "AZURE_POD_IDENTITY_AUTHORITY_HOST");
@@ -130,7 +126,7 @@ AzureIdentity TenantIdentity(AzureIdentity::Kind kind, const std::string& why) {
   } else {
     identity.token_file = Required("AZURE_FEDERATED_TOKEN_FILE", why);
   }
-  const std::string authority = Env("AZURE_AUTHORITY_HOST");
+  const std::string authority = EnvironmentVariable("AZURE_AUTHORITY_HOST");
   identity.authority_host = WithSlash(authority.empty() ? kDefaultAuthority : authority);
   // Azure's identity library refuses (by ending the process) a token endpoint without TLS.
   if (ParseHttpUrl(identity.authority_host, "AZURE_AUTHORITY_HOST").first.tls == false) {
@@ -158,7 +154,7 @@ std::string AzureIdentity::Describe() const {
 }
 
 std::optional<AzureIdentity> FindAzureIdentity() {
-  const std::string chosen = Env("AZURE_TOKEN_CREDENTIALS");
+  const std::string chosen = EnvironmentVariable("AZURE_TOKEN_CREDENTIALS");
   if (!chosen.empty()) {
     const std::string lower = AsciiLower(chosen);
     const std::string why = "AZURE_TOKEN_CREDENTIALS=" + chosen;
@@ -171,8 +167,8 @@ std::optional<AzureIdentity> FindAzureIdentity() {
                       "EnvironmentCredential, WorkloadIdentityCredential or "
                       "ManagedIdentityCredential");
   }
-  const bool secret = !Env("AZURE_CLIENT_SECRET").empty();
-  const bool federated = !Env("AZURE_FEDERATED_TOKEN_FILE").empty();
+  const bool secret = !EnvironmentVariable("AZURE_CLIENT_SECRET").empty();
+  const bool federated = !EnvironmentVariable("AZURE_FEDERATED_TOKEN_FILE").empty();
   if (secret && federated) {
     throw ConfigError("both AZURE_CLIENT_SECRET and AZURE_FEDERATED_TOKEN_FILE are set; unset "
                       "one, or name the one to use in AZURE_TOKEN_CREDENTIALS "
@@ -182,7 +178,7 @@ std::optional<AzureIdentity> FindAzureIdentity() {
   if (federated) {
     return TenantIdentity(AzureIdentity::Kind::kWorkloadIdentity, "AZURE_FEDERATED_TOKEN_FILE");
   }
-  if (!Env("IDENTITY_ENDPOINT").empty() && !Env("IDENTITY_HEADER").empty()) return ManagedIdentity();
+  if (!EnvironmentVariable("IDENTITY_ENDPOINT").empty() && !EnvironmentVariable("IDENTITY_HEADER").empty()) return ManagedIdentity();
   return std::nullopt;
 }
 

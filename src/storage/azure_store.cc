@@ -13,6 +13,7 @@
 #include "storage/azure_list_response.h"
 #include "storage/azure_signature.h"
 #include "storage/conditional_write_probe.h"
+#include "storage/environment.h"
 #include "storage/http_client.h"
 #include "storage/http_proxy.h"
 #include "storage/object_requests.h"
@@ -30,11 +31,6 @@ constexpr const char* kApiVersion = "2026-02-06";
 constexpr const char* kDevelopmentAccount = "devstoreaccount1";
 constexpr const char* kDevelopmentKey =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 bool ValidAccountName(const std::string& name) {
   if (name.size() < 3 || name.size() > 24) return false;
@@ -63,10 +59,10 @@ struct AzureSettings {
 };
 
 AzureSettings ReadSettings(const AzureLocation& location, const std::string& uri) {
-  const std::string connection = Env("AZURE_STORAGE_CONNECTION_STRING");
-  const std::string env_account = Env("AZURE_STORAGE_ACCOUNT");
-  const std::string env_key = Env("AZURE_STORAGE_KEY");
-  const std::string env_sas = Env("AZURE_STORAGE_SAS_TOKEN");
+  const std::string connection = EnvironmentVariable("AZURE_STORAGE_CONNECTION_STRING");
+  const std::string env_account = EnvironmentVariable("AZURE_STORAGE_ACCOUNT");
+  const std::string env_key = EnvironmentVariable("AZURE_STORAGE_KEY");
+  const std::string env_sas = EnvironmentVariable("AZURE_STORAGE_SAS_TOKEN");
   AzureSettings settings;
   settings.identity = FindAzureIdentity();
   std::string key_text, blob_endpoint, suffix = location.endpoint_suffix, protocol = "https";

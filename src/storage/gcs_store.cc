@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "storage/bucket_uri.h"
 #include "storage/conditional_write_probe.h"
+#include "storage/environment.h"
 #include "storage/gcs_list_response.h"
 #include "storage/google_credentials.h"
 #include "storage/http_client.h"
@@ -23,11 +24,6 @@ namespace {
 
 // Arrow's GCS client retries for 15 minutes by default; a run should say what is wrong sooner.
 constexpr double kArrowRetrySeconds = 60;
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 bool ValidBucketName(const std::string& name) {
   if (name.size() < 3 || name.size() > 222) return false;
@@ -50,8 +46,8 @@ struct GcsSettings {
 GcsSettings ReadSettings() {
   GcsSettings settings;
   settings.endpoint.host = "storage.googleapis.com";
-  std::string host = Env("STORAGE_EMULATOR_HOST");
-  std::string arrow_host = Env("CLOUD_STORAGE_EMULATOR_ENDPOINT");
+  std::string host = EnvironmentVariable("STORAGE_EMULATOR_HOST");
+  std::string arrow_host = EnvironmentVariable("CLOUD_STORAGE_EMULATOR_ENDPOINT");
   auto with_scheme = [](std::string text) {
     while (!text.empty() && text.back() == '/') text.pop_back();
     return text.find("://") == std::string::npos ? "http://" + text : text;

@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "storage/azure_signature.h"
+#include "storage/environment.h"
 #include "storage/http_client.h"
 
 namespace mssql_cdc::storage {
@@ -20,11 +21,6 @@ namespace {
 
 constexpr const char* kScope = "https://www.googleapis.com/auth/devstorage.read_write";
 constexpr const char* kDefaultTokenUri = "https://oauth2.googleapis.com/token";
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 std::string Base64Url(const std::string& bytes) {
   std::string text = Base64Encode(bytes);
@@ -160,11 +156,11 @@ std::unique_ptr<BearerTokenSource> ServiceAccountTokenSource(const std::string& 
 }
 
 std::unique_ptr<BearerTokenSource> FindGoogleCredentials(bool metadata_server) {
-  std::string path = Env("GOOGLE_APPLICATION_CREDENTIALS");
+  std::string path = EnvironmentVariable("GOOGLE_APPLICATION_CREDENTIALS");
   std::string origin = "GOOGLE_APPLICATION_CREDENTIALS=" + path;
   if (path.empty()) {
-    std::string config = Env("CLOUDSDK_CONFIG");
-    if (config.empty() && !Env("HOME").empty()) config = Env("HOME") + "/.config/gcloud";
+    std::string config = EnvironmentVariable("CLOUDSDK_CONFIG");
+    if (config.empty() && !EnvironmentVariable("HOME").empty()) config = EnvironmentVariable("HOME") + "/.config/gcloud";
     const std::string well_known = config + "/application_default_credentials.json";
     if (!config.empty() && std::filesystem::exists(well_known)) {
       path = well_known;
@@ -173,7 +169,7 @@ std::unique_ptr<BearerTokenSource> FindGoogleCredentials(bool metadata_server) {
   }
   if (path.empty()) {
     if (!metadata_server) return nullptr;
-    std::string host = Env("GCE_METADATA_HOST");
+    std::string host = EnvironmentVariable("GCE_METADATA_HOST");
     return std::make_unique<MetadataServer>(host.empty() ? "metadata.google.internal" : host);
   }
   std::ifstream in(path, std::ios::binary);

@@ -12,14 +12,10 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "storage/azure_signature.h"
+#include "storage/environment.h"
 
 namespace mssql_cdc::storage {
 namespace {
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 std::string Trim(const std::string& text) {
   const auto first = text.find_first_not_of(" \t");
@@ -50,7 +46,7 @@ std::optional<std::uint32_t> Ipv4(const std::string& text) {
 // The first of `names` that is set, and its value.
 std::pair<std::string, std::string> FirstSet(std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (std::string value = Env(name); !value.empty()) return {name, value};
+    if (std::string value = EnvironmentVariable(name); !value.empty()) return {name, value};
   }
   return {"", ""};
 }

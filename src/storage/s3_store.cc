@@ -10,6 +10,7 @@
 #include "storage/aws_signature.h"
 #include "storage/bucket_uri.h"
 #include "storage/conditional_write_probe.h"
+#include "storage/environment.h"
 #include "storage/object_requests.h"
 #include "storage/http_client.h"
 #include "storage/http_proxy.h"
@@ -21,11 +22,6 @@
 namespace mssql_cdc::storage {
 namespace {
 
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 // The S3 error code inside an XML error body ("PreconditionFailed"), or the status number.
 std::string S3ErrorCode(const HttpResponse& response) {
@@ -49,14 +45,14 @@ struct S3Settings {
 S3Settings ReadSettings() {
   S3Settings settings;
   for (const char* name : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
-    if (std::string url = Env(name); !url.empty()) {
+    if (std::string url = EnvironmentVariable(name); !url.empty()) {
       settings.endpoint = ParseHttpEndpoint(url, name);
       settings.endpoint_source = name;
       break;
     }
   }
-  settings.region = Env("AWS_REGION");
-  if (settings.region.empty()) settings.region = Env("AWS_DEFAULT_REGION");
+  settings.region = EnvironmentVariable("AWS_REGION");
+  if (settings.region.empty()) settings.region = EnvironmentVariable("AWS_DEFAULT_REGION");
   return settings;
 }
 
