@@ -47,13 +47,14 @@
 #include "bench_tables.h"
 #include "core/errors.h"
 #include "core/options.h"
+#include "core/source_options.h"
 #include "core/timezone.h"
 #include "plan/planner.h"
 #include "sim/database.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/odbc/statements.h"
 #include "source/open_source.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 
 namespace mssql_cdc::bench {
 namespace {

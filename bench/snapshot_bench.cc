@@ -103,7 +103,7 @@ double Snapshot(const BenchShape& shape, const std::string& db, std::int64_t row
   const double seconds = Seconds(start);
   std::int64_t written = 0;
   const auto bronze = delta::DeltaTable::Open((out / "bronze").string());
-  for (const auto& [path, add] : bronze.snapshot().files) {
+  for (const auto& [path, add] : bronze.state().files) {
     const auto stats = nlohmann::json::parse(add.stats.value_or("{}"));
     written += stats.value("numRecords", std::int64_t{0});
   }

@@ -19,7 +19,7 @@
 #include "core/errors.h"
 #include "core/timezone.h"
 #include "bench_tables.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 
 namespace mssql_cdc::bench {
 namespace {

@@ -23,7 +23,7 @@
 #include "bench_process.h"
 #include "delta/checkpoint.h"
 #include "delta/log_files.h"
-#include "delta/snapshot.h"
+#include "delta/log_replay.h"
 #include "delta/table.h"
 #include "storage/store.h"
 
@@ -76,12 +76,12 @@ void ReplayTime(const std::string& uri, const std::string& label, std::int64_t v
     fs->WriteIfAbsent(delta::CommitPath(root, v), commit);
   }
   const std::int64_t checkpoint = versions - 6;
-  delta::WriteCheckpoint(*fs, root, delta::ReadSnapshot(*fs, root, checkpoint));
+  delta::WriteCheckpoint(*fs, root, delta::ReplayLog(*fs, root, checkpoint));
   const double built = SecondsSince(build);
   const auto open = std::chrono::steady_clock::now();
   const delta::DeltaTable table = delta::DeltaTable::Open(uri);
   const double opened = SecondsSince(open);
-  if (table.snapshot().version != versions - 1) throw std::runtime_error("replay stopped early");
+  if (table.state().version != versions - 1) throw std::runtime_error("replay stopped early");
   const auto list = std::chrono::steady_clock::now();
   const std::size_t names = fs->List(delta::LogDirectory(root)).size();
   const double listed = SecondsSince(list);

@@ -61,7 +61,7 @@ Layout FreshLayout(const std::string& dir) {
   return l;
 }
 
-ManyConfig PipelineConfig(const Layout& l, const std::vector<std::string>& instances) {
+ManyConfig DemoPipeline(const Layout& l, const std::vector<std::string>& instances) {
   ManyConfig config;
   config.shared_options = Options{{"backend", "sim"}, {"simPath", l.db.string()}};
   for (const auto& ci : instances) config.tables.push_back({ci, Options{}});
@@ -166,7 +166,7 @@ int RunDemo(const DemoSettings& settings) {
   std::cout << "Workload: " << settings.tps << " transactions/s for " << settings.seconds
             << " s on dbo.customers, dbo.orders, dbo.order_items\n";
 
-  const ManyConfig config = PipelineConfig(layout, instances);
+  const ManyConfig config = DemoPipeline(layout, instances);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   RunOnce(config, "Run 1: bootstrap, then availableNow while the workload writes");
   writer.join();

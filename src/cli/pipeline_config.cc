@@ -8,7 +8,11 @@
 #include <sstream>
 
 #include "core/ascii.h"
+#include "core/closest_names.h"
 #include "core/errors.h"
+#include "core/options.h"
+#include "core/stream_params.h"
+#include "core/trigger.h"
 #include "core/table_ref.h"
 #include "core/user_text.h"
 #include "engine/finalization.h"
@@ -184,6 +188,22 @@ class Loader {
     return ResolvePath(value);
   }
 
+  // "unknown key 'numPartitons' in [tables.dbo_orders] (did you mean 'numPartitions'?)...".
+  static std::string UnknownSourceKey(const std::string& key, const std::string& where, bool per_table) {
+    std::string name = AsciiLower(key);
+    if (name.size() > kEnvSuffix.size() && name.ends_with(kEnvSuffix)) name.resize(name.size() - kEnvSuffix.size());
+    std::string squashed;
+    for (char c : name) {
+      if (c != '_') squashed += c;
+    }
+    std::vector<std::string_view> known(kSourceOptionNames.begin(), kSourceOptionNames.end());
+    if (per_table) known.insert(known.end(), kStreamParamNames.begin(), kStreamParamNames.end());
+    return "unknown key " + QuoteUserText(key) + " in " + where + DidYouMean(squashed, known) +
+           "; the keys of " + (per_table ? "a table's section" : "[source]") +
+           " are the source options (docs/reference/options.md)" +
+           (per_table ? " and the table's own to_delta parameters (docs/pipelines.md)" : "");
+  }
+
   // Source options of [source] or of one table: `<option>_env` entries read the environment.
   Options SourceSection(const toml::table& section, const std::string& where,
                         bool per_table = false) {
@@ -196,6 +216,8 @@ class Loader {
       if (SectionOf(key) == "[stream]" && !(per_table && IsStreamParamName(key))) {
         Fail(QuoteUserText(key) + " is in " + where + " but belongs in [stream]");
       }
+      // The file is ours, not an open map of Spark options: a name no option has is a mistake.
+      if (!SectionOf(key)) Fail(UnknownSourceKey(key, where, per_table));
       std::string value = Scalar(node, item);
       if (key.size() > kEnvSuffix.size() && AsciiLower(key).ends_with(kEnvSuffix)) {
         const std::string variable = value;

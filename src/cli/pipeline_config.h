@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/options.h"
+#include "core/trigger.h"
 #include "fleet/stream_group.h"
 #include "maintenance/maintenance_schedule.h"
 

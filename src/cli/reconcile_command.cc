@@ -58,12 +58,12 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     state.silver_lsn = SilverCurrentTo(ReadSilverPosition(silver.control, silver.silver));
     auto silver_table = delta::DeltaTable::Open(silver.silver);
     auto bronze_table = delta::DeltaTable::Open(silver.bronze);
-    state.silver_schema = silver_table.snapshot().schema();
-    state.silver_properties = silver_table.snapshot().metadata.configuration;
-    state.silver_version = silver_table.snapshot().version;
+    state.silver_schema = silver_table.state().schema();
+    state.silver_properties = silver_table.state().metadata.configuration;
+    state.silver_version = silver_table.state().version;
     state.bronze_name = silver.bronze;
-    state.bronze_schema = bronze_table.snapshot().schema();
-    state.bronze_id = bronze_table.snapshot().metadata.id;
+    state.bronze_schema = bronze_table.state().schema();
+    state.bronze_id = bronze_table.state().metadata.id;
     state.has_facts = silver.facts.has_value();
     std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();
     ReconcileOptions options;

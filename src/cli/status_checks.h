@@ -5,7 +5,7 @@
 // the stream's distance behind the source), headroom unknown, ingestion lag over an hour,
 // capture lag over 10 minutes, and a verdict (bronze's, and silver's with [silver] unless its
 // chunked snapshot is open) older than one period plus the trigger interval plus 15 minutes
-// (reference-features 4.9; docs/pipelines.md lists them).
+// (docs/monitoring.md; docs/pipelines.md lists them).
 #pragma once
 
 #include <arrow/type_fwd.h>

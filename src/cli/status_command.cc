@@ -23,6 +23,7 @@
 #include "core/errors.h"
 #include "delta/table.h"
 #include "engine/delta_backfill_tables.h"
+#include "engine/table_schemas.h"
 #include "fleet/stream_group.h"
 #include "source/open_source.h"
 #include "source/source_clock.h"
@@ -231,6 +232,11 @@ int Status(const StatusArgs& args) {
       std::unique_ptr<Source> source = MakeSourceFactory(stream.source)();
       const SourceClock clock = ResolveSourceClock(*source, stream.source.source_time_zone);
       s.cleanup = ReadCleanupState(*source, clock, table.capture_instance);
+    }
+    if (delta::DeltaTable::Exists(s.target)) {
+      if (const auto missing = delta::DeltaTable::Open(s.target).MissingFiles(); !missing.empty()) {
+        s.alerts.push_back({"missing_files", MissingFilesMessage("bronze table", s.target, missing)});
+      }
     }
     Check(config, args.thresholds, now, s);
     tables.push_back(std::move(s));

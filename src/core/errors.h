@@ -89,7 +89,7 @@ class ConcurrentModificationError : public Error {
       : Error(ErrorCode::kConcurrentModification, m) {}
 };
 
-// A stream's checkpoint is owned by another running process (invariant 8: one writer per
+// A stream's checkpoint is owned by another running process (invariant 8 of docs/invariants.md: one writer per
 // stream). The message names the holder; nothing was read or written.
 class CheckpointInUseError : public Error {
  public:

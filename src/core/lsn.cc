@@ -2,17 +2,11 @@
 
 #include <cstring>
 
+#include "core/ascii.h"
 #include "core/errors.h"
 
 namespace mssql_cdc {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 std::string Quoted(std::string_view text) {
   constexpr std::size_t kShown = 40;
@@ -27,7 +21,7 @@ std::optional<Lsn> FromHexDigits(std::string_view digits) {
   Lsn::Bytes bytes{};
   std::size_t nibble = 2 * Lsn::kSize - digits.size();
   for (char c : digits) {
-    int v = HexValue(c);
+    int v = HexDigitValue(c);
     if (v < 0) return std::nullopt;
     bytes[nibble / 2] |= static_cast<std::uint8_t>(nibble % 2 == 0 ? v << 4 : v);
     ++nibble;

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "core/ascii.h"
 
 namespace mssql_cdc {
 namespace {
@@ -27,13 +28,6 @@ std::string Upper(std::string_view text) {
   return out;
 }
 
-std::string Trimmed(std::string_view text) {
-  std::size_t b = 0, e = text.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-  return std::string(text.substr(b, e - b));
-}
-
 // The parts of the list between commas outside parentheses and back-quotes.
 std::vector<std::string> SplitColumns(std::string_view ddl) {
   std::vector<std::string> parts;
@@ -45,13 +39,13 @@ std::vector<std::string> SplitColumns(std::string_view ddl) {
     if (!quoted && c == '(') ++depth;
     if (!quoted && c == ')') --depth;
     if (!quoted && depth == 0 && c == ',') {
-      parts.push_back(Trimmed(part));
+      parts.push_back(std::string(TrimAsciiSpace(part)));
       part.clear();
     } else {
       part += c;
     }
   }
-  parts.push_back(Trimmed(part));
+  parts.push_back(std::string(TrimAsciiSpace(part)));
   return parts;
 }
 
@@ -65,7 +59,7 @@ std::vector<int> TypeArguments(const std::string& args, const std::string& colum
   std::string number;
   for (char c : args.substr(1, args.size() - 2) + ",") {
     if (c == ',') {
-      const std::string n = Trimmed(number);
+      const std::string n = std::string(TrimAsciiSpace(number));
       if (n.empty() || n.size() > 4 ||
           n.find_first_not_of("0123456789") != std::string::npos) {
         Refuse("column " + QuoteUserText(column) + " has a malformed type " + QuoteUserText(args));
@@ -81,8 +75,8 @@ std::vector<int> TypeArguments(const std::string& args, const std::string& colum
 
 std::shared_ptr<arrow::DataType> SparkType(const std::string& text, const std::string& column) {
   const std::size_t open = text.find('(');
-  const std::string name = Upper(Trimmed(text.substr(0, open)));
-  const std::string args = open == std::string::npos ? "" : Trimmed(text.substr(open));
+  const std::string name = Upper(std::string(TrimAsciiSpace(text.substr(0, open))));
+  const std::string args = open == std::string::npos ? "" : std::string(TrimAsciiSpace(text.substr(open)));
   const std::vector<int> numbers = TypeArguments(args, column);
   auto no_arguments = [&](std::shared_ptr<arrow::DataType> type) {
     if (!numbers.empty()) {
@@ -117,7 +111,7 @@ std::shared_ptr<arrow::DataType> SparkType(const std::string& text, const std::s
     }
     return arrow::decimal128(precision, scale);
   }
-  Refuse("column " + QuoteUserText(column) + " has type " + QuoteUserText(Trimmed(text)) +
+  Refuse("column " + QuoteUserText(column) + " has type " + QuoteUserText(std::string(TrimAsciiSpace(text))) +
          ", which is not a Spark type this option takes (BOOLEAN, TINYINT, SMALLINT, INT, "
          "BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, VARCHAR(n), CHAR(n), BINARY, DATE, "
          "TIMESTAMP, TIMESTAMP_NTZ)");
@@ -126,7 +120,7 @@ std::shared_ptr<arrow::DataType> SparkType(const std::string& text, const std::s
 }  // namespace
 
 arrow::FieldVector ParseSparkColumns(std::string_view ddl) {
-  if (Trimmed(ddl).empty()) Refuse("the list is empty");
+  if (std::string(TrimAsciiSpace(ddl)).empty()) Refuse("the list is empty");
   arrow::FieldVector out;
   std::set<std::string> seen;
   for (const std::string& part : SplitColumns(ddl)) {
@@ -137,12 +131,12 @@ arrow::FieldVector ParseSparkColumns(std::string_view ddl) {
       const std::size_t close = part.find('`', 1);
       if (close == std::string::npos) Refuse("a back-quoted name is not closed: " + QuoteUserText(part));
       name = part.substr(1, close - 1);
-      rest = Trimmed(std::string_view(part).substr(close + 1));
+      rest = std::string(TrimAsciiSpace(std::string_view(part).substr(close + 1)));
     } else {
       std::size_t end = 0;
       while (end < part.size() && !std::isspace(static_cast<unsigned char>(part[end]))) ++end;
       name = part.substr(0, end);
-      rest = Trimmed(std::string_view(part).substr(end));
+      rest = std::string(TrimAsciiSpace(std::string_view(part).substr(end)));
     }
     if (name.empty()) Refuse("an entry has no column name: " + QuoteUserText(part));
     if (rest.empty()) Refuse("column " + QuoteUserText(name) + " has no type");

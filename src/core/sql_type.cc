@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "core/errors.h"
+#include "core/ascii.h"
 
 namespace mssql_cdc {
 namespace {
@@ -18,14 +19,8 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool ParseInt(std::string_view s, int* out) {
-  s = Trim(s);
+  s = TrimAsciiSpace(s);
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && ptr == s.data() + s.size();
 }
@@ -58,16 +53,16 @@ Kind KindOf(const std::string& name) {
 }  // namespace
 
 SqlType SqlType::Parse(std::string_view declaration) {
-  std::string_view decl = Trim(declaration);
+  std::string_view decl = TrimAsciiSpace(declaration);
   SqlType t;
   auto open = decl.find('(');
   std::string_view args;
   if (open == std::string_view::npos) {
-    t.name = Lower(Trim(decl));
+    t.name = Lower(TrimAsciiSpace(decl));
   } else {
     if (decl.back() != ')') Malformed(declaration, "missing ')'");
-    t.name = Lower(Trim(decl.substr(0, open)));
-    args = Trim(decl.substr(open + 1, decl.size() - open - 2));
+    t.name = Lower(TrimAsciiSpace(decl.substr(0, open)));
+    args = TrimAsciiSpace(decl.substr(open + 1, decl.size() - open - 2));
   }
   if (t.name.empty()) Malformed(declaration, "no type name");
   const Kind kind = KindOf(t.name);

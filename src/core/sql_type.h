@@ -1,5 +1,5 @@
 // A SQL Server column type as sys.columns / sp_cdc_get_captured_columns describe it, and its
-// Arrow type under the engine's mapping (the output schema contract: reference-features 3.1).
+// Arrow type under the engine's mapping (the output schema contract: docs/reference/tables.md).
 #pragma once
 
 #include <memory>

@@ -6,6 +6,18 @@
 #include "core/user_text.h"
 
 namespace mssql_cdc {
+
+bool IsUri(std::string_view location) {
+  const std::size_t colon = location.find(':');
+  if (colon == std::string_view::npos || colon < 2) return false;
+  for (std::size_t i = 0; i < colon; ++i) {
+    const char c = location[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+    if (!ok) return false;
+  }
+  return true;
+}
 namespace {
 
 constexpr std::size_t kMaxParts = 3;

@@ -15,6 +15,10 @@
 
 namespace mssql_cdc {
 
+// Whether a location is a URI: a scheme of two or more characters before ':' ("s3://",
+// "dbfs:/", "file:/"); a single letter is a Windows drive, and anything else a path.
+bool IsUri(std::string_view location);
+
 class TableRef {
  public:
   // `what` names the argument in errors ("target", "facts_table", ...).

@@ -27,19 +27,19 @@ void CivilFromDays(std::int64_t days, int* year, unsigned* month, unsigned* day)
   *year = static_cast<int>(static_cast<std::int64_t>(yoe) + era * 400 + (*month <= 2));
 }
 
-namespace {
-
 std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool IsLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 unsigned DaysInMonth(int y, unsigned m) {
   static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
+  return m == 2 && IsLeapYear(y) ? 29 : kDays[m - 1];
 }
+
+namespace {
 
 // Reads exactly `n` digits at `*pos`.
 bool Digits(std::string_view s, std::size_t* pos, int n, int* out) {

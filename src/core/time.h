@@ -26,6 +26,12 @@ inline constexpr std::int64_t kMicrosPerMinute = 60 * kMicrosPerSecond;
 inline constexpr std::int64_t kMicrosPerHour = 60 * kMicrosPerMinute;
 inline constexpr std::int64_t kMicrosPerDay = 24 * kMicrosPerHour;
 
+// a / b rounded towards negative infinity (b != 0): the day of a time before the epoch.
+std::int64_t FloorDiv(std::int64_t a, std::int64_t b);
+bool IsLeapYear(int year);
+// 28 to 31; month 1 to 12.
+unsigned DaysInMonth(int year, unsigned month);
+
 // Days since 1970-01-01 of a proleptic Gregorian date, and back.
 std::int64_t DaysFromCivil(int year, unsigned month, unsigned day);
 void CivilFromDays(std::int64_t days, int* year, unsigned* month, unsigned* day);

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/ascii.h"
+#include "core/closest_names.h"
 #include "core/errors.h"
 
 namespace mssql_cdc {
@@ -29,42 +31,6 @@ struct WindowsZone {
 constexpr WindowsZone kWindowsZones[] = {
 #include "core/windows_zones.inc"
 };
-
-std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
-  std::int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // A change of UTC offset at `at` (seconds since the epoch, UTC); offsets in seconds east.
 struct Transition {
@@ -95,20 +61,13 @@ struct PosixTz {
                     "): reinstall the tz database (apt-get install --reinstall tzdata)");
 }
 
-bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-unsigned DaysInMonth(int y, unsigned m) {
-  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
-}
-
 // Days since the epoch of the day `date` names in `year`.
 std::int64_t DayOf(int year, const PosixDate& date) {
   const std::int64_t jan1 = DaysFromCivil(year, 1, 1);
   switch (date.kind) {
     case PosixDate::Kind::kJulianNoLeap:
       // Jn never counts February 29, so from March on a leap year is a day ahead.
-      return jan1 + date.day - 1 + (IsLeap(year) && date.day >= 60 ? 1 : 0);
+      return jan1 + date.day - 1 + (IsLeapYear(year) && date.day >= 60 ? 1 : 0);
     case PosixDate::Kind::kZeroBased:
       return jan1 + date.day;
     case PosixDate::Kind::kMonthWeekDay: {
@@ -501,13 +460,13 @@ std::shared_ptr<const ZoneRules> LoadZone(const std::string& iana, std::string_v
 }
 
 std::string UnknownZoneMessage(std::string_view name) {
-  const std::string wanted = LowerAscii(name);
+  const std::string wanted = AsciiLower(name);
   std::vector<std::pair<std::size_t, std::string>> close;
   for (const WindowsZone& zone : kWindowsZones) {
-    const std::string candidate = LowerAscii(zone.windows);
+    const std::string candidate = AsciiLower(zone.windows);
     std::size_t distance = EditDistance(wanted, candidate);
     // An IANA name ("America/Sao_Paulo") or a fragment ("Pacific") points at its zones too.
-    if (EqualsIgnoreCase(name, zone.iana)) {
+    if (EqualsIgnoringAsciiCase(name, zone.iana)) {
       distance = 0;
     } else if (wanted.size() >= 4 && candidate.find(wanted) != std::string::npos) {
       distance = std::min<std::size_t>(distance, 1);
@@ -562,9 +521,9 @@ SourceClock SourceClock::FixedOffset(int minutes_east) {
 
 SourceClock SourceClock::ForWindowsZone(std::string_view windows_name) {
   // UTC needs no tz database, and is accepted even if a CLDR release stopped listing it.
-  if (EqualsIgnoreCase(windows_name, "UTC")) return Utc();
+  if (EqualsIgnoringAsciiCase(windows_name, "UTC")) return Utc();
   for (const WindowsZone& zone : kWindowsZones) {
-    if (EqualsIgnoreCase(windows_name, zone.windows)) {
+    if (EqualsIgnoringAsciiCase(windows_name, zone.windows)) {
       return SourceClock(zone.windows, LoadZone(zone.iana, zone.windows), 0);
     }
   }

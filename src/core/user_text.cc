@@ -1,4 +1,5 @@
 #include "core/user_text.h"
+#include "core/utf8.h"
 
 #include <cstdint>
 
@@ -14,29 +15,10 @@ void AppendHexByte(std::string& out, unsigned char byte) {
 }
 
 // The length of the well-formed UTF-8 sequence starting at text[at] of two or more bytes, or
-// 0 when the bytes there are not one (overlong forms, surrogates and values past U+10FFFF
-// included).
+// 0 when the bytes there are not one (core/utf8.h).
 std::size_t Utf8SequenceLength(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  std::size_t length = 0;
-  std::uint32_t min = 0, code = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2, min = 0x80, code = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3, min = 0x800, code = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4, min = 0x10000, code = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(at + i) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(at + i) & 0x3F);
-  }
-  if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-  return length;
+  std::size_t end = at;
+  return DecodeUtf8At(text, end) >= 0x80 ? end - at : 0;
 }
 
 }  // namespace

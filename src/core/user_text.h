@@ -13,6 +13,8 @@
 namespace mssql_cdc {
 
 inline constexpr std::size_t kUserTextShown = 80;
+// Paths and URIs are shown whole: the part that tells one from another is often the end.
+inline constexpr std::size_t kPathShown = 4096;
 
 // 'text' escaped; "'<first max_chars characters>...' (N bytes)" when longer.
 std::string QuoteUserText(std::string_view text, std::size_t max_chars = kUserTextShown);

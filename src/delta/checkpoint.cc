@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "storage/file_system.h"
 #include "delta/log_files.h"
@@ -64,10 +65,6 @@ std::shared_ptr<arrow::Schema> CheckpointSchema() {
                                                arrow::field("readerFeatures", string_list),
                                                arrow::field("writerFeatures", string_list)})),
   });
-}
-
-void Check(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw SourceError(what + ": " + status.ToString());
 }
 
 // Appends the JSON form of an action's body to the builder of its column; the JSON field
@@ -221,7 +218,7 @@ std::optional<LastCheckpoint> ReadLastCheckpoint(storage::FileSystem& fs, const 
 }
 
 LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table_root,
-                               const Snapshot& snapshot) {
+                               const TableState& snapshot) {
   std::vector<Action> actions;
   actions.push_back(snapshot.protocol);
   actions.push_back(snapshot.metadata);
@@ -247,7 +244,7 @@ LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table
   std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders;
   for (const auto& field : schema->fields()) {
     auto builder = arrow::MakeBuilder(field->type());
-    Check(builder.status(), "building a checkpoint");
+    ThrowIfError(builder.status(), "building a checkpoint");
     builders.push_back(std::move(*builder));
   }
   for (const auto& action : actions) {
@@ -257,27 +254,27 @@ LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table
     const Json& body = only.value();
     for (int i = 0; i < schema->num_fields(); ++i) {
       bool mine = schema->field(i)->name() == name;
-      Check(AppendJson(builders[i].get(), mine ? &body : nullptr), "building a checkpoint");
+      ThrowIfError(AppendJson(builders[i].get(), mine ? &body : nullptr), "building a checkpoint");
     }
   }
   arrow::ArrayVector columns;
   for (auto& builder : builders) {
     auto array = builder->Finish();
-    Check(array.status(), "building a checkpoint");
+    ThrowIfError(array.status(), "building a checkpoint");
     columns.push_back(*array);
   }
   auto table = arrow::Table::Make(schema, columns);
 
   std::string path = CheckpointPath(table_root, snapshot.version);
   auto sink = arrow::io::BufferOutputStream::Create();
-  Check(sink.status(), "writing " + path);
+  ThrowIfError(sink.status(), "writing " + path);
   auto properties =
       parquet::WriterProperties::Builder().compression(parquet::Compression::SNAPPY)->build();
-  Check(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *sink,
+  ThrowIfError(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *sink,
                                    std::max<std::int64_t>(1, table->num_rows()), properties),
         "writing " + path);
   auto buffer = (*sink)->Finish();
-  Check(buffer.status(), "writing " + path);
+  ThrowIfError(buffer.status(), "writing " + path);
   fs.WriteAtomic(path, (*buffer)->ToString());
 
   LastCheckpoint last;
@@ -315,11 +312,11 @@ std::vector<Action> ReadCheckpoint(storage::FileSystem& fs, const std::string& t
   try {
     auto input = fs.OpenInputFile(path);
     auto size = input->GetSize();
-    Check(size.status(), path);
+    ThrowIfError(size.status(), path);
     file_size = *size;
     auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool());
-    Check(reader.status(), path);
-    Check((*reader)->ReadTable(&table), path);
+    ThrowIfError(reader.status(), path);
+    ThrowIfError((*reader)->ReadTable(&table), path);
   } catch (const parquet::ParquetException& e) {
     throw SourceError(path + ": not a readable Parquet checkpoint (" + e.what() + ")");
   } catch (const SourceError& e) {
@@ -328,7 +325,7 @@ std::vector<Action> ReadCheckpoint(storage::FileSystem& fs, const std::string& t
                           : path + ": not a readable Parquet checkpoint (" + e.what() + ")");
   }
   auto batch = table->CombineChunksToBatch();
-  Check(batch.status(), path);
+  ThrowIfError(batch.status(), path);
   const auto& rows = **batch;
 
   for (const char* v2 : {"checkpointMetadata", "sidecar"}) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "delta/actions.h"
-#include "delta/snapshot.h"
+#include "delta/table_state.h"
 #include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
@@ -34,7 +34,7 @@ std::optional<LastCheckpoint> ReadLastCheckpoint(storage::FileSystem& fs, const 
 // newer checkpoint. Tombstones older than delta.deletedFileRetentionDuration (default one
 // week) are left out.
 LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table_root,
-                               const Snapshot& snapshot);
+                               const TableState& snapshot);
 
 // The actions of the checkpoint of `version`. When `expected` (from _last_checkpoint) is
 // given, its size, sizeInBytes and numOfAddFiles must match the file. Throws SourceError

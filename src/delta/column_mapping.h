@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "delta/actions.h"
-#include "delta/table.h"
+#include "delta/table_options.h"
 
 namespace mssql_cdc::delta {
 

@@ -2,7 +2,7 @@
 // delta component).
 #pragma once
 
-#include <arrow/status.h>
+#include "core/arrow_status.h"
 
 #include <cctype>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/percent_encoding.h"
 
 namespace mssql_cdc::delta {
 
@@ -23,23 +24,7 @@ inline std::string JoinPath(const std::string& root, const std::string& name) {
 // add.path is a URI reference (Spark escapes characters such as spaces and '%' in it): the
 // file's path under the table root.
 inline std::string DataFileRelativePath(const std::string& add_path) {
-  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  std::string out;
-  out.reserve(add_path.size());
-  for (std::size_t i = 0; i < add_path.size(); ++i) {
-    if (add_path[i] == '%' && i + 2 < add_path.size() && hex(add_path[i + 1]) && hex(add_path[i + 2])) {
-      out += static_cast<char>(std::stoi(add_path.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += add_path[i];
-    }
-  }
-  return out;
-}
-
-// Arrow and Parquet report I/O failures as a Status; the engine reports them as SourceError.
-inline void ThrowIfError(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw SourceError(what + ": " + status.ToString());
+  return PercentDecodeLenient(add_path);
 }
 
 // A random (version 4, RFC 4122 variant) UUID: data file names must not collide across

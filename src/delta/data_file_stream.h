@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "delta/actions.h"
-#include "delta/table.h"
+#include "delta/table_options.h"
 #include "storage/file_system.h"
 
 namespace parquet {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "delta/actions.h"
-#include "delta/table.h"
+#include "delta/table_options.h"
 #include "storage/file_system.h"
 
 namespace mssql_cdc::delta {

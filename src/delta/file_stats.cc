@@ -15,6 +15,7 @@
 
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
+#include "core/time.h"
 
 namespace mssql_cdc::delta {
 namespace {
@@ -55,12 +56,6 @@ bool HasMinMaxStats(const arrow::DataType& type) {
     default:
       return false;
   }
-}
-
-std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
-  std::int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 std::string FormatDate(std::int64_t days) {

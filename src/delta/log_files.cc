@@ -86,7 +86,7 @@ std::optional<std::vector<Action>> ReadCommit(storage::FileSystem& fs, const std
   return actions;
 }
 
-void ApplyActions(Snapshot& snapshot, const std::vector<Action>& actions, std::int64_t version) {
+void ApplyActions(TableState& snapshot, const std::vector<Action>& actions, std::int64_t version) {
   for (const auto& action : actions) {
     if (const auto* p = std::get_if<Protocol>(&action)) {
       snapshot.protocol = *p;

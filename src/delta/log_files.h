@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "delta/actions.h"
-#include "delta/snapshot.h"
+#include "delta/table_state.h"
 #include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
@@ -37,6 +37,6 @@ std::optional<std::vector<Action>> ReadCommit(storage::FileSystem& fs, const std
                                               std::int64_t version);
 
 // Applies one commit's (or a checkpoint's) actions to `snapshot` and sets its version.
-void ApplyActions(Snapshot& snapshot, const std::vector<Action>& actions, std::int64_t version);
+void ApplyActions(TableState& snapshot, const std::vector<Action>& actions, std::int64_t version);
 
 }  // namespace mssql_cdc::delta

@@ -16,7 +16,7 @@
 
 #include "delta/actions.h"
 #include "delta/file_stats.h"
-#include "delta/table.h"
+#include "delta/table_options.h"
 #include "storage/file_system.h"
 
 namespace parquet::arrow {

@@ -9,8 +9,10 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/checkpoint.h"
+#include "delta/log_replay.h"
 #include "delta/column_mapping.h"
 #include "delta/data_file_io.h"
 #include "delta/data_file_scan.h"
@@ -70,10 +72,6 @@ void DeleteUncommitted(storage::FileSystem& fs, const std::string& root, const s
   }
 }
 
-void CheckArrow(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw InternalError(what + ": " + status.ToString());
-}
-
 // What a write changes besides data: the merged schema, and the metaData and protocol
 // actions to commit when they differ from the snapshot's.
 struct TableChange {
@@ -82,7 +80,7 @@ struct TableChange {
   std::optional<Protocol> protocol;
 };
 
-TableChange PlanTableChange(const Snapshot& snapshot, const arrow::Schema* incoming,
+TableChange PlanTableChange(const TableState& snapshot, const arrow::Schema* incoming,
                             bool merge_schema, const std::string& table) {
   TableChange change;
   change.schema = snapshot.schema();
@@ -187,8 +185,8 @@ std::shared_ptr<arrow::Schema> CommonSchema(
 
 }  // namespace
 
-DeltaTable::DeltaTable(std::shared_ptr<storage::FileSystem> fs, std::string uri, Snapshot snapshot)
-    : fs_(std::move(fs)), uri_(std::move(uri)), snapshot_(std::move(snapshot)) {
+DeltaTable::DeltaTable(std::shared_ptr<storage::FileSystem> fs, std::string uri, TableState snapshot)
+    : fs_(std::move(fs)), uri_(std::move(uri)), state_(std::move(snapshot)) {
   root_ = storage::OpenStore(uri_).second;
 }
 
@@ -223,7 +221,7 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
 
   auto open_existing = [&]() {
     DeltaTable table = Open(uri);
-    auto existing = table.snapshot().schema();
+    auto existing = table.state().schema();
     if (!SameColumns(*existing, *schema)) {
       throw SchemaChangedError("Delta table " + root + " already exists with the columns " +
                                ColumnList(*existing) + "; it cannot be created with " +
@@ -257,38 +255,38 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
   if (!fs->WriteIfAbsent(CommitPath(root, 0), EncodeCommit(actions))) {
     return open_existing();  // another writer created it first
   }
-  Snapshot snapshot;
+  TableState snapshot;
   ApplyActions(snapshot, actions, 0);
   return DeltaTable(fs, uri, std::move(snapshot));
 }
 
 DeltaTable DeltaTable::Open(const std::string& uri) {
   auto [fs, root] = storage::OpenStore(uri);
-  Snapshot snapshot = ReadSnapshot(*fs, root);
+  TableState snapshot = ReplayLog(*fs, root);
   return DeltaTable(fs, uri, std::move(snapshot));
 }
 
 const std::string& DeltaTable::uri() const { return uri_; }
 
-const Snapshot& DeltaTable::snapshot() const { return snapshot_; }
+const TableState& DeltaTable::state() const { return state_; }
 
-const Snapshot& DeltaTable::Refresh() {
-  snapshot_ = ReadSnapshot(*fs_, root_);
-  return snapshot_;
+const TableState& DeltaTable::Refresh() {
+  state_ = ReplayLog(*fs_, root_);
+  return state_;
 }
 
-const Snapshot& DeltaTable::CatchUp() {
+const TableState& DeltaTable::CatchUp() {
   for (;;) {
-    auto actions = ReadCommit(*fs_, root_, snapshot_.version + 1);
-    if (!actions) return snapshot_;
-    ApplyActions(snapshot_, *actions, snapshot_.version + 1);
+    auto actions = ReadCommit(*fs_, root_, state_.version + 1);
+    if (!actions) return state_;
+    ApplyActions(state_, *actions, state_.version + 1);
   }
 }
 
 std::optional<DeltaTable::TxnCommit> DeltaTable::CommitHoldingTxn(const std::string& app_id) const {
-  const auto held = snapshot_.app_versions.find(app_id);
-  if (held == snapshot_.app_versions.end()) return std::nullopt;
-  for (std::int64_t v = snapshot_.version; v >= 0; --v) {
+  const auto held = state_.app_versions.find(app_id);
+  if (held == state_.app_versions.end()) return std::nullopt;
+  for (std::int64_t v = state_.version; v >= 0; --v) {
     auto actions = ReadCommit(*fs_, root_, v);
     if (!actions) return std::nullopt;
     const Txn* txn = nullptr;
@@ -305,21 +303,21 @@ std::optional<DeltaTable::TxnCommit> DeltaTable::CommitHoldingTxn(const std::str
 
 void DeltaTable::CheckpointIfDue() {
   std::int64_t interval = kDefaultCheckpointInterval;
-  if (auto it = snapshot_.metadata.configuration.find("delta.checkpointInterval");
-      it != snapshot_.metadata.configuration.end()) {
+  if (auto it = state_.metadata.configuration.find("delta.checkpointInterval");
+      it != state_.metadata.configuration.end()) {
     try {
       interval = std::max<std::int64_t>(1, std::stoll(it->second));
     } catch (const std::exception&) {
       // A malformed value written by another engine: keep the default.
     }
   }
-  if (snapshot_.version <= 0 || snapshot_.version % interval != 0) return;
+  if (state_.version <= 0 || state_.version % interval != 0) return;
   try {
-    WriteCheckpoint(*fs_, root_, snapshot_);
-    snapshot_.last_checkpoint_version = snapshot_.version;
+    WriteCheckpoint(*fs_, root_, state_);
+    state_.last_checkpoint_version = state_.version;
   } catch (const std::exception& e) {
     // The commit stands; readers replay JSON commits without the checkpoint.
-    spdlog::warn("Delta table {}: checkpoint of version {} failed: {}", root_, snapshot_.version,
+    spdlog::warn("Delta table {}: checkpoint of version {} failed: {}", root_, state_.version,
                  e.what());
   }
 }
@@ -327,7 +325,7 @@ void DeltaTable::CheckpointIfDue() {
 CommitResult DeltaTable::Committed(const std::vector<Action>& actions, std::int64_t version,
                                    const std::vector<AddFile>& adds, std::int64_t rows,
                                    int attempt) {
-  ApplyActions(snapshot_, actions, version);
+  ApplyActions(state_, actions, version);
   CheckpointIfDue();
   CommitResult result;
   result.version = version;
@@ -369,22 +367,22 @@ DeltaTable::Staged DeltaTable::StageAppend(const std::shared_ptr<arrow::Schema>&
                                            const AppendOptions& options) {
   CheckUserMetadata(options);
   CatchUp();
-  CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
-  if (!snapshot_.metadata.partition_columns.empty()) {
+  CheckCanWrite(state_.protocol, state_.metadata, root_);
+  if (!state_.metadata.partition_columns.empty()) {
     throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
   }
   Staged staged;
   staged.fs_ = fs_;
   staged.root_ = root_;
   staged.options_ = options;
-  staged.read_version_ = snapshot_.version;
+  staged.read_version_ = state_.version;
   if (options.txn) {
-    auto held = snapshot_.app_versions.find(options.txn->app_id);
-    if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
-      staged.held_version_ = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
+    auto held = state_.app_versions.find(options.txn->app_id);
+    if (held != state_.app_versions.end() && held->second >= options.txn->version) {
+      staged.held_version_ = VersionHoldingTxn(*fs_, root_, state_.version, *options.txn);
     }
   }
-  TableChange change = PlanTableChange(snapshot_, incoming.get(), options.merge_schema, root_);
+  TableChange change = PlanTableChange(state_, incoming.get(), options.merge_schema, root_);
   staged.schema_ = change.schema;
   staged.metadata_ = std::move(change.metadata);
   staged.protocol_ = std::move(change.protocol);
@@ -410,7 +408,7 @@ CommitResult DeltaTable::CommitStaged(const Staged& staged, const std::vector<Ad
   }
   if (rows == 0 && !staged.options_.txn) {
     CommitResult result;
-    result.version = snapshot_.version;
+    result.version = state_.version;
     return result;
   }
   return CommitAdds(staged, files, rows);
@@ -427,7 +425,7 @@ CommitResult DeltaTable::Append(const std::vector<std::shared_ptr<arrow::RecordB
   std::int64_t rows = 0;
   for (const auto& batch : batches) rows += batch->num_rows();
   if (rows == 0 && !options.txn) {
-    result.version = snapshot_.version;
+    result.version = state_.version;
     return result;
   }
   std::vector<std::shared_ptr<arrow::RecordBatch>> aligned;
@@ -455,8 +453,8 @@ std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPar
   std::vector<CommitResult> results(parts.size());
   for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
     CatchUp();
-    CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
-    if (!snapshot_.metadata.partition_columns.empty()) {
+    CheckCanWrite(state_.protocol, state_.metadata, root_);
+    if (!state_.metadata.partition_columns.empty()) {
       throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
     }
     // The parts still to write, and their rows.
@@ -465,9 +463,9 @@ std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPar
     std::vector<Txn> txns;
     for (std::size_t i = 0; i < parts.size(); ++i) {
       if (results[i].version >= 0) continue;  // held, learned on an earlier attempt
-      auto held = snapshot_.app_versions.find(parts[i].txn.app_id);
-      if (held != snapshot_.app_versions.end() && held->second >= parts[i].txn.version) {
-        results[i].version = VersionHoldingTxn(*fs_, root_, snapshot_.version, parts[i].txn);
+      auto held = state_.app_versions.find(parts[i].txn.app_id);
+      if (held != state_.app_versions.end() && held->second >= parts[i].txn.version) {
+        results[i].version = VersionHoldingTxn(*fs_, root_, state_.version, parts[i].txn);
         continue;
       }
       pending.push_back(i);
@@ -501,7 +499,7 @@ std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPar
       const std::string contents = EncodeCommit(actions);
       bool replan = false;
       while (!replan) {
-        const std::int64_t version = snapshot_.version + 1;
+        const std::int64_t version = state_.version + 1;
         if (fs_->WriteIfAbsent(CommitPath(root_, version), contents)) {
           const CommitResult committed = Committed(actions, version, adds, rows, attempt);
           for (std::size_t i : pending) {
@@ -512,7 +510,7 @@ std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPar
           return results;
         }
         for (;;) {
-          const std::int64_t next = snapshot_.version + 1;
+          const std::int64_t next = state_.version + 1;
           auto winner = ReadCommit(*fs_, root_, next);
           if (!winner) break;
           const RaceOutcome outcome = JudgeWinner(*winner, txns, /*blind_append=*/true);
@@ -523,7 +521,7 @@ std::vector<CommitResult> DeltaTable::AppendGrouped(const std::vector<GroupedPar
                 "after this append read version " + std::to_string(staged.read_version_) +
                 "; nothing was committed, run the append again");
           }
-          ApplyActions(snapshot_, *winner, next);
+          ApplyActions(state_, *winner, next);
           if (outcome == RaceOutcome::kTxnHeld) replan = true;  // without the held parts
         }
       }
@@ -560,13 +558,13 @@ CommitResult DeltaTable::CommitAdds(const Staged& staged, const std::vector<AddF
     std::string contents = EncodeCommit(actions);
 
     for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
-      std::int64_t version = snapshot_.version + 1;
+      std::int64_t version = state_.version + 1;
       if (fs_->WriteIfAbsent(CommitPath(root_, version), contents)) {
         return Committed(actions, version, adds, rows, attempt);
       }
       // Lost the race for `version`: learn what the winners did before trying the next one.
       for (;;) {
-        std::int64_t next = snapshot_.version + 1;
+        std::int64_t next = state_.version + 1;
         auto winner = ReadCommit(*fs_, root_, next);
         if (!winner) break;
         switch (JudgeWinner(*winner, TxnsOf(options), /*blind_append=*/true)) {
@@ -578,7 +576,7 @@ CommitResult DeltaTable::CommitAdds(const Staged& staged, const std::vector<AddF
                 "; nothing was committed, run the append again");
           case RaceOutcome::kTxnHeld:
             DeleteUncommitted(*fs_, root_, adds);
-            ApplyActions(snapshot_, *winner, next);
+            ApplyActions(state_, *winner, next);
             result.version = next;
             result.attempts = attempt;
             return result;
@@ -586,7 +584,7 @@ CommitResult DeltaTable::CommitAdds(const Staged& staged, const std::vector<AddF
           case RaceOutcome::kRecompute:
             break;
         }
-        ApplyActions(snapshot_, *winner, next);
+        ApplyActions(state_, *winner, next);
       }
     }
     throw ConcurrentModificationError("Delta table " + root_ + ": gave up after " +
@@ -615,9 +613,9 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
                       key_column + "'");
   }
   auto combined_rows = rows->CombineChunks();
-  CheckArrow(combined_rows.status(), "combining upsert rows");
+  CheckInternal(combined_rows.status(), "combining upsert rows");
   auto unique_keys = arrow::compute::Unique((*combined_rows)->column(key_index));
-  CheckArrow(unique_keys.status(), "finding upsert keys");
+  CheckInternal(unique_keys.status(), "finding upsert keys");
   if ((*unique_keys)->length() != rows->num_rows()) {
     throw ConfigError("the rows to upsert into " + root_ + " repeat a value of key column '" +
                       key_column + "'; give each key once");
@@ -627,7 +625,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
 
   // Every file goes; the new contents are the current rows whose key is not upserted, then
   // the upserted rows.
-  auto plan = [&](const Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
+  auto plan = [&](const TableState& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
     Rewrite rewrite;
     // The table's spelling of the key column (names match regardless of case).
     std::string key_name = schema->field(FieldIndexIgnoringCase(*schema, key_column))->name();
@@ -640,18 +638,18 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
       auto current_keys = current->GetColumnByName(key_name);
       arrow::compute::SetLookupOptions lookup(upserted->GetColumnByName(key_name));
       auto replaced = arrow::compute::IsIn(current_keys, lookup);
-      CheckArrow(replaced.status(), "matching upsert keys");
+      CheckInternal(replaced.status(), "matching upsert keys");
       if (should_write) {
         auto matching = arrow::compute::Filter(current, *replaced);
-        CheckArrow(matching.status(), "finding the current rows of the upserted keys");
+        CheckInternal(matching.status(), "finding the current rows of the upserted keys");
         current_with_keys = matching->table();
       }
       auto kept_mask = arrow::compute::Invert(*replaced);
-      CheckArrow(kept_mask.status(), "matching upsert keys");
+      CheckInternal(kept_mask.status(), "matching upsert keys");
       auto kept = arrow::compute::Filter(current, *kept_mask);
-      CheckArrow(kept.status(), "keeping rows");
+      CheckInternal(kept.status(), "keeping rows");
       auto kept_batch = kept->table()->CombineChunksToBatch();
-      CheckArrow(kept_batch.status(), "keeping rows");
+      CheckInternal(kept_batch.status(), "keeping rows");
       if ((*kept_batch)->num_rows() > 0) rewrite.rows.push_back(*kept_batch);
     }
     // Decided on this attempt's snapshot, so a condition that held on a snapshot a concurrent
@@ -685,27 +683,27 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
   CommitResult result;
   for (int attempt = 1; attempt <= kMaxCommitAttempts; ++attempt) {
     CatchUp();
-    CheckCanWrite(snapshot_.protocol, snapshot_.metadata, root_);
-    if (!snapshot_.metadata.partition_columns.empty()) {
+    CheckCanWrite(state_.protocol, state_.metadata, root_);
+    if (!state_.metadata.partition_columns.empty()) {
       throw ConfigError("Delta table " + root_ + " is partitioned, which mssql-cdc does not write");
     }
-    if (PropertyIsTrue(snapshot_.metadata.configuration, "delta.appendOnly")) {
+    if (PropertyIsTrue(state_.metadata.configuration, "delta.appendOnly")) {
       throw ConfigError("Delta table " + root_ + " is append-only (delta.appendOnly=true); "
                         "a " + options.operation + " would remove files");
     }
     if (options.txn) {
-      auto held = snapshot_.app_versions.find(options.txn->app_id);
-      if (held != snapshot_.app_versions.end() && held->second >= options.txn->version) {
-        result.version = VersionHoldingTxn(*fs_, root_, snapshot_.version, *options.txn);
+      auto held = state_.app_versions.find(options.txn->app_id);
+      if (held != state_.app_versions.end() && held->second >= options.txn->version) {
+        result.version = VersionHoldingTxn(*fs_, root_, state_.version, *options.txn);
         result.attempts = attempt;
         return result;
       }
     }
 
-    TableChange change = PlanTableChange(snapshot_, incoming.get(), options.merge_schema, root_);
-    Rewrite rewrite = plan(snapshot_, change.schema);
+    TableChange change = PlanTableChange(state_, incoming.get(), options.merge_schema, root_);
+    Rewrite rewrite = plan(state_, change.schema);
     if (!rewrite.commit) {
-      result.version = snapshot_.version;
+      result.version = state_.version;
       result.attempts = attempt;
       return result;
     }
@@ -748,7 +746,7 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
       std::int64_t now = NowMs();
       CommitInfo info = MakeCommitInfo(
           options.operation, {{"predicate", nlohmann::json::array({rewrite.predicate}).dump()}},
-          snapshot_.version, /*blind_append=*/false, adds, total_rows, options);
+          state_.version, /*blind_append=*/false, adds, total_rows, options);
       info.operation_metrics["numRemovedFiles"] = std::to_string(rewrite.remove.size());
       std::vector<Action> actions = {info};
       if (change.protocol) actions.push_back(*change.protocol);
@@ -777,7 +775,7 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
       std::unordered_set<std::string> removing;
       for (const auto& old : rewrite.remove) removing.insert(old.path);
       for (;;) {
-        const std::int64_t version = snapshot_.version + 1;
+        const std::int64_t version = state_.version + 1;
         if (fs_->WriteIfAbsent(CommitPath(root_, version), EncodeCommit(actions))) {
           auto committed = Committed(actions, version, adds, total_rows, attempt);
           committed.files_removed = static_cast<std::int64_t>(rewrite.remove.size());
@@ -786,7 +784,7 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
         // Lost the race: unless every winner left this rewrite's files alone, it is recomputed
         // on the new snapshot, or given up when a winner makes that impossible or unnecessary.
         for (;;) {
-          std::int64_t next = snapshot_.version + 1;
+          std::int64_t next = state_.version + 1;
           auto winner = ReadCommit(*fs_, root_, next);
           if (!winner) break;
           auto outcome = JudgeWinner(*winner, TxnsOf(options), /*blind_append=*/false);
@@ -800,7 +798,7 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
             const auto* removed = std::get_if<RemoveFile>(&action);
             if (removed && removing.count(removed->path) > 0) still_valid = false;
           }
-          ApplyActions(snapshot_, *winner, next);
+          ApplyActions(state_, *winner, next);
           if (outcome == RaceOutcome::kTxnHeld) {
             DeleteUncommitted(*fs_, root_, adds);
             result.version = next;
@@ -824,7 +822,7 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
 
 std::shared_ptr<arrow::Table> DeltaTable::ReadFiles(const std::vector<AddFile>& files,
                                                     const std::shared_ptr<arrow::Schema>& schema) const {
-  return ReadDataFiles(*fs_, root_, files, schema ? schema : snapshot_.schema(), {});
+  return ReadDataFiles(*fs_, root_, files, schema ? schema : state_.schema(), {});
 }
 
 std::optional<std::vector<AddFile>> DeltaTable::FilesAddedBy(std::int64_t version) const {
@@ -833,7 +831,7 @@ std::optional<std::vector<AddFile>> DeltaTable::FilesAddedBy(std::int64_t versio
   std::vector<AddFile> files;
   for (const auto& action : *actions) {
     if (const auto* add = std::get_if<AddFile>(&action)) {
-      if (snapshot_.files.count(add->path) == 0) return std::nullopt;  // compacted since
+      if (state_.files.count(add->path) == 0) return std::nullopt;  // compacted since
       files.push_back(*add);
     }
   }
@@ -842,7 +840,7 @@ std::optional<std::vector<AddFile>> DeltaTable::FilesAddedBy(std::int64_t versio
 
 void DeltaTable::ScanFiles(const std::vector<AddFile>& files, const std::vector<std::string>& columns,
                            const std::function<void(const arrow::RecordBatch&)>& visit) const {
-  const auto schema = snapshot_.schema();
+  const auto schema = state_.schema();
   arrow::FieldVector fields;
   for (const auto& name : columns) {
     const int i = FieldIndexIgnoringCase(*schema, name);
@@ -855,7 +853,7 @@ int DeltaTable::DeleteUnnamedFiles(const std::vector<std::string>& relative_path
   CatchUp();
   int deleted = 0;
   for (const auto& path : relative_paths) {
-    if (snapshot_.files.count(path) > 0 || snapshot_.tombstones.count(path) > 0) continue;
+    if (state_.files.count(path) > 0 || state_.tombstones.count(path) > 0) continue;
     const std::string full = DataFilePath(root_, path);
     if (!fs_->Exists(full)) continue;
     fs_->Delete(full);
@@ -870,9 +868,9 @@ int DeltaTable::DeleteUnnamedFiles(const std::vector<std::string>& relative_path
 
 std::shared_ptr<arrow::Table> DeltaTable::Read(const std::vector<FilterTerm>& filter) const {
   std::vector<AddFile> files;
-  files.reserve(snapshot_.files.size());
-  for (const auto& [path, add] : snapshot_.files) files.push_back(add);
-  return ReadDataFiles(*fs_, root_, files, snapshot_.schema(), filter);
+  files.reserve(state_.files.size());
+  for (const auto& [path, add] : state_.files) files.push_back(add);
+  return ReadDataFiles(*fs_, root_, files, state_.schema(), filter);
 }
 
 }  // namespace mssql_cdc::delta

@@ -26,61 +26,13 @@
 #include <vector>
 
 #include "delta/actions.h"
-#include "delta/snapshot.h"
+#include "delta/table_options.h"
+#include "delta/table_state.h"
 #include "storage/file_system.h"
 
 namespace mssql_cdc::delta {
 
 class DataFileStream;
-
-struct CreateOptions {
-  // Field metadata key "comment" is the column comment; nullability is kept.
-  std::shared_ptr<arrow::Schema> schema;
-  StringMap properties;  // table properties (delta.* and ours, e.g. mssql_cdc.schema_version)
-  std::optional<std::string> name;
-  std::optional<std::string> description;  // the table comment
-};
-
-struct WriteOptions {
-  std::string compression = "snappy";              // "snappy" or "zstd"
-  std::int64_t target_file_bytes = 128LL << 20;    // roll over to a new file past this
-  std::int64_t row_group_rows = 1'000'000;
-  // A DataFileStream writes a row group once it holds this many Arrow bytes: what bounds its
-  // memory (WriteDataFiles, given rows already in memory, sizes row groups by file instead).
-  std::int64_t row_group_bytes = 64LL << 20;
-  // Leaf columns that get min/max/nullCount stats (delta.dataSkippingNumIndexedCols);
-  // negative: all of them.
-  int stats_columns = 32;
-  // Told each data file's path (relative to the table root) before the file is created, so
-  // that a caller can find the files a crash leaves behind before their commit.
-  std::function<void(const std::string& relative_path)> on_file;
-};
-
-struct AppendOptions {
-  std::optional<Txn> txn;                    // exactly once by (app_id, version)
-  std::optional<std::string> user_metadata;  // JSON text for commitInfo.userMetadata
-  bool merge_schema = true;                  // new columns are added to the table
-  std::string operation = "WRITE";
-  WriteOptions write;
-};
-
-struct CommitResult {
-  std::int64_t version = -1;  // the table version that holds the data
-  bool written = false;       // false: nothing written (txn already held, or no rows)
-  std::int64_t files = 0;
-  std::int64_t files_removed = 0;  // by a rewrite's commit
-  std::int64_t rows = 0;
-  std::int64_t bytes = 0;
-  int attempts = 0;           // commits tried (1 without contention)
-};
-
-// A row filter for reads: column <op> literal (literal given as text, compared in the
-// column's type). Conjunction of terms.
-struct FilterTerm {
-  std::string column;
-  std::string op;  // "=", "!=", "<", "<=", ">", ">="
-  std::string value;
-};
 
 class DeltaTable {
  public:
@@ -93,13 +45,13 @@ class DeltaTable {
   static DeltaTable Open(const std::string& uri);
 
   const std::string& uri() const;
-  // The snapshot this object last read or wrote.
-  const Snapshot& snapshot() const;
+  // The state this object last read or wrote.
+  const TableState& state() const;
   // Reads the log again.
-  const Snapshot& Refresh();
-  // Reads the commits other writers made since the snapshot into it (cheap: one lookup when
+  const TableState& Refresh();
+  // Reads the commits other writers made since that state into it (cheap: one lookup when
   // there are none).
-  const Snapshot& CatchUp();
+  const TableState& CatchUp();
 
   // The commit that gave `app_id` its current txn version in the snapshot: its table version,
   // the txn version and its commitInfo.userMetadata. nullopt when the snapshot holds no txn
@@ -199,7 +151,7 @@ class DeltaTable {
     // Adds all of `table`'s rows as one more part; a failed read throws rather than losing rows.
     void AddPart(const arrow::Table& table);
   };
-  using RewritePlanner = std::function<Rewrite(const Snapshot& snapshot,
+  using RewritePlanner = std::function<Rewrite(const TableState& snapshot,
                                                const std::shared_ptr<arrow::Schema>& schema)>;
   CommitResult RewriteFiles(const std::shared_ptr<arrow::Schema>& incoming,
                             const RewritePlanner& plan, const AppendOptions& options);
@@ -211,6 +163,13 @@ class DeltaTable {
   // The data files commit `version` added; nullopt when the commit is no longer on disk, or
   // when one of its files is no longer in the table (compacted since, and perhaps vacuumed).
   std::optional<std::vector<AddFile>> FilesAddedBy(std::int64_t version) const;
+
+  // The data files the log names that the store does not have (add.path as the log has it): a
+  // file deleted by hand, whose rows every reader then fails on. All the active files, with
+  // one listing per folder; or, given `newest_commits`, only the active files the newest that
+  // many commits added, one look-up each: cheap enough for every run's start
+  // (missing_files.cc).
+  std::vector<std::string> MissingFiles(std::optional<int> newest_commits = std::nullopt) const;
 
   // Compaction (OPTIMIZE): the table's files smaller than three quarters of
   // `target_file_bytes`, oldest first, packed into groups of at most that size; each group
@@ -240,7 +199,7 @@ class DeltaTable {
   std::shared_ptr<arrow::Table> Read(const std::vector<FilterTerm>& filter = {}) const;
 
  private:
-  DeltaTable(std::shared_ptr<storage::FileSystem> fs, std::string uri, Snapshot snapshot);
+  DeltaTable(std::shared_ptr<storage::FileSystem> fs, std::string uri, TableState snapshot);
   void CheckpointIfDue();
   // After `actions` were written as commit `version` on try `attempt`: the snapshot takes
   // them in, a checkpoint follows when due, and the result counts the `adds` and their `rows`.
@@ -253,7 +212,7 @@ class DeltaTable {
   std::shared_ptr<storage::FileSystem> fs_;
   std::string uri_;
   std::string root_;  // the resolved local path of uri_
-  Snapshot snapshot_;
+  TableState state_;
 };
 
 }  // namespace mssql_cdc::delta

@@ -31,7 +31,7 @@ bool IsDataFile(const std::string& name) {
 }
 
 // The groups compaction rewrites: small files, oldest first, packed up to the target size.
-std::vector<std::vector<AddFile>> CompactionGroups(const Snapshot& snapshot, std::int64_t target_file_bytes) {
+std::vector<std::vector<AddFile>> CompactionGroups(const TableState& snapshot, std::int64_t target_file_bytes) {
   std::vector<AddFile> small;
   for (const auto& [path, add] : snapshot.files) {
     if (add.size < target_file_bytes / 4 * 3) small.push_back(add);
@@ -64,7 +64,7 @@ CommitResult DeltaTable::Compact(std::int64_t target_file_bytes) {
   // Each group becomes one file: its rows are at most the target size on disk already.
   options.write.target_file_bytes = std::max<std::int64_t>(target_file_bytes, 1) * 2;
   CatchUp();
-  return RewriteFiles(snapshot_.schema(), [&](const Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
+  return RewriteFiles(state_.schema(), [&](const TableState& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
     Rewrite rewrite;
     rewrite.data_change = false;
     rewrite.predicate = "compaction";
@@ -83,8 +83,8 @@ std::vector<std::string> DeltaTable::Vacuum(std::int64_t retention_ms, bool dry_
   CatchUp();
   const std::int64_t cutoff = NowMillis() - retention_ms;
   std::set<std::string> live, removed_recently;
-  for (const auto& [path, add] : snapshot_.files) live.insert(DataFileRelativePath(path));
-  for (const auto& [path, remove] : snapshot_.tombstones) {
+  for (const auto& [path, add] : state_.files) live.insert(DataFileRelativePath(path));
+  for (const auto& [path, remove] : state_.tombstones) {
     if (remove.deletion_timestamp.value_or(0) >= cutoff) removed_recently.insert(DataFileRelativePath(path));
   }
   std::vector<std::string> deleted;

@@ -1,4 +1,4 @@
-// Chunked snapshots (reference-features 4.3, "Chunked snapshot"): opened by a stream's
+// Chunked snapshots (docs/snapshots.md, "Chunked snapshot"): opened by a stream's
 // bootstrap at S, then read by backfill calls in waves next to the running stream.
 //
 // OpenChunkedSnapshot records S (the max LSN), writes `snapshot_open` (mode chunked) and

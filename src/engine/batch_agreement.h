@@ -9,7 +9,7 @@
 // the range the bronze commit recorded (userMetadata start_lsn and end_lsn; commits written
 // before those keys existed only bound their rows by min_lsn and max_lsn) must be the
 // checkpoint's range of that batch. Spark mode, whose checkpoint is Spark's, compares with the
-// facts table's micro-batch rows (reference-features 1.8: a checkpoint deleted or rewound
+// facts table's micro-batch rows (docs/spark.md: a checkpoint deleted or rewound
 // under the same app_id fails the batch).
 #pragma once
 

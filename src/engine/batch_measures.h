@@ -1,4 +1,4 @@
-// What reading a micro-batch measured, for its facts row (reference-features 3.3 and 4.9).
+// What reading a micro-batch measured, for its facts row (docs/reference/tables.md, docs/monitoring.md).
 //
 // Each range of a batch measures its own read: rows, Arrow bytes as the source gave them,
 // seconds, and one round trip to the server before reading. The batch's last range also

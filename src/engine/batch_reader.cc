@@ -11,7 +11,7 @@
 
 #include "core/errors.h"
 #include "core/timezone.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/output_schema.h"
 #include "source/parallel_reads.h"
 

@@ -17,12 +17,12 @@
 #include "engine/stream_checkpoint.h"
 #include "snapshot/snapshot_finder.h"
 #include "snapshot/snapshot_stamp.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 
 namespace mssql_cdc {
 bool DeltaBootstrapTables::HoldsSnapshot(const delta::Txn& txn, const Lsn&) {
   auto held = bronze_.Refresh().app_versions.find(txn.app_id);
-  if (held == bronze_.snapshot().app_versions.end() || held->second < txn.version) return false;
+  if (held == bronze_.state().app_versions.end() || held->second < txn.version) return false;
   delta::AppendOptions held_options;
   held_options.txn = txn;
   version_ = bronze_.Append({}, held_options).version;
@@ -71,7 +71,7 @@ std::vector<delta::AddFile> DeltaBootstrapTables::SnapshotFiles() const {
     if (auto files = bronze_.FilesAddedBy(version_)) return *files;
   }
   std::vector<delta::AddFile> files;
-  for (const auto& [path, add] : bronze_.snapshot().files) files.push_back(add);
+  for (const auto& [path, add] : bronze_.state().files) files.push_back(add);
   return files;
 }
 

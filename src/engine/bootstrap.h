@@ -1,6 +1,6 @@
-// Bootstrap (reference-features 4.3, full mode): the source table's current rows as
+// Bootstrap (docs/snapshots.md, full mode): the source table's current rows as
 // operation-0 rows in one bronze commit, stamped with the max LSN L recorded before the read
-// (invariant 5), a `bootstrap` facts row, and L as where the stream starts.
+// (invariant 5 of docs/invariants.md), a `bootstrap` facts row, and L as where the stream starts.
 //
 // The table is read in key ranges, in parallel (snapshot/range_plan.h, parallel_snapshot.h),
 // READ COMMITTED or SNAPSHOT as the options say, never NOLOCK. The rows stream into bronze's

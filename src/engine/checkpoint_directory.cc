@@ -44,14 +44,8 @@ std::vector<std::string> CheckpointDirectory::List(const std::string& relative) 
 
 bool CheckpointDirectory::Exists() const {
   if (in_object_store_) return !fs_->List(root_).empty();
-  std::error_code ec;
-  const auto status = std::filesystem::status(root_, ec);
-  if (std::filesystem::is_directory(status)) return true;
-  if (std::filesystem::exists(status)) {
-    throw ConfigError("checkpoint " + location_ +
-                      " exists and is not a directory; give a directory for the checkpoint");
-  }
-  return false;
+  storage::CheckDirectoryLocation(location_, "checkpoint");
+  return std::filesystem::is_directory(root_);
 }
 
 void CheckpointDirectory::Create() {

@@ -1,4 +1,4 @@
-// Ownership of a native stream's checkpoint by one stream at a time (invariant 8).
+// Ownership of a native stream's checkpoint by one stream at a time (invariant 8 of docs/invariants.md).
 //
 // The lock is flock(2) on the checkpoint directory itself, so the kernel drops it when its
 // holder ends however it ends: a SIGKILLed run never leaves a stale lock behind, and the next

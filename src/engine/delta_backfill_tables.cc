@@ -80,7 +80,7 @@ std::pair<std::int64_t, std::optional<std::string>> DeltaBackfillTables::LastWav
     const std::string& txn_app_id) {
   bronze_.Refresh();
   auto held = bronze_.CommitHoldingTxn(txn_app_id);
-  const auto& versions = bronze_.snapshot().app_versions;
+  const auto& versions = bronze_.state().app_versions;
   auto version = versions.find(txn_app_id);
   if (version == versions.end()) return {-1, std::nullopt};
   return {version->second, held ? held->user_metadata : std::nullopt};
@@ -90,7 +90,7 @@ std::map<int, std::int64_t> DeltaBackfillTables::ChunkRows(const Lsn& snapshot) 
   std::map<int, std::int64_t> rows;
   const std::string stamp = snapshot.ToString();
   std::vector<delta::AddFile> files;
-  for (const auto& [path, add] : bronze_.snapshot().files) files.push_back(add);
+  for (const auto& [path, add] : bronze_.state().files) files.push_back(add);
   bronze_.ScanFiles(files, {"_snapshot", "_chunk"}, [&](const arrow::RecordBatch& batch) {
     const auto& snapshots = static_cast<const arrow::StringArray&>(*batch.column(0));
     const auto& chunks = static_cast<const arrow::Int32Array&>(*batch.column(1));

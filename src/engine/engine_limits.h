@@ -1,4 +1,4 @@
-// What one process running streams may use, whatever the data (invariant 10): the memory of
+// What one process running streams may use, whatever the data (invariant 10 of docs/invariants.md): the memory of
 // the batches in flight, the connections to the source, the threads that run batches, the
 // number of streams. The pipeline file's [engine] section; the same fields in the C++ API.
 //

@@ -1,4 +1,4 @@
-// A facts row: what one micro-batch or event did (reference-features 3.3). The engine fills
+// A facts row: what one micro-batch or event did (docs/reference/tables.md). The engine fills
 // every field it knows; NULL (nullopt) means not measured. Rows become Arrow batches in
 // FactsSchema() for appends to the facts table, idempotent by (<app_id>#facts, batch_id).
 #pragma once
@@ -44,7 +44,7 @@ std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRo
 
 // The `snapshot_open` row of a full snapshot about to be read at `offset` (its stamp), written
 // before any row is read: detail {"mode": "full", "kind", "generation", "lost_from_ts",
-// "lost_to_ts"} (reference-features 3.3, SnapshotOpenDetail).
+// "lost_to_ts"} (docs/reference/tables.md, SnapshotOpenDetail).
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
                               const Offset& offset, const std::string& kind, int generation,
                               const std::optional<UtcMicros>& lost_from_ts = std::nullopt,

@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/schema.h"
 #include "delta/table.h"
+#include "delta/table_cells.h"
 #include "engine/table_schemas.h"
 
 namespace mssql_cdc {
@@ -31,31 +33,13 @@ constexpr char kUpdatedAt[] = "updated_at";
 constexpr auto kQuietRetryFor = std::chrono::minutes(1);
 constexpr auto kRetryAtMostFor = std::chrono::minutes(10);
 
-void Check(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw InternalError(what + ": " + status.ToString());
-}
-
 std::shared_ptr<arrow::Scalar> CellAt(const std::shared_ptr<arrow::Table>& table,
                                       const std::string& column, std::int64_t row) {
   auto chunked = table->GetColumnByName(column);
   if (!chunked) return nullptr;
   auto scalar = chunked->GetScalar(row);
-  Check(scalar.status(), "reading control column " + column);
+  CheckInternal(scalar.status(), "reading control column " + column);
   return *scalar;
-}
-
-std::optional<std::int64_t> MicrosAt(const std::shared_ptr<arrow::Table>& table,
-                                     const std::string& column, std::int64_t row) {
-  auto cell = CellAt(table, column, row);
-  if (!cell || !cell->is_valid) return std::nullopt;
-  return static_cast<const arrow::TimestampScalar&>(*cell).value;
-}
-
-std::optional<std::string> StringAt(const std::shared_ptr<arrow::Table>& table,
-                                    const std::string& column, std::int64_t row) {
-  auto cell = CellAt(table, column, row);
-  if (!cell || !cell->is_valid) return std::nullopt;
-  return static_cast<const arrow::StringScalar&>(*cell).value->ToString();
 }
 
 // The row holding the table's verdict among those stored for one name: the one with the
@@ -64,7 +48,7 @@ std::optional<std::int64_t> VerdictRow(const std::shared_ptr<arrow::Table>& rows
   std::optional<std::int64_t> best;
   std::optional<std::int64_t> best_until;
   for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
-    auto until = MicrosAt(rows, kFinalizedUntil, i);
+    auto until = delta::TimestampCell(*rows, kFinalizedUntil, i);
     if (!best || (until && (!best_until || *until > *best_until))) {
       best = i;
       best_until = until;
@@ -75,7 +59,7 @@ std::optional<std::int64_t> VerdictRow(const std::shared_ptr<arrow::Table>& rows
 
 std::shared_ptr<arrow::Array> OneValue(const std::shared_ptr<arrow::Scalar>& scalar) {
   auto array = arrow::MakeArrayFromScalar(*scalar, 1);
-  Check(array.status(), "building a control row");
+  CheckInternal(array.status(), "building a control row");
   return *array;
 }
 
@@ -95,13 +79,13 @@ std::shared_ptr<arrow::Table> RowWith(const std::shared_ptr<arrow::Table>& store
                             [&](const auto& entry) { return entry.first == field->name(); });
     if (set != values.end()) {
       auto cast = set->second->CastTo(field->type());
-      Check(cast.status(), "building a control row");
+      CheckInternal(cast.status(), "building a control row");
       columns.push_back(OneValue(*cast));
     } else if (stored_row) {
       columns.push_back(OneValue(CellAt(stored, field->name(), *stored_row)));
     } else {
       auto nulls = arrow::MakeArrayOfNull(field->type(), 1);
-      Check(nulls.status(), "building a control row");
+      CheckInternal(nulls.status(), "building a control row");
       columns.push_back(*nulls);
     }
   }
@@ -134,11 +118,11 @@ std::shared_ptr<arrow::Table> AdvancedRow(const std::shared_ptr<arrow::Table>& s
 std::shared_ptr<arrow::Table> RowsAt(const std::shared_ptr<arrow::Table>& table,
                                      const std::vector<std::int64_t>& positions) {
   arrow::Int64Builder indices;
-  Check(indices.AppendValues(positions), "selecting control rows");
+  CheckInternal(indices.AppendValues(positions), "selecting control rows");
   std::shared_ptr<arrow::Array> index_array;
-  Check(indices.Finish(&index_array), "selecting control rows");
+  CheckInternal(indices.Finish(&index_array), "selecting control rows");
   auto taken = arrow::compute::Take(table, index_array);
-  Check(taken.status(), "selecting control rows");
+  CheckInternal(taken.status(), "selecting control rows");
   return taken->table();
 }
 
@@ -282,7 +266,7 @@ int AdvanceManyIn(delta::DeltaTable& table, const std::vector<VerdictMove>& move
         auto rows = RowsAt(stored, found == positions.end() ? std::vector<std::int64_t>{} : found->second);
         auto stored_row = VerdictRow(rows);
         if (stored_row) {
-          auto until = MicrosAt(rows, kFinalizedUntil, *stored_row);
+          auto until = delta::TimestampCell(*rows, kFinalizedUntil, *stored_row);
           if (until && *until >= candidate.value) continue;  // never backwards
         }
         seen_rows.push_back(rows);
@@ -290,9 +274,9 @@ int AdvanceManyIn(delta::DeltaTable& table, const std::vector<VerdictMove>& move
       }
       if (advanced.empty()) return 0;
       auto upsert = arrow::ConcatenateTables(advanced, arrow::ConcatenateTablesOptions{true});
-      Check(upsert.status(), "combining control rows");
+      CheckInternal(upsert.status(), "combining control rows");
       auto seen = arrow::ConcatenateTables(seen_rows, arrow::ConcatenateTablesOptions{true});
-      Check(seen.status(), "combining control rows");
+      CheckInternal(seen.status(), "combining control rows");
       delta::AppendOptions options;
       options.operation = "MERGE";
       // Compare and set: written only if the rows of the names that move are still what was
@@ -360,14 +344,14 @@ namespace {
 std::optional<Verdict> VerdictIn(const std::shared_ptr<arrow::Table>& rows, const std::string& table_name) {
   auto row = VerdictRow(rows);
   if (!row) return std::nullopt;
-  auto until = MicrosAt(rows, kFinalizedUntil, *row);
+  auto until = delta::TimestampCell(*rows, kFinalizedUntil, *row);
   if (!until) return std::nullopt;  // a row silver made before any verdict
   Verdict verdict;
   verdict.table_name = table_name;
   verdict.finalized_until = UtcMicros{*until};
-  verdict.end_lsn = StringAt(rows, kEndLsn, *row).value_or("");
-  verdict.end_commit_ts = UtcMicros{MicrosAt(rows, kEndCommitTs, *row).value_or(0)};
-  verdict.updated_at = UtcMicros{MicrosAt(rows, kUpdatedAt, *row).value_or(0)};
+  verdict.end_lsn = delta::TextCell(*rows, kEndLsn, *row).value_or("");
+  verdict.end_commit_ts = UtcMicros{delta::TimestampCell(*rows, kEndCommitTs, *row).value_or(0)};
+  verdict.updated_at = UtcMicros{delta::TimestampCell(*rows, kUpdatedAt, *row).value_or(0)};
   return verdict;
 }
 
@@ -411,12 +395,12 @@ std::optional<SilverPosition> PositionIn(const std::shared_ptr<arrow::Table>& ro
   // One row per name; a stray duplicate yields to the row with the newest applied_lsn.
   std::int64_t row = 0;
   for (std::int64_t i = 1; i < rows->num_rows(); ++i) {
-    if (StringAt(rows, kAppliedLsn, i).value_or("") > StringAt(rows, kAppliedLsn, row).value_or("")) row = i;
+    if (delta::TextCell(*rows, kAppliedLsn, i).value_or("") > delta::TextCell(*rows, kAppliedLsn, row).value_or("")) row = i;
   }
   SilverPosition position;
-  position.applied_lsn = StringAt(rows, kAppliedLsn, row);
-  position.snapshot_lsn = StringAt(rows, kSnapshotLsn, row);
-  position.open_snapshot_lsn = StringAt(rows, kOpenSnapshotLsn, row);
+  position.applied_lsn = delta::TextCell(*rows, kAppliedLsn, row);
+  position.snapshot_lsn = delta::TextCell(*rows, kSnapshotLsn, row);
+  position.open_snapshot_lsn = delta::TextCell(*rows, kOpenSnapshotLsn, row);
   if (auto wave = CellAt(rows, kSnapshotWave, row); wave && wave->is_valid) {
     position.snapshot_wave = static_cast<const arrow::Int32Scalar&>(*wave).value;
   }
@@ -452,7 +436,7 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
   // name is kept, and the position must still be the one this apply started from.
   table.RewriteFiles(
       ControlSchema(),
-      [&](const delta::Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
+      [&](const delta::TableState& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
         delta::DeltaTable::Rewrite rewrite;
         rewrite.predicate = "table_name = " + table_name;
         std::vector<delta::AddFile> files;
@@ -474,7 +458,7 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
         }
         ColumnValues set = values;
         const auto stored_row = VerdictRow(rows);
-        const auto stored_until = stored_row ? MicrosAt(rows, kFinalizedUntil, *stored_row) : std::nullopt;
+        const auto stored_until = stored_row ? delta::TimestampCell(*rows, kFinalizedUntil, *stored_row) : std::nullopt;
         if (verdict && (!stored_until || *stored_until < verdict->finalized_until.value)) {
           set.emplace_back(kFinalizedUntil, TimestampValue(verdict->finalized_until.value));
           set.emplace_back(kEndLsn, std::make_shared<arrow::StringScalar>(verdict->end_lsn));
@@ -485,7 +469,7 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
         auto aligned = delta::AlignBatchToSchema(**updated->CombineChunksToBatch(), schema, control_uri);
         // Every other name's rows stay as they are.
         arrow::BooleanBuilder keep;
-        Check(keep.Reserve(stored->num_rows()), "keeping control rows");
+        CheckInternal(keep.Reserve(stored->num_rows()), "keeping control rows");
         const auto names = stored->GetColumnByName(kTableName);
         std::int64_t i = 0;
         for (const auto& chunk : names->chunks()) {
@@ -495,11 +479,11 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
           }
         }
         std::shared_ptr<arrow::Array> mask;
-        Check(keep.Finish(&mask), "keeping control rows");
+        CheckInternal(keep.Finish(&mask), "keeping control rows");
         auto kept = arrow::compute::Filter(stored, mask);
-        Check(kept.status(), "keeping control rows");
+        CheckInternal(kept.status(), "keeping control rows");
         auto kept_batch = kept->table()->CombineChunksToBatch();
-        Check(kept_batch.status(), "keeping control rows");
+        CheckInternal(kept_batch.status(), "keeping control rows");
         rewrite.remove = files;
         if ((*kept_batch)->num_rows() > 0) rewrite.rows.push_back(*kept_batch);
         rewrite.rows.push_back(aligned);

@@ -1,4 +1,4 @@
-// The completeness verdict (reference-features 4.8): finalized_until = truncate(end commit
+// The completeness verdict (docs/spark.md): finalized_until = truncate(end commit
 // time, granularity) in the control table, one row per table name, moved forward only.
 // Data first, verdict after: callers advance only after the batch's data is committed, so a
 // crash makes the verdict lag, never lead.
@@ -111,7 +111,7 @@ class ConflictRetry {
   int attempt_ = 0;
 };
 
-// Silver's row of the control table (reference-features 3.4): how far apply_changes has
+// Silver's row of the control table (docs/reference/tables.md): how far apply_changes has
 // kept a silver table, under the silver table's name.
 struct SilverPosition {
   std::optional<std::string> applied_lsn;        // highest bronze LSN applied

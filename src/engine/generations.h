@@ -1,4 +1,4 @@
-// Re-snapshot generations (reference-features 4.4, on_data_loss="resnapshot"): a stream whose
+// Re-snapshot generations (docs/snapshots.md, on_data_loss="resnapshot"): a stream whose
 // next changes CDC cleanup purged recovers by itself, once per resnapshot_interval_days, by
 // snapshotting the table again and going on as generation n+1: its own checkpoint
 // (<checkpoint>/_generations/<n+1>) and sink id (<app_id>.g<n+1>), starting at the new snapshot.

@@ -47,10 +47,10 @@ class DeltaCopy final : public SeedCopy {
     }
     table_.emplace(delta::DeltaTable::Open(path));
   }
-  std::vector<std::string> columns() const override { return table_->snapshot().schema()->field_names(); }
+  std::vector<std::string> columns() const override { return table_->state().schema()->field_names(); }
   void ForEachBatch(const std::function<void(const arrow::RecordBatch&)>& visit) override {
     std::vector<delta::AddFile> files;
-    for (const auto& [path, add] : table_->snapshot().files) files.push_back(add);
+    for (const auto& [path, add] : table_->state().files) files.push_back(add);
     std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
     table_->ScanFiles(files, columns(), visit);
   }

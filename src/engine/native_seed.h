@@ -1,5 +1,5 @@
 // `mssql-cdc seed`: a copy of the table already in the lake, a Delta table or Parquet files on
-// disk, written into a stream's bronze table as its snapshot (reference-features 1.5), so that
+// disk, written into a stream's bronze table as its snapshot (docs/snapshots.md), so that
 // the stream's bootstrap finds it and reads nothing from SQL Server. The rules are the seed's
 // (snapshot/seed.h), as in Spark mode; the copy is read a row group at a time and written into
 // one bronze commit, its memory bounded by a row group, never by the copy.

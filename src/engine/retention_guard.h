@@ -1,4 +1,4 @@
-// The retention guard (invariant 4): a range CDC cleanup has purged is never read as if it
+// The retention guard (invariant 4 of docs/invariants.md): a range CDC cleanup has purged is never read as if it
 // were whole. The stream checks before a batch reads (the first LSN to read is below the
 // capture instance's min LSN) and again after (cleanup ran during the read: the change table
 // silently returns what is left, so only this re-check can tell).

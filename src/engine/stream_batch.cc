@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/phase_log.h"
 #include "engine/batch_agreement.h"
 #include "engine/batch_measures.h"
 #include "engine/batch_reader.h"
@@ -19,7 +20,6 @@
 #include "engine/staged_files.h"
 #include "source/output_schema.h"
 #include "plan/planner.h"
-#include "sim/schema.h"
 #include "schema_change/table_columns.h"
 #include "engine/table_schemas.h"
 #include "engine/switch_snapshot.h"
@@ -46,7 +46,7 @@ RowStats BronzeBatchStats(delta::DeltaTable& bronze, const std::string& app_id,
   if (!files) {
     // The commit is gone from the log (an old batch after log cleanup): its rows say.
     files.emplace();
-    for (const auto& [path, add] : bronze.snapshot().files) files->push_back(add);
+    for (const auto& [path, add] : bronze.state().files) files->push_back(add);
   }
   RowStats stats;
   bronze.ScanFiles(*files, {std::string(kBatchIdColumn), std::string(kOperationColumn),
@@ -146,7 +146,18 @@ void BatchRunner::SnapshotIfSwitched(const BatchOffsets& offsets, StagedFileList
   if (own) own->Clear();
 }
 
+std::string_view BatchStepName(BatchStep step) {
+  switch (step) {
+    case BatchStep::kOffsetsWritten: return "offsets_written";
+    case BatchStep::kBronzeAppended: return "bronze_appended";
+    case BatchStep::kFactsAppended: return "facts_appended";
+    case BatchStep::kCommitted: return "committed";
+  }
+  return "unknown";
+}
+
 void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
+  NotePhase("batch " + std::to_string(batch_id) + " " + std::string(BatchStepName(step)));
   if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
 }
 
@@ -399,7 +410,7 @@ BatchOutcome BatchRunner::Finish(const BatchOffsets& offsets, FactsRow row,
   if (staged_files) staged_files->Clear();
   if (c.staged_lists_left) DeleteAbandonedStagedFiles(c);
   Hook(BatchStep::kCommitted, offsets.batch_id);
-  // Data first, verdict after (invariant 2).
+  // Data first, verdict after (invariant 2 of docs/invariants.md).
   if (c.verdicts) {
     c.verdicts->Advance(c.config.tracked_table.value_or(c.config.params.target), offsets.end);
   }

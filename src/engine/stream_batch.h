@@ -17,7 +17,7 @@
 #include "engine/batch_reader.h"
 #include "engine/facts.h"
 #include "engine/staged_files.h"
-#include "engine/stream.h"
+#include "engine/stream_config.h"
 #include "engine/stream_checkpoint.h"
 #include "schema_change/batch_schema.h"
 #include "source/source.h"
@@ -85,7 +85,7 @@ RowStats BronzeBatchStats(delta::DeltaTable& bronze, const std::string& app_id,
                           std::int64_t batch_id);
 
 // The row counts and ranges of a micro-batch facts row from its rows' stats; the LSN and
-// commit time ranges stay NULL on a batch without rows (reference-features 3.3).
+// commit time ranges stay NULL on a batch without rows (docs/reference/tables.md).
 void FillRowStats(FactsRow& row, const RowStats& stats);
 
 // The `data_skipped` event of a batch whose range cleanup purged: it resumed at `read_from`
@@ -96,7 +96,7 @@ FactsRow DataSkippedRow(const std::string& app_id, const std::string& target,
                         const BatchOffsets& offsets, bool certain,
                         const std::optional<UtcMicros>& lost_to_ts, const std::string& reason);
 
-// The facts row of a schema event of micro-batch `batch_id` (reference-features 3.3): no
+// The facts row of a schema event of micro-batch `batch_id` (docs/reference/tables.md): no
 // rows, min = max = end LSN = the event's LSN, its commit time as end_commit_ts, the DDL text
 // or the switch as detail. Every field but written_at is set.
 FactsRow SchemaEventRow(const std::string& app_id, const std::string& target,

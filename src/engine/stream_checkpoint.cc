@@ -13,9 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// Paths are shown whole up to this length: a cut path does not say which table it was.
-constexpr std::size_t kPathShown = 1024;
-
 // Batch ids stay far below int64's end, so that id + 1 never overflows (2^53: exact as a
 // JSON number in every reader).
 constexpr std::uint64_t kMaxBatchId = 1ULL << 53;

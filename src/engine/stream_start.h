@@ -4,7 +4,7 @@
 #pragma once
 
 #include "core/offset.h"
-#include "core/options.h"
+#include "core/source_options.h"
 #include "source/source.h"
 
 namespace mssql_cdc {

@@ -1,8 +1,8 @@
-// snapshot_on_switch (reference-features 1.3, 4.5): after the batch that first reads a newer
+// snapshot_on_switch (docs/spark.md, docs/schema-changes.md): after the batch that first reads a newer
 // capture instance, the table's current rows as operation-0 rows, so that rows no change has
 // touched since get the new instance's columns in bronze.
 //
-// The rows are stamped with the max LSN L recorded before the read (invariant 5: a row may be
+// The rows are stamped with the max LSN L recorded before the read (invariant 5 of docs/invariants.md: a row may be
 // newer than L, never older), read in key ranges at once as the bootstrap reads, and appended
 // in one bronze commit tagged txn(<app_id>#switch, batch id): a replayed batch finds its txn and
 // reads nothing, so a crash never doubles the snapshot. Its files are listed in the batch's

@@ -1,6 +1,5 @@
 #include "engine/table_schemas.h"
 
-#include "snapshot/plans_table.h"
 
 #include <arrow/api.h>
 
@@ -11,8 +10,10 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 #include "snapshot/plans_table.h"
 #include "source/output_schema.h"
+#include "storage/store.h"
 
 namespace mssql_cdc {
 namespace {
@@ -49,7 +50,7 @@ std::shared_ptr<arrow::Field> WithComment(const std::shared_ptr<arrow::Field>& f
   return field->WithMetadata(metadata);
 }
 
-// Comments of the output schema's metadata columns (reference-features 3.1).
+// Comments of the output schema's metadata columns (docs/reference/tables.md).
 const std::vector<std::pair<std::string_view, std::string>>& MetadataColumnComments() {
   static const std::vector<std::pair<std::string_view, std::string>> comments = {
       {kCaptureInstanceColumn,
@@ -265,25 +266,43 @@ void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
 }
 
 void CheckExistingTable(const std::string& uri, TableKind kind) {
+  storage::CheckDirectoryLocation(uri, TableKindName(kind));
   if (!delta::DeltaTable::Exists(uri)) return;
-  const auto schema = delta::DeltaTable::Open(uri).snapshot().schema();
+  const auto schema = delta::DeltaTable::Open(uri).state().schema();
   const std::string what = TableKindName(kind);
   CheckTableColumns(schema->field_names(), kind, "Delta table " + uri,
                     "give the " + what + "'s own path, or a path where none exists");
 }
 
 void CheckExistingBronze(const std::string& uri, const std::shared_ptr<arrow::Schema>& bronze_schema) {
+  storage::CheckDirectoryLocation(uri, TableKindName(TableKind::kBronze));
   if (!delta::DeltaTable::Exists(uri)) return;
   auto table = delta::DeltaTable::Open(uri);
-  CheckTableColumns(table.snapshot().schema()->field_names(), TableKind::kBronze,
+  CheckTableColumns(table.state().schema()->field_names(), TableKind::kBronze,
                     "Delta table " + uri, "give the bronze table's own path, or a path where none exists");
+  if (const auto missing = table.MissingFiles(kNewestCommitsChecked); !missing.empty()) {
+    throw SourceError(MissingFilesMessage(TableKindName(TableKind::kBronze), uri, missing));
+  }
   table.StageAppend(bronze_schema);  // plans the append's schema change; writes nothing
+}
+
+std::string MissingFilesMessage(const std::string& what, const std::string& uri,
+                                const std::vector<std::string>& missing) {
+  std::string names;
+  for (std::size_t i = 0; i < missing.size() && i < 3; ++i) names += (i > 0 ? ", " : "") + QuoteUserText(missing[i]);
+  if (missing.size() > 3) names += " and " + std::to_string(missing.size() - 3) + " more";
+  return what + " " + QuoteUserText(uri, kPathShown) + ": its log names " + std::to_string(missing.size()) +
+         " data file(s) that are missing (" + names + "), so every reader of the table fails. "
+         "Put the files back (from a backup or the store's object versions) and run again; "
+         "if they are lost, so are their rows: move the table and its checkpoint aside and run "
+         "with bootstrap = true to take the table again";
 }
 
 void SharedTableChecks::Check(const std::string& uri, TableKind kind) {
   std::lock_guard lock(mutex_);
   const auto key = std::pair{NormalLocation(uri), kind};
   if (checked_.count(key)) return;
+  storage::CheckDirectoryLocation(uri, TableKindName(kind));
   if (!delta::DeltaTable::Exists(uri)) return;  // not remembered: a later check may find one
   CheckExistingTable(uri, kind);
   checked_.insert(key);

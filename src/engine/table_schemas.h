@@ -1,7 +1,7 @@
 // The tables the engine writes, defined once: bronze (the change log of one capture
 // instance), facts (one row per batch or event, shared by streams) and control (one verdict
 // per table). Schemas, column comments, table comments and the mssql_cdc.schema_version
-// property are a contract (reference-features 3.2-3.4, invariant 7): columns are only added.
+// property are a contract (docs/reference/tables.md, invariant 7 of docs/invariants.md): columns are only added.
 // The Spark package takes the same definitions through the bindings.
 #pragma once
 
@@ -59,11 +59,20 @@ void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
 // happens when there is no table at `uri`.
 void CheckExistingTable(const std::string& uri, TableKind kind);
 
-// CheckExistingTable for a bronze table at `uri`, and that the table takes rows of
+// CheckExistingTable for a bronze table at `uri`, that the data files of its newest commits
+// are there (SourceError with MissingFilesMessage otherwise), and that the table takes rows of
 // `bronze_schema` as an append would (new columns appended, widenings where type widening is
 // on, column mapping where a new column's name needs it): SchemaChangedError naming the column
 // and giving the fix otherwise. Nothing is written.
 void CheckExistingBronze(const std::string& uri, const std::shared_ptr<arrow::Schema>& bronze_schema);
+
+// The data files of the newest commits a stream's start looks up (DeltaTable::MissingFiles).
+inline constexpr int kNewestCommitsChecked = 10;
+
+// What a table whose log names files the store lost says, with the way out: `missing` as
+// DeltaTable::MissingFiles gives them.
+std::string MissingFilesMessage(const std::string& what, const std::string& uri,
+                                const std::vector<std::string>& missing);
 
 // CheckExistingTable once per table for the streams of a group: a thousand streams that name
 // one facts table read its log once at start, not a thousand times. Thread-safe.

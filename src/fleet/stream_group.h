@@ -2,8 +2,8 @@
 //
 // target, app_id and checkpoint are templates that must contain {ci}. Per-table options
 // override the shared ones, matched ignoring case. Every table's input is checked, and every
-// capture instance resolved, before anything is written (invariant 9); a table whose
-// checkpoint another run owns is refused alone (invariant 8). The facts and control tables
+// capture instance resolved, before anything is written (invariant 9 of docs/invariants.md); a table whose
+// checkpoint another run owns is refused alone (invariant 8 of docs/invariants.md). The facts and control tables
 // are created once before the first stream starts. Streams are set up one after another; a
 // start that fails stops those already started and throws its error. Once running, a failing
 // stream stops alone while the others go on.
@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "core/options.h"
+#include "core/source_options.h"
+#include "core/stream_params.h"
 #include "engine/engine_limits.h"
 #include "engine/stream.h"
 #include "fleet/silver_keeper.h"

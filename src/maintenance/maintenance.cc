@@ -102,7 +102,7 @@ std::int64_t DeleteOldBatchFacts(const std::string& facts, UtcMicros older_than,
   delta::AppendOptions options;
   options.operation = "DELETE";
   options.merge_schema = false;
-  table.RewriteFiles(table.snapshot().schema(), [&](const delta::Snapshot& snapshot,
+  table.RewriteFiles(table.state().schema(), [&](const delta::TableState& snapshot,
                                                      const std::shared_ptr<arrow::Schema>& schema) {
     delta::DeltaTable::Rewrite rewrite;
     rewrite.predicate = "event IS NULL AND written_at < " + std::to_string(older_than.value);

@@ -113,7 +113,7 @@ std::optional<Offset> BatchPlanner::PlanEnd(Source& source, const SourceClock& c
   // converts as its first reading here (up to an hour early); telling the readings apart
   // needs the commits before it fed to a CommitTimeConverter, which change reads do. The
   // offset's time only labels the position (facts, finalization), and erring early keeps a
-  // verdict from leading the data (invariant 2).
+  // verdict from leading the data (invariant 2 of docs/invariants.md).
   if (const std::optional<LocalMicros> local = source.CommitTime(end)) {
     offset.commit_ts = clock.ToUtc(*local);
   }

@@ -1,4 +1,4 @@
-// Micro-batch planning (invariant 1): where the next batch ends and how it is split.
+// Micro-batch planning (invariant 1 of docs/invariants.md): where the next batch ends and how it is split.
 //
 // A batch reads (start, end] where end is a commit LSN of cdc.lsn_time_mapping no later than
 // the max LSN (or the availableNow target), bounded by maxCommitsPerBatch commits (idle and

@@ -1,4 +1,4 @@
-// reconcile's chunk checks (reference-features 4.11), for the newest chunked snapshot of bronze,
+// reconcile's chunk checks (docs/reconcile.md), for the newest chunked snapshot of bronze,
 // from the facts rows, the plans table and bronze alone (no source reads):
 //   CHUNK_TILING  the plan's chunks tile the key space (each starting where the one before
 //                 ends), and no chunk was read twice;

@@ -14,7 +14,7 @@ namespace {
 
 std::vector<delta::AddFile> FilesOf(const delta::DeltaTable& table) {
   std::vector<delta::AddFile> files;
-  for (const auto& [path, file] : table.snapshot().files) files.push_back(file);
+  for (const auto& [path, file] : table.state().files) files.push_back(file);
   return files;
 }
 
@@ -39,7 +39,7 @@ SliceTallies DeltaLakeSide::TallySlices(const std::string& key, KeyUnit, const K
 
 std::int64_t DeltaLakeSide::CountRows() {
   std::int64_t rows = 0;
-  const auto schema = silver_.snapshot().schema();
+  const auto schema = silver_.state().schema();
   silver_.ScanFiles(FilesOf(silver_), {schema->field(0)->name()},
                     [&](const arrow::RecordBatch& batch) { rows += batch.num_rows(); });
   return rows;

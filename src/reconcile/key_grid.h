@@ -1,4 +1,4 @@
-// Tier 1 of reconcile (reference-features 4.11): a grid of at most kMaxFineSlices slices over
+// Tier 1 of reconcile (docs/reconcile.md): a grid of at most kMaxFineSlices slices over
 // a one-column integer key, the row count and key sum of each slice on both sides, and the
 // slices merged into buckets of about `bucket_rows` rows. A bucket whose counts and sums agree
 // matches; a key replaced by another in one bucket changes the sum where the count stays.

@@ -19,7 +19,7 @@
 #include "silver/key_units.h"
 #include "silver/latest_images.h"
 #include "silver/silver_schema.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/output_schema.h"
 
 namespace mssql_cdc {

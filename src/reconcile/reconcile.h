@@ -1,4 +1,4 @@
-// reconcile (reference-features 1.10, 4.11): proof that a silver table equals its SQL Server
+// reconcile (docs/reconcile.md): proof that a silver table equals its SQL Server
 // table, or the keys where it does not. One run, the same in both modes:
 //   Tier 1  a one-column integer key is counted and summed per slice of a grid in one scan on
 //           the server and on silver, the slices merged into buckets of about bucket_rows;

@@ -97,7 +97,7 @@ void CheckReportColumns(const std::vector<std::string>& columns, const std::stri
 
 void CheckReportTable(const std::string& uri) {
   if (!delta::DeltaTable::Exists(uri)) return;
-  const auto schema = delta::DeltaTable::Open(uri).snapshot().schema();
+  const auto schema = delta::DeltaTable::Open(uri).state().schema();
   CheckReportColumns(schema->field_names(), uri);
 }
 

@@ -1,4 +1,4 @@
-// The reconcile report (reference-features 3.6): one row per bucket, one per failing key, one
+// The reconcile report (docs/reference/tables.md): one row per bucket, one per failing key, one
 // per failed chunk check, appended per run to a report table when one is named. Both modes
 // build the rows here; the native engine appends them itself, Spark through a DataFrame.
 #pragma once

@@ -1,4 +1,4 @@
-// Tier 2 of reconcile (reference-features 4.11): the rows of one key range read from the
+// Tier 2 of reconcile (docs/reconcile.md): the rows of one key range read from the
 // source beside the lake's rows of that range, matched on the key (NULL equal to NULL), every
 // shared captured column compared. A source key the lake lacks is MISSING_TARGET, a lake key
 // the source lacks MISSING_SOURCE, a key whose values differ RECORD_DIFF, with the lake row's

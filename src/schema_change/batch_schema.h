@@ -1,7 +1,7 @@
 // What the schema of a table does inside one batch's range (after, through]: which capture
 // instance serves which piece of it, the DDL recorded in it, the newer instances taking over,
 // and whether the columns the stream reads with still hold what it will read
-// (reference-features 4.5). Both modes ask it at every planning; each decides what to do when
+// (docs/schema-changes.md). Both modes ask it at every planning; each decides what to do when
 // the columns no longer hold (a native stream evolves in place, Spark stops at the change).
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/lsn.h"
-#include "core/options.h"
+#include "core/source_options.h"
 #include "core/time.h"
 #include "plan/planner.h"
 #include "schema_change/ddl_kind.h"
@@ -20,7 +20,7 @@
 
 namespace mssql_cdc {
 
-// Facts event names (reference-features 3.3).
+// Facts event names (docs/reference/tables.md).
 inline constexpr std::string_view kSchemaChangeEvent = "schema_change";
 inline constexpr std::string_view kCaptureInstanceSwitchedEvent = "capture_instance_switched";
 

@@ -1,5 +1,5 @@
 // What a statement of sys.sp_cdc_get_ddl_history does to a captured table, read from its text
-// (reference-features 4.5's table of DDL kinds). SQL Server records the statement as it was
+// (docs/schema-changes.md's table of DDL kinds). SQL Server records the statement as it was
 // sent, so the text is matched by its keywords, ignoring case, brackets and spacing.
 #pragma once
 

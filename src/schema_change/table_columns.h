@@ -1,4 +1,4 @@
-// The captured columns a stream of a table reads when it infers them (reference-features 3.1):
+// The captured columns a stream of a table reads when it infers them (docs/reference/tables.md):
 // the union by name, ignoring case, of the columns of every capture instance of the table,
 // older instances first, a newer instance's new columns appended. Where two instances type a
 // column differently, the newer type wins when it holds the older's values (type_holds.h);

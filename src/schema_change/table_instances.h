@@ -1,5 +1,5 @@
 // The capture instances of one source table, and which of them a stream reads each LSN from
-// (reference-features 4.5, decision record 0023 of the reference: D2).
+// (docs/schema-changes.md, docs/decisions/0014-a-stream-reads-a-table-across-capture-instances.md).
 //
 // A newer instance takes over at its start LSN S: changes below S are read from the older
 // instance, changes from S on from the newer, so a range that crosses S is read in two pieces

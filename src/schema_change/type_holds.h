@@ -1,4 +1,4 @@
-// Whether a column's type still holds the values of another type (reference-features 4.5):
+// Whether a column's type still holds the values of another type (docs/schema-changes.md):
 // the one rule by which a stream decides that a type change continues, that two capture
 // instances' types of a column agree, and that a new instance's column fits the schema it
 // reads with. Types are the output schema's Arrow types (core/sql_type.h's mapping).

@@ -131,14 +131,14 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   const auto bronze_verdict = ReadVerdict(options.control, verdict_name);
   const auto position = ReadSilverPosition(options.control, options.silver);
   auto bronze = delta::DeltaTable::Open(options.bronze);
-  auto bronze_schema = bronze.snapshot().schema();
+  auto bronze_schema = bronze.state().schema();
   const auto keys = ResolveSilverKeys(options.keys, *bronze_schema, options.bronze);
-  const std::string& bronze_id = bronze.snapshot().metadata.id;
+  const std::string& bronze_id = bronze.state().metadata.id;
 
   std::optional<delta::DeltaTable> silver;
   if (delta::DeltaTable::Exists(options.silver)) {
     silver.emplace(delta::DeltaTable::Open(options.silver));
-    CheckSilverOfBronze(*silver->snapshot().schema(), silver->snapshot().metadata.configuration,
+    CheckSilverOfBronze(*silver->state().schema(), silver->state().metadata.configuration,
                         options.silver, *bronze_schema, options.bronze, bronze_id, keys);
   }
 
@@ -161,7 +161,7 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
       // every wave the facts name; read before them, it could lack the newest wave, which silver
       // would then count as applied without its rows.
       bronze.CatchUp();
-      bronze_schema = bronze.snapshot().schema();
+      bronze_schema = bronze.state().schema();
     }
   }
   const SilverApplyPlan plan = PlanSilverApply(position, newest);

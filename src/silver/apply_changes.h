@@ -1,4 +1,4 @@
-// apply_changes natively (reference-features 1.9, 4.10): keeps a silver table, the current
+// apply_changes natively (docs/silver.md): keeps a silver table, the current
 // state of each source key, from a bronze change log, and records in the control table how far
 // it got. One call reads the bronze rows past silver's position at one bronze version and
 // applies their latest images in one commit; the position is written after that commit, so a

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
 #include "delta/schema.h"
@@ -16,10 +17,6 @@
 
 namespace mssql_cdc {
 namespace {
-
-void Check(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw InternalError(what + ": " + status.ToString());
-}
 
 // A column's values as bytes: strings and binaries as they are, other types as their text.
 std::shared_ptr<arrow::Array> AsBytes(const std::shared_ptr<arrow::Array>& column) {
@@ -31,12 +28,12 @@ std::shared_ptr<arrow::Array> AsBytes(const std::shared_ptr<arrow::Array>& colum
     case arrow::Type::LARGE_BINARY:
     case arrow::Type::FIXED_SIZE_BINARY: {
       auto cast = arrow::compute::Cast(*column, arrow::binary());
-      Check(cast.status(), "encoding a key column");
+      CheckInternal(cast.status(), "encoding a key column");
       return *cast;
     }
     default: {
       auto cast = arrow::compute::Cast(*column, arrow::utf8());
-      Check(cast.status(), "encoding a key column");
+      CheckInternal(cast.status(), "encoding a key column");
       return *cast;
     }
   }
@@ -77,7 +74,7 @@ std::shared_ptr<arrow::Array> ColumnOrNull(const arrow::Table& table, std::strin
 std::shared_ptr<arrow::Int64Array> AsInt64(const std::shared_ptr<arrow::Array>& column) {
   if (!column) return nullptr;
   auto cast = arrow::compute::Cast(*column, arrow::int64());
-  Check(cast.status(), "reading a rank column");
+  CheckInternal(cast.status(), "reading a rank column");
   return std::static_pointer_cast<arrow::Int64Array>(*cast);
 }
 
@@ -212,18 +209,18 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
 
   images.max_change_lsn = NewestChangeLsn(*bronze_rows);
   arrow::Int64Builder take;
-  Check(take.Reserve(groups), "choosing images");
+  CheckInternal(take.Reserve(groups), "choosing images");
   for (const std::int64_t row : latest) {
     take.UnsafeAppend(row);
     const auto operation = IntAt(operations, row).value_or(0);
     images.deletes.push_back(operation == 1 || operation == 3);
   }
   std::shared_ptr<arrow::Array> indices;
-  Check(take.Finish(&indices), "choosing images");
+  CheckInternal(take.Finish(&indices), "choosing images");
   auto taken = arrow::compute::Take(bronze_rows, indices);
-  Check(taken.status(), "choosing images");
+  CheckInternal(taken.status(), "choosing images");
   auto batch = taken->table()->CombineChunksToBatch();
-  Check(batch.status(), "choosing images");
+  CheckInternal(batch.status(), "choosing images");
   images.rows = *arrow::Table::FromRecordBatches(
       {delta::AlignBatchToSchema(**batch, silver, "silver")});
   return images;

@@ -1,4 +1,4 @@
-// The latest image of each key among bronze rows (reference-features 4.10), the rule both
+// The latest image of each key among bronze rows (docs/silver.md), the rule both
 // modes apply: rows are ranked by (_start_lsn, _command_id, _seqval, _operation), a NULL
 // ranking after any value, so that a snapshot row outranks a change of its own LSN (the
 // snapshot was read after that commit) and an update's after-image (4) outranks its

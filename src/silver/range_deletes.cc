@@ -5,6 +5,7 @@
 
 #include <unordered_set>
 
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/column_mapping.h"
 #include "delta/compute_kernels.h"
@@ -16,19 +17,9 @@
 namespace mssql_cdc {
 namespace {
 
-void Check(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw InternalError("range deletes: " + what + ": " + status.ToString());
-}
-
-template <typename T>
-T Value(arrow::Result<T> result, const std::string& what) {
-  Check(result.status(), what);
-  return std::move(result).ValueOrDie();
-}
-
 std::optional<std::int64_t> UnitsOf(const std::shared_ptr<arrow::Scalar>& scalar) {
   if (!scalar || !scalar->is_valid) return std::nullopt;
-  const auto array = Value(arrow::MakeArrayFromScalar(*scalar, 1), "reading file statistics");
+  const auto array = ValueOrInternal(arrow::MakeArrayFromScalar(*scalar, 1), "reading file statistics");
   return KeyUnitValues(*array)->Value(0);
 }
 
@@ -72,11 +63,11 @@ std::unordered_set<std::int64_t> ChunkKeys(const arrow::Table& plan_rows, const 
 std::shared_ptr<arrow::Table> RangeDeleteRows(const delta::DeltaTable& silver, const WaveRanges& ranges,
                                               const arrow::Table& plan_rows) {
   delta::EnsureComputeKernels();
-  const auto silver_schema = silver.snapshot().schema();
+  const auto silver_schema = silver.state().schema();
   const auto key_field = silver_schema->GetFieldByName(ranges.key);
   if (!key_field) throw InternalError("range deletes: silver lacks key " + ranges.key);
   std::vector<delta::AddFile> files;
-  for (const auto& [path, add] : silver.snapshot().files) {
+  for (const auto& [path, add] : silver.state().files) {
     if (MayHoldRangeKeys(add, *key_field, ranges)) files.push_back(add);
   }
 
@@ -92,33 +83,33 @@ std::shared_ptr<arrow::Table> RangeDeleteRows(const delta::DeltaTable& silver, c
       const WaveRange* range = ranges.RangeOf(values->Value(i));
       if (!range || held.count(values->Value(i)) > 0) continue;
       if (!lsns.IsNull(i) && lsns.GetView(i) >= range->stamp) continue;  // changed at or after L
-      Check(take.Append(i), "choosing keys");
-      Check(stamps.Append(range->stamp), "choosing keys");
+      CheckInternal(take.Append(i), "choosing keys");
+      CheckInternal(stamps.Append(range->stamp), "choosing keys");
     }
     if (take.length() == 0) return;
     std::shared_ptr<arrow::Array> indices;
-    Check(take.Finish(&indices), "choosing keys");
-    keys.push_back(Value(arrow::compute::Take(*batch.column(0), *indices), "choosing keys"));
+    CheckInternal(take.Finish(&indices), "choosing keys");
+    keys.push_back(ValueOrInternal(arrow::compute::Take(*batch.column(0), *indices), "choosing keys"));
   });
 
   const auto schema = plan_rows.schema();
   const std::int64_t count = stamps.length();
   std::shared_ptr<arrow::Array> stamp_array;
-  Check(stamps.Finish(&stamp_array), "writing stamps");
+  CheckInternal(stamps.Finish(&stamp_array), "writing stamps");
   arrow::ArrayVector columns;
   for (const auto& field : schema->fields()) {
     if (field->name() == ranges.key) {
-      auto key = keys.empty() ? Value(arrow::MakeArrayOfNull(field->type(), 0), "keys")
-                              : Value(arrow::Concatenate(keys), "combining keys");
-      if (!key->type()->Equals(*field->type())) key = Value(arrow::compute::Cast(*key, field->type()), "keys");
+      auto key = keys.empty() ? ValueOrInternal(arrow::MakeArrayOfNull(field->type(), 0), "keys")
+                              : ValueOrInternal(arrow::Concatenate(keys), "combining keys");
+      if (!key->type()->Equals(*field->type())) key = ValueOrInternal(arrow::compute::Cast(*key, field->type()), "keys");
       columns.push_back(key);
     } else if (field->name() == kOperationColumn) {
-      const auto one = Value(arrow::MakeScalar(field->type(), 1), "operation");
-      columns.push_back(Value(arrow::MakeArrayFromScalar(*one, count), "operation"));
+      const auto one = ValueOrInternal(arrow::MakeScalar(field->type(), 1), "operation");
+      columns.push_back(ValueOrInternal(arrow::MakeArrayFromScalar(*one, count), "operation"));
     } else if (field->name() == kStartLsnColumn) {
       columns.push_back(stamp_array);
     } else {
-      columns.push_back(Value(arrow::MakeArrayOfNull(field->type(), count), "columns"));
+      columns.push_back(ValueOrInternal(arrow::MakeArrayOfNull(field->type(), count), "columns"));
     }
   }
   return arrow::Table::Make(schema, columns, count);

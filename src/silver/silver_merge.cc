@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/ascii.h"
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
 #include "delta/column_mapping.h"
@@ -21,16 +22,6 @@
 
 namespace mssql_cdc {
 namespace {
-
-void Check(const arrow::Status& status, const std::string& what) {
-  if (!status.ok()) throw InternalError(what + ": " + status.ToString());
-}
-
-template <typename T>
-T Value(arrow::Result<T> result, const std::string& what) {
-  Check(result.status(), what);
-  return std::move(result).ValueOrDie();
-}
 
 std::shared_ptr<arrow::Field> FieldNamed(const arrow::Schema& schema, const std::string& name) {
   for (const auto& field : schema.fields()) {
@@ -46,7 +37,7 @@ class TouchedFiles {
   TouchedFiles(const arrow::Schema& silver, const std::string& first_key, const arrow::Table& images)
       : field_(FieldNamed(silver, first_key)), stats_name_(delta::PhysicalName(*field_)) {
     auto column = images.GetColumnByName(field_->name());
-    keys_ = Value(arrow::Concatenate(column->chunks()), "combining image keys");
+    keys_ = ValueOrInternal(arrow::Concatenate(column->chunks()), "combining image keys");
     has_null_key_ = keys_->null_count() > 0;
   }
 
@@ -59,10 +50,10 @@ class TouchedFiles {
     if (has_null_key_ && *bounds.null_count > 0) return true;
     if (*bounds.null_count == *stats->num_records) return false;  // only NULL keys
     if (!bounds.min || !bounds.max) return true;
-    auto above = Value(arrow::compute::CallFunction("greater_equal", {keys_, bounds.min}), "matching keys");
-    auto below = Value(arrow::compute::CallFunction("less_equal", {keys_, bounds.max}), "matching keys");
-    auto within = Value(arrow::compute::CallFunction("and", {above, below}), "matching keys");
-    auto any = Value(arrow::compute::CallFunction("any", {within}), "matching keys");
+    auto above = ValueOrInternal(arrow::compute::CallFunction("greater_equal", {keys_, bounds.min}), "matching keys");
+    auto below = ValueOrInternal(arrow::compute::CallFunction("less_equal", {keys_, bounds.max}), "matching keys");
+    auto within = ValueOrInternal(arrow::compute::CallFunction("and", {above, below}), "matching keys");
+    auto any = ValueOrInternal(arrow::compute::CallFunction("any", {within}), "matching keys");
     const auto& scalar = static_cast<const arrow::BooleanScalar&>(*any.scalar());
     return scalar.is_valid && scalar.value;
   }
@@ -80,19 +71,19 @@ std::shared_ptr<arrow::RecordBatch> OrderedByKeys(const std::shared_ptr<arrow::T
   std::vector<arrow::compute::SortKey> sort_keys;
   for (const auto& key : keys) sort_keys.emplace_back(FieldNamed(*rows->schema(), key)->name());
   arrow::compute::SortOptions options(sort_keys, arrow::compute::NullPlacement::AtEnd);
-  auto indices = Value(arrow::compute::SortIndices(arrow::Datum(rows), options), "ordering silver rows");
-  auto taken = Value(arrow::compute::Take(rows, indices), "ordering silver rows");
-  return Value(taken.table()->CombineChunksToBatch(), "ordering silver rows");
+  auto indices = ValueOrInternal(arrow::compute::SortIndices(arrow::Datum(rows), options), "ordering silver rows");
+  auto taken = ValueOrInternal(arrow::compute::Take(rows, indices), "ordering silver rows");
+  return ValueOrInternal(taken.table()->CombineChunksToBatch(), "ordering silver rows");
 }
 
 std::shared_ptr<arrow::Table> Filtered(const std::shared_ptr<arrow::Table>& rows,
                                        const std::vector<bool>& keep) {
   arrow::BooleanBuilder mask;
-  Check(mask.Reserve(static_cast<std::int64_t>(keep.size())), "selecting rows");
+  CheckInternal(mask.Reserve(static_cast<std::int64_t>(keep.size())), "selecting rows");
   for (bool k : keep) mask.UnsafeAppend(k);
   std::shared_ptr<arrow::Array> array;
-  Check(mask.Finish(&array), "selecting rows");
-  return Value(arrow::compute::Filter(rows, array), "selecting rows").table();
+  CheckInternal(mask.Finish(&array), "selecting rows");
+  return ValueOrInternal(arrow::compute::Filter(rows, array), "selecting rows").table();
 }
 
 // The images' keys, to find the image of each row of a silver file: one integer map for a
@@ -197,13 +188,13 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
   SilverMergeResult result;
   delta::AppendOptions options;
   options.operation = "MERGE";
-  auto plan = [&](const delta::Snapshot& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
+  auto plan = [&](const delta::TableState& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
     result = SilverMergeResult{};
     delta::DeltaTable::Rewrite rewrite;
     rewrite.predicate = rebuild ? "rebuild from a snapshot" : "key matches a changed key";
     const auto image_rows = delta::AlignBatchToSchema(
-        *Value(images.rows->CombineChunksToBatch(), "combining images"), schema, silver.uri());
-    const auto image_table = Value(arrow::Table::FromRecordBatches({image_rows}), "combining images");
+        *ValueOrInternal(images.rows->CombineChunksToBatch(), "combining images"), schema, silver.uri());
+    const auto image_table = ValueOrInternal(arrow::Table::FromRecordBatches({image_rows}), "combining images");
     const auto image_lsns = LsnViews(*image_table);
     std::vector<bool> take(images.deletes.size());
     for (std::size_t i = 0; i < take.size(); ++i) take[i] = !images.deletes[i];
@@ -256,8 +247,8 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
         if (!out.changed) return;  // nothing of this file changes: it stays
         std::vector<std::shared_ptr<arrow::Table>> file_parts = {Filtered(current, keep),
                                                                  Filtered(image_table, replaced_here)};
-        auto combined = Value(arrow::ConcatenateTables(file_parts), "combining silver rows");
-        out.rows = Value(combined->CombineChunksToBatch(), "combining silver rows");
+        auto combined = ValueOrInternal(arrow::ConcatenateTables(file_parts), "combining silver rows");
+        out.rows = ValueOrInternal(combined->CombineChunksToBatch(), "combining silver rows");
       };
       RunOnThreads(candidates.size(), rewrite_file);
       for (std::size_t f = 0; f < candidates.size(); ++f) {
@@ -285,7 +276,7 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
     }
     if (rebuild) result.deleted = static_cast<std::int64_t>(images.deletes.size()) - result.upserted;
     if (!parts.empty()) {
-      auto combined = Value(arrow::ConcatenateTables(parts), "combining silver rows");
+      auto combined = ValueOrInternal(arrow::ConcatenateTables(parts), "combining silver rows");
       if (combined->num_rows() > 0) rewrite.rows.push_back(OrderedByKeys(combined, keys));
     }
     return rewrite;

@@ -1,4 +1,4 @@
-// What a silver table is made of (reference-features 3.5): one row per source key, the
+// What a silver table is made of (docs/reference/tables.md): one row per source key, the
 // captured columns as bronze holds them, then _start_lsn (the commit LSN of the row's current
 // image, or the snapshot's LSN when unchanged since) and _commit_ts. Bronze's other metadata
 // columns stay in bronze. Both modes take the silver schema and the key rule from here.

@@ -1,5 +1,5 @@
 // The key ranges of the chunks a silver call applies from an open chunked snapshot, for the
-// waves' range deletes (reference-features 4.10): a silver key inside a chunk's [lo, hi) that
+// waves' range deletes (docs/silver.md): a silver key inside a chunk's [lo, hi) that
 // the chunk's rows lack and whose image is older than the chunk's stamp L is deleted as a change
 // at L would delete it. Without them a key deleted from the source in a gap the stream never
 // read would stay in silver until the snapshot completes and silver is rebuilt by absence.

@@ -11,7 +11,6 @@
 #include "sim/access_token.h"
 #include "sim/lsn_sequence.h"
 #include "sim/storage.h"
-#include "sim/transaction.h"
 #include "sim/value_codec.h"
 #include "sim/wire_rows.h"
 
@@ -691,10 +690,6 @@ void SimDatabase::AlterColumn(const TableName& table, const ColumnDef& column) {
 }
 
 // ---- DML and the capture process ----
-
-std::unique_ptr<Transaction> SimDatabase::Begin() {
-  return std::make_unique<Transaction>(*this, NowUtc());
-}
 
 Lsn SimDatabase::WriteIdleEntry() {
   WriteTransaction tx(*db_);

@@ -3,18 +3,13 @@
 #include <cctype>
 
 #include "core/errors.h"
+#include "core/ascii.h"
 
 namespace mssql_cdc::sim {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 std::string_view StripBrackets(std::string_view s) {
-  s = Trim(s);
+  s = TrimAsciiSpace(s);
   if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
   return s;
 }
@@ -59,7 +54,7 @@ void CheckColumnName(std::string_view name, std::string_view what) {
 }
 
 TableName ParseTableName(std::string_view text) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimAsciiSpace(text);
   TableName out;
   const auto dot = s.find('.');
   if (dot == std::string_view::npos) {
@@ -74,7 +69,7 @@ TableName ParseTableName(std::string_view text) {
 }
 
 ColumnDef ParseColumnDeclaration(std::string_view text) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimAsciiSpace(text);
   std::size_t end;
   ColumnDef col;
   if (!s.empty() && s.front() == '[') {
@@ -90,11 +85,11 @@ ColumnDef ParseColumnDeclaration(std::string_view text) {
     col.name = std::string(s.substr(0, end));
   }
   CheckColumnName(col.name, "column name in '" + std::string(text) + "'");
-  std::string_view rest = Trim(s.substr(end));
+  std::string_view rest = TrimAsciiSpace(s.substr(end));
   if (EndsWithWord(rest, "null")) {
-    rest = Trim(rest.substr(0, rest.size() - 4));
+    rest = TrimAsciiSpace(rest.substr(0, rest.size() - 4));
     if (EndsWithWord(rest, "not")) {
-      rest = Trim(rest.substr(0, rest.size() - 3));
+      rest = TrimAsciiSpace(rest.substr(0, rest.size() - 3));
       col.nullable = false;
     }
   }

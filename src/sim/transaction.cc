@@ -14,6 +14,13 @@
 #include "sim/wire_rows.h"
 
 namespace mssql_cdc::sim {
+
+// SimDatabase's, defined here beside the Transaction it makes, so that the database's own
+// file does not need the transaction's.
+std::unique_ptr<Transaction> SimDatabase::Begin() {
+  return std::make_unique<Transaction>(*this, NowUtc());
+}
+
 namespace {
 
 using Image = std::vector<Value>;  // one value per live column, in TableInfo::columns order

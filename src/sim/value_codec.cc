@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/time.h"
+#include "core/utf8.h"
 
 namespace mssql_cdc::sim {
 namespace {
@@ -289,9 +290,6 @@ std::string FormatTicks(std::int64_t ticks) {
 }
 
 // Division rounding toward minus infinity: instants before 1970 are negative tick counts.
-std::int64_t FloorDiv(std::int64_t value, std::int64_t unit) {
-  return value / unit - ((value % unit) < 0 ? 1 : 0);
-}
 std::int64_t FloorMod(std::int64_t value, std::int64_t unit) {
   return value - FloorDiv(value, unit) * unit;
 }
@@ -362,24 +360,9 @@ Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) 
 std::int64_t Utf16Length(std::string_view s) {
   std::int64_t units = 0;
   for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int extra;
-    std::uint32_t cp;
-    if (c < 0x80) extra = 0, cp = c;
-    else if ((c & 0xE0) == 0xC0) extra = 1, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) extra = 2, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) extra = 3, cp = c & 0x07;
-    else return -1;
-    if (i + static_cast<std::size_t>(extra) >= s.size()) return -1;  // cut short
-    for (int k = 1; k <= extra; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((cc & 0xC0) != 0x80) return -1;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+    const long cp = DecodeUtf8At(s, i);
+    if (cp < 0) return -1;
     units += cp >= 0x10000 ? 2 : 1;
-    i += static_cast<std::size_t>(extra) + 1;
   }
   return units;
 }

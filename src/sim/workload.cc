@@ -15,15 +15,10 @@
 #include "sim/transaction.h"
 #include "sim/value_codec.h"
 #include "sim/value_generator.h"
+#include "core/ascii.h"
 
 namespace mssql_cdc::sim {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 // The keys of one table's committed rows, for picking rows to update and delete.
 class LiveKeys {
@@ -170,13 +165,13 @@ OperationMix OperationMix::Parse(std::string_view text) {
   std::map<std::string, bool> seen;
   while (!text.empty()) {
     const auto comma = text.find(',');
-    std::string_view part = Trim(text.substr(0, comma));
+    std::string_view part = TrimAsciiSpace(text.substr(0, comma));
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
     const auto eq = part.find('=');
     if (eq == std::string_view::npos) fail("'" + std::string(part) + "' has no '='");
-    std::string name(Trim(part.substr(0, eq)));
+    std::string name(TrimAsciiSpace(part.substr(0, eq)));
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const std::string number(Trim(part.substr(eq + 1)));
+    const std::string number(TrimAsciiSpace(part.substr(eq + 1)));
     double weight;
     std::size_t used = 0;
     try {

@@ -456,7 +456,7 @@ bool SpaceUsed(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
-constexpr Shape kShapes[] = {
+constexpr Shape kClientShapes[] = {
     TimeZoneSupport, TimeZoneId, MaxLsn, MinLsn, NthCommitAfter, TimeToLsn, CommitTime,
     SourceColumns,
     UserName, ListCaptureInstances, CapturedColumns, DdlHistory, SplitPoints, ChangeRows,
@@ -465,7 +465,7 @@ constexpr Shape kShapes[] = {
 
 }  // namespace
 
-std::span<const Shape> ClientShapes() { return kShapes; }
+std::span<const Shape> ClientShapes() { return kClientShapes; }
 
 bool ProcedureCall(TokenCursor& cursor, std::string_view procedure,
                    std::vector<ProcedureArgument>* arguments) {

@@ -60,7 +60,7 @@ bool Use(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
-bool Session(TokenCursor& cursor, RecognizedStatement* out) {
+bool SessionQueryShape(TokenCursor& cursor, RecognizedStatement* out) {
   static const std::pair<Phrase, SessionQuery::Kind> kQueries[] = {
       {Phrase("SELECT @@SPID"), SessionQuery::Kind::kSpid},
       {Phrase("SELECT 1"), SessionQuery::Kind::kSelectOne},
@@ -98,10 +98,10 @@ bool DatatypeInfo(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
-constexpr Shape kShapes[] = {LsnStep, AllChanges, Set, Use, Session, ServerProperty, DatatypeInfo};
+constexpr Shape kDriverShapes[] = {LsnStep, AllChanges, Set, Use, SessionQueryShape, ServerProperty, DatatypeInfo};
 
 }  // namespace
 
-std::span<const Shape> DriverShapes() { return kShapes; }
+std::span<const Shape> DriverShapes() { return kDriverShapes; }
 
 }  // namespace mssql_cdc::sim_server

@@ -1,6 +1,6 @@
 #include "sim_server/session.h"
 
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 
 namespace mssql_cdc::sim_server {
 

@@ -12,7 +12,7 @@
 #include "sim_server/session.h"
 #include "sim_server/sim_query_handler.h"
 #include "sim_server/sql_tokens.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 
 namespace mssql_cdc::sim_server {
 

@@ -1,4 +1,5 @@
 #include "sim_server/sql_tokens.h"
+#include "core/ascii.h"
 
 #include <cctype>
 
@@ -14,11 +15,6 @@ bool IsLetter(char c) {
 }
 bool StartsWord(char c) { return IsLetter(c) || c == '_' || c == '@' || c == '#'; }
 bool ContinuesWord(char c) { return StartsWord(c) || IsDigit(c) || c == '$'; }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  return std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
-}
 
 bool IsParameterName(std::string_view word) {
   if (word.size() < 3 || word[0] != '@' || (word[1] != 'P' && word[1] != 'p')) return false;
@@ -118,9 +114,9 @@ TokenizeResult Tokenize(std::string_view sql) {
       SqlToken token{SqlToken::Kind::kBinary, {}};
       // An odd number of digits has a leading zero implied, as SQL Server reads 0xABC.
       std::size_t d = 0;
-      if (digits.size() % 2 == 1) token.text += static_cast<char>(HexValue(digits[d++]));
+      if (digits.size() % 2 == 1) token.text += static_cast<char>(HexDigitValue(digits[d++]));
       for (; d < digits.size(); d += 2) {
-        token.text += static_cast<char>(HexValue(digits[d]) * 16 + HexValue(digits[d + 1]));
+        token.text += static_cast<char>(HexDigitValue(digits[d]) * 16 + HexDigitValue(digits[d + 1]));
       }
       tokens.push_back(std::move(token));
       i = end;

@@ -1,4 +1,4 @@
-// The chunks of a chunked snapshot (reference-features 4.3, "Chunked snapshot"), planned once
+// The chunks of a chunked snapshot (docs/snapshots.md, "Chunked snapshot"), planned once
 // by the first backfill and fixed while the snapshot is open:
 //   - one integer key: rows counted per slice of a grid over [MIN, MAX] in one GROUP BY a
 //     query (about 16 slices per chunk_rows, at most kMaxSlicesPerQuery slices per query);

@@ -1,4 +1,4 @@
-// Where a stream's snapshots stand, read from its facts rows (reference-features 3.3, 4.3):
+// Where a stream's snapshots stand, read from its facts rows (docs/reference/tables.md, docs/snapshots.md):
 // which snapshot is open in which mode, how far a chunked one has come, and what its next
 // wave reads. The facts table is the record: snapshot_open opens a snapshot at S, a
 // `bootstrap` (or `resnapshot`) row of the same stream whose max_lsn is S or later closes it,
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/lsn.h"
-#include "core/options.h"
+#include "core/stream_params.h"
 #include "core/time.h"
 
 namespace mssql_cdc {

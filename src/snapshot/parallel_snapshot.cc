@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/errors.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/parallel_reads.h"
 
 namespace mssql_cdc {
@@ -77,7 +77,7 @@ class MergedSnapshotReader final : public arrow::RecordBatchReader {
     changed_.notify_all();
   }
 
-  // The engine's error as a Status ThrowIfError gives back (source/error_status.h).
+  // The engine's error as a Status ThrowIfError gives back (core/arrow_status.h).
   static arrow::Status StatusOf(const std::exception_ptr& error) {
     try {
       std::rethrow_exception(error);

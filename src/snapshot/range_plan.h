@@ -1,5 +1,5 @@
-// How a full snapshot cuts a source table into key ranges read in parallel (reference-features
-// 4.3, "Partitioning of a full snapshot"):
+// How a full snapshot cuts a source table into key ranges read in parallel (docs/snapshots.md,
+// "Full snapshots, read in parallel"):
 //   - one integer key: uniform ranges between MIN and MAX (two seeks). Skewed keys give uneven
 //     ranges; the open ends take rows inserted meanwhile.
 //   - a composite or non-integer key: ranges of about equal rows, each bound a keyset seek

@@ -1,4 +1,4 @@
-// A seed (reference-features 1.5): a copy of the table already in the lake stands for its
+// A seed (docs/snapshots.md): a copy of the table already in the lake stands for its
 // snapshot, for tables too big to snapshot within CDC retention. This holds the two rules both
 // modes share: where the copy stands in the change history, and how its columns become the
 // stream's.

@@ -60,7 +60,7 @@ std::vector<std::string> InstancesOfTable(const std::vector<CaptureInstanceInfo>
 std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
                                           const std::vector<std::string>& instances,
                                           const std::optional<std::string>& newer_than) {
-  const auto schema_ptr = bronze.snapshot().schema();
+  const auto schema_ptr = bronze.state().schema();
   const auto& schema = *schema_ptr;
   std::vector<std::string> columns{"_operation", "_capture_instance", "_start_lsn", "_commit_ts"};
   const bool has_snapshot = schema.GetFieldIndex("_snapshot") >= 0;
@@ -75,7 +75,7 @@ std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
     return field ? delta::PhysicalName(*field) : std::string(name);
   };
   const std::string snapshot_column = physical("_snapshot"), start_column = physical("_start_lsn");
-  for (const auto& [path, add] : bronze.snapshot().files) {
+  for (const auto& [path, add] : bronze.state().files) {
     if (!MayHoldSnapshotRows(add, operation)) continue;
     if (newer_than && !MayHoldNewerSnapshot(add, snapshot_column, start_column, *newer_than)) continue;
     files.push_back(add);

@@ -1,4 +1,4 @@
-// Whether bronze already holds a snapshot of a table (reference-features 1.4, 3.2, 4.3): a
+// Whether bronze already holds a snapshot of a table (docs/snapshots.md, docs/reference/tables.md): a
 // rerun of a bootstrap, or snapshot(), finds it and reads nothing. A snapshot is found by its
 // operation-0 rows, of any capture instance of the table (names matched ignoring case), the
 // newest by coalesce(_snapshot, _start_lsn): a whole snapshot, a seed, or a chunked snapshot

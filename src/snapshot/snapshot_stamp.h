@@ -1,4 +1,4 @@
-// The LSN a snapshot's rows are stamped with (invariant 5): recorded before any row is read,
+// The LSN a snapshot's rows are stamped with (invariant 5 of docs/invariants.md): recorded before any row is read,
 // so that a row may be newer than its stamp, never older, and a stream starting after it
 // misses no change.
 #pragma once

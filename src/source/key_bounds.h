@@ -1,4 +1,4 @@
-// The bounds of a snapshot range as snapshotChunks gives them (reference-features 2.2): a
+// The bounds of a snapshot range as snapshotChunks gives them (docs/reference/options.md): a
 // JSON scalar for a one-column key, a list of scalars for a composite one, null for an open
 // end. One rule for every backend: the sim reads the parts as literals of the key's types,
 // the odbc backend sends them as text for the server to CAST.

@@ -2,15 +2,15 @@
 // a database has, and how it lists them in messages.
 //
 // Names match as SQL Server's default collations compare them: exactly first, else ignoring
-// case with ASCII folding, the rule of the simulator's identifiers (sim::SameName) and NOCASE
-// columns.
+// case with ASCII folding (core/ascii.h), which is also the simulator's rule for its
+// identifiers and NOCASE columns.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "sim/schema.h"
+#include "core/ascii.h"
 
 namespace mssql_cdc {
 
@@ -23,7 +23,7 @@ int FindName(const Names& names, std::string_view wanted) {
   }
   int found = -1;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (sim::SameName(names[i], wanted)) found = found == -1 ? static_cast<int>(i) : -2;
+    if (EqualsIgnoringAsciiCase(names[i], wanted)) found = found == -1 ? static_cast<int>(i) : -2;
   }
   return found;
 }

@@ -4,7 +4,7 @@
 
 #include "core/errors.h"
 #include "source/odbc/odbc_source.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 
 namespace mssql_cdc {
 

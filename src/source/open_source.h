@@ -5,7 +5,7 @@
 #include <functional>
 #include <memory>
 
-#include "core/options.h"
+#include "core/source_options.h"
 #include "source/source.h"
 
 namespace mssql_cdc {

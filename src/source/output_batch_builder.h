@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "source/source.h"
-#include "source/sqlite_column_decoders.h"
+#include "source/sim/sqlite_column_decoders.h"
 
 namespace mssql_cdc {
 

@@ -1,4 +1,4 @@
-// The output schema of change and snapshot reads (reference-features 3.1): six metadata
+// The output schema of change and snapshot reads (docs/reference/tables.md): six metadata
 // columns first, then the captured columns under the engine's type mapping. Defined once here;
 // the bronze table, the Spark source and every backend take it from this file.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
 #include "core/errors.h"
 #include "source/name_match.h"
 
@@ -15,8 +16,8 @@ std::vector<CaptureInstanceInfo> Source::ListTableInstances(const std::string& s
                                                             const std::string& source_table) {
   std::vector<CaptureInstanceInfo> out;
   for (auto& instance : ListCaptureInstances()) {
-    if (sim::SameName(instance.source_schema, source_schema) &&
-        sim::SameName(instance.source_table, source_table)) {
+    if (EqualsIgnoringAsciiCase(instance.source_schema, source_schema) &&
+        EqualsIgnoringAsciiCase(instance.source_table, source_table)) {
       out.push_back(std::move(instance));
     }
   }
@@ -41,7 +42,7 @@ CaptureInstanceInfo Source::ResolveCaptureInstance(const std::string& name) {
   if (found == -2) {
     std::vector<std::string> matches;
     for (const auto& candidate : names) {
-      if (sim::SameName(candidate, name)) matches.push_back("'" + candidate + "'");
+      if (EqualsIgnoringAsciiCase(candidate, name)) matches.push_back("'" + candidate + "'");
     }
     throw ConfigError("capture instance '" + name + "' matches " + JoinNames(matches) +
                       ", which differ only in case: give the name exactly");
@@ -50,7 +51,7 @@ CaptureInstanceInfo Source::ResolveCaptureInstance(const std::string& name) {
   // stream configured with it follows the table's newest instance.
   const CaptureInstanceInfo* newest = nullptr;
   for (const auto& instance : instances) {
-    if (sim::SameName(instance.source_schema + "_" + instance.source_table, name) &&
+    if (EqualsIgnoringAsciiCase(instance.source_schema + "_" + instance.source_table, name) &&
         !instance.start_lsn.IsZero() && (!newest || newest->start_lsn < instance.start_lsn)) {
       newest = &instance;
     }

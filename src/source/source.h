@@ -172,7 +172,7 @@ class Source {
   // metadata columns, then the captured columns), ordered by (_start_lsn, _command_id,
   // _seqval, _operation). `clock` converts commit times to UTC. Request errors (unknown
   // instance or column, bad batch_rows) throw here; failures while reading come back from
-  // ReadNext as a Status carrying the Error (source/error_status.h: ThrowIfError).
+  // ReadNext as a Status carrying the Error (core/arrow_status.h: ThrowIfError).
   // The reader keeps what it needs of the Source alive; it may outlive the Source.
   virtual std::unique_ptr<arrow::RecordBatchReader> ReadChanges(const ChangeReadRequest& request,
                                                                  const SourceClock& clock) = 0;

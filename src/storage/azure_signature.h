@@ -12,10 +12,6 @@
 
 namespace mssql_cdc::storage {
 
-std::string Base64Encode(const std::string& bytes);
-// nullopt when `text` is not base64.
-std::optional<std::string> Base64Decode(const std::string& text);
-
 // Signs `request` for `account` with its key (decoded bytes) at `now`: adds x-ms-date and
 // Authorization: SharedKey. `query` holds the request's query parameters decoded (the target
 // carries them encoded); every x-ms- header the request holds is signed, and the standard

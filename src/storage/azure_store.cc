@@ -11,6 +11,7 @@
 #include "storage/aws_signature.h"
 #include "storage/azure_identity.h"
 #include "storage/azure_list_response.h"
+#include "storage/base64.h"
 #include "storage/azure_signature.h"
 #include "storage/conditional_write_probe.h"
 #include "storage/environment.h"
@@ -323,7 +324,7 @@ class AzureObjectRequests final : public ObjectRequests {
   std::unique_ptr<BearerTokenSource> tokens_;  // with an identity only
 };
 
-OpenedStores& Stores() {
+OpenedStores& AzureStores() {
   static OpenedStores* stores = new OpenedStores;
   return *stores;
 }
@@ -464,12 +465,12 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenAzureStore(const std::st
                             settings.endpoint.HostHeader();
   const std::string cache_key = settings.endpoint.HostHeader() + "|" + settings.account + "|" +
                                 location.container;
-  auto fs = Stores().Get(cache_key, [&] {
+  auto fs = AzureStores().Get(cache_key, [&] {
     return OpenContainer(uri, location, root, std::move(settings), where);
   });
   return {fs, root};
 }
 
-void ReleaseAzureStores() { Stores().Clear(); }
+void ReleaseAzureStores() { AzureStores().Clear(); }
 
 }  // namespace mssql_cdc::storage

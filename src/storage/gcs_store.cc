@@ -208,7 +208,7 @@ class GcsObjectRequests final : public ObjectRequests {
   std::unique_ptr<BearerTokenSource> tokens_;
 };
 
-OpenedStores& Stores() {
+OpenedStores& GcsStores() {
   static OpenedStores* stores = new OpenedStores;
   return *stores;
 }
@@ -268,10 +268,10 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenGcsStore(const std::stri
              settings.endpoint.HostHeader() + " (" + settings.endpoint_source + ")";
   }
   const std::string cache_key = settings.endpoint.HostHeader() + "|" + location.bucket;
-  auto fs = Stores().Get(cache_key, [&] { return OpenBucket(location, root, settings, where); });
+  auto fs = GcsStores().Get(cache_key, [&] { return OpenBucket(location, root, settings, where); });
   return {fs, root};
 }
 
-void ReleaseGcsStores() { Stores().Clear(); }
+void ReleaseGcsStores() { GcsStores().Clear(); }
 
 }  // namespace mssql_cdc::storage

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
-#include "storage/azure_signature.h"
+#include "storage/base64.h"
 #include "storage/environment.h"
 #include "storage/http_client.h"
 

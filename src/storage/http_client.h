@@ -13,28 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/percent_encoding.h"
+#include "storage/http_endpoint.h"
+
 namespace mssql_cdc::storage {
-
-struct HttpEndpoint {
-  bool tls = true;
-  std::string host;  // a name or an address, without brackets
-  int port = 443;
-
-  // "host" or "host:port", as the Host header and a signature carry it.
-  std::string HostHeader() const;
-};
-
-// Reads "https://host[:port]" or "http://host[:port]" (a trailing '/' allowed). Throws
-// ConfigError naming `what` (the option or variable the text came from) otherwise.
-HttpEndpoint ParseHttpEndpoint(const std::string& url, const std::string& what);
-
-// Percent-encodes every byte but RFC 3986's unreserved A-Z a-z 0-9 - _ . ~ (and '/', when
-// `keep_slash`), as a path or a query value of a request to a store.
-std::string PercentEncode(const std::string& text, bool keep_slash);
-
-// Splits "https://host[:port]/path" into its endpoint and its path ("/" when it has none).
-// Throws ConfigError naming `what` otherwise.
-std::pair<HttpEndpoint, std::string> ParseHttpUrl(const std::string& url, const std::string& what);
 
 struct HttpRequest {
   std::string method;

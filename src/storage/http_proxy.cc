@@ -11,7 +11,8 @@
 
 #include "core/ascii.h"
 #include "core/errors.h"
-#include "storage/azure_signature.h"
+#include "core/percent_encoding.h"
+#include "storage/base64.h"
 #include "storage/environment.h"
 
 namespace mssql_cdc::storage {
@@ -21,20 +22,6 @@ std::string Trim(const std::string& text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string::npos) return "";
   return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
-
-std::string PercentDecode(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
 }
 
 std::optional<std::uint32_t> Ipv4(const std::string& text) {
@@ -79,8 +66,8 @@ HttpProxy ParseHttpProxy(const std::string& value, const std::string& variable) 
     const std::string user_info = rest.substr(0, at);
     rest = rest.substr(at + 1);
     const auto colon = user_info.find(':');
-    proxy.username = PercentDecode(user_info.substr(0, colon));
-    if (colon != std::string::npos) proxy.password = PercentDecode(user_info.substr(colon + 1));
+    proxy.username = PercentDecodeLenient(user_info.substr(0, colon));
+    if (colon != std::string::npos) proxy.password = PercentDecodeLenient(user_info.substr(colon + 1));
   }
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   // The port follows the last ':' after the host (an IPv6 address's brackets included).

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "storage/http_client.h"
+#include "storage/http_endpoint.h"
 
 namespace mssql_cdc::storage {
 

@@ -15,6 +15,9 @@
 #include <random>
 
 #include "core/errors.h"
+#include "core/percent_encoding.h"
+#include "core/user_text.h"
+#include "core/table_ref.h"
 
 namespace mssql_cdc::storage {
 namespace {
@@ -220,29 +223,6 @@ class LocalFs final : public FileSystem {
   }
 };
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(const std::string& text, const std::string& uri) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    int high = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
-    int low = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
-    if (high < 0 || low < 0) throw ConfigError("malformed percent escape in table URI " + uri);
-    out += static_cast<char>(high * 16 + low);
-    i += 2;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::shared_ptr<FileSystem> LocalFileSystem() {
@@ -272,7 +252,9 @@ std::string LocalPathOfUri(const std::string& uri) {
     if (rest.empty() || rest[0] != '/') {
       throw ConfigError("file URI " + uri + " must hold an absolute path (file:///path)");
     }
-    path = PercentDecode(rest, uri);
+    auto decoded = PercentDecode(rest);
+    if (!decoded) throw ConfigError("malformed percent escape in table URI " + uri);
+    path = std::move(*decoded);
   } else if (has_scheme) {
     throw ConfigError("'" + uri + "': the scheme '" + uri.substr(0, scheme_end) +
                       "' names no store this engine can open; use s3:// (or s3a://), "
@@ -282,6 +264,18 @@ std::string LocalPathOfUri(const std::string& uri) {
   }
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
+}
+
+void CheckSharedLocation(const std::string& location, const std::string& what) {
+  if (location.rfind("file:", 0) == 0) {
+    LocalPathOfUri(location);  // refuses another host and a relative file URI
+    return;
+  }
+  if (IsUri(location) || location.rfind("/", 0) == 0) return;
+  throw ConfigError(what + "=" + QuoteUserText(location) +
+                    " is a relative path, which Spark reads against its default filesystem and "
+                    "this package against the working directory; give an absolute path "
+                    "(/lake/...) or a URI (file:/..., s3://...)");
 }
 
 }  // namespace mssql_cdc::storage

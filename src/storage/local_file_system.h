@@ -16,4 +16,9 @@ std::shared_ptr<FileSystem> LocalFileSystem();
 // host, a relative file URI, or a URI of another scheme (naming the schemes the engine opens).
 std::string LocalPathOfUri(const std::string& uri);
 
+// Refuses (ConfigError naming `what`) a location that Spark and the engine would read as two
+// places: a relative path, which Spark takes against its default filesystem and the engine
+// against the working directory, and a file URI of another host. Other URIs pass.
+void CheckSharedLocation(const std::string& location, const std::string& what);
+
 }  // namespace mssql_cdc::storage

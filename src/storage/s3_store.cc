@@ -213,7 +213,7 @@ bool ValidBucketName(const std::string& name) {
 
 // Never destroyed: a process that does not call ReleaseS3Stores (a Python process, whose
 // pyarrow shuts the AWS SDK down itself) must not destroy S3 clients after that.
-OpenedStores& Stores() {
+OpenedStores& S3Stores() {
   static OpenedStores* stores = new OpenedStores;
   return *stores;
 }
@@ -307,12 +307,12 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenS3Store(const std::strin
       (settings.endpoint ? settings.endpoint->HostHeader() : "aws") + "|" + settings.region +
       "|" + location.bucket;
 
-  auto fs = Stores().Get(cache_key, [&] { return OpenBucket(uri, location, root, settings); });
+  auto fs = S3Stores().Get(cache_key, [&] { return OpenBucket(uri, location, root, settings); });
   return {fs, root};
 }
 
 void ReleaseS3Stores() {
-  Stores().Clear();
+  S3Stores().Clear();
   if (s3_initialized) (void)arrow::fs::EnsureS3Finalized();
 }
 

@@ -1,5 +1,10 @@
 #include "storage/store.h"
 
+#include <filesystem>
+
+#include "core/errors.h"
+#include "core/user_text.h"
+
 #include "storage/azure_store.h"
 #include "storage/gcs_store.h"
 #include "storage/local_file_system.h"
@@ -30,6 +35,23 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenStore(const std::string&
   if (IsAzureUri(uri)) return OpenAzureStore(uri);
   if (IsGcsUri(uri)) return OpenGcsStore(uri);
   return {LocalFileSystem(), LocalPathOfUri(uri)};
+}
+
+void CheckDirectoryLocation(const std::string& uri, const std::string& what) {
+  if (IsObjectStoreUri(uri)) return;
+  namespace fs = std::filesystem;
+  const fs::path location = fs::absolute(fs::path(LocalPathOfUri(uri))).lexically_normal();
+  for (fs::path path = location; !path.empty(); path = path.parent_path()) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (fs::is_directory(status)) return;
+    if (fs::exists(status)) {
+      const std::string where = path == location ? "it" : QuoteUserText(path.string(), kPathShown) + ", a folder above it,";
+      throw ConfigError(what + " " + QuoteUserText(uri, kPathShown) + " cannot be a directory: " + where +
+                        " exists and is not a directory; give a path where a directory can be made");
+    }
+    if (path == path.parent_path()) return;
+  }
 }
 
 void ReleaseObjectStores() {

@@ -23,6 +23,11 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenStore(const std::string&
 // Whether `uri` names an object store rather than the local filesystem (by its scheme alone).
 bool IsObjectStoreUri(const std::string& uri);
 
+// Throws ConfigError when `uri` is a local path that cannot be a directory: it, or a folder
+// above it, exists and is something else (a file). `what` names the location in the message
+// ("bronze table", "checkpoint"). Object stores have no such files: nothing to check there.
+void CheckDirectoryLocation(const std::string& uri, const std::string& what);
+
 // Releases the object stores' clients and shuts their SDKs down for good. The native executable
 // calls it before it returns from main, so that no SDK is torn down by static destructors; a
 // Python process leaves that to pyarrow.

@@ -55,7 +55,7 @@ bool WaitFor(int fd, short events, Clock::time_point deadline) {
 
 void PutUtf16(std::vector<std::uint8_t>& out, std::string_view utf8) {
   WireBuffer buffer;
-  AppendUtf16(buffer, utf8);
+  buffer.PutUtf16(utf8);
   out.insert(out.end(), buffer.data(), buffer.data() + buffer.size());
 }
 

@@ -28,7 +28,6 @@ constexpr std::int32_t kLastDay = 3652058;
 constexpr std::int64_t kDateTimeTicksPerDay = 300LL * 86400;  // datetime counts 1/300 s
 
 constexpr std::uint16_t kMaxLengthMarker = 0xFFFF;  // (max) types: values go as PLP
-constexpr std::uint64_t kPlpNull = ~0ULL;
 
 constexpr auto kPow10Wide = [] {
   std::array<unsigned __int128, 39> table{};
@@ -155,7 +154,7 @@ void ColumnCodec::WriteMetadata(WireBuffer& out) const {
   std::size_t length_at = out.size();
   out.PutU8(0);
   std::size_t start = out.size();
-  AppendUtf16(out, name_);
+  out.PutUtf16(name_);
   std::size_t units = (out.size() - start) / 2;
   if (units > 128) {  // a column name is a sysname: 128 characters at most
     out.Truncate(start + 256);

@@ -6,6 +6,7 @@
 
 #include "tds/requests.h"
 #include "tds/text_encoding.h"
+#include "tds/tokens.h"
 #include "tds/wire_buffer.h"
 
 namespace mssql_cdc::tds {
@@ -17,7 +18,6 @@ constexpr std::uint8_t kNoExecFlag = 0xFE;
 constexpr std::uint8_t kByRefValue = 0x01;
 
 constexpr std::uint16_t kUnknownLength = 0xFFFF;
-constexpr std::uint64_t kPlpNull = ~0ULL;
 
 struct KnownProc {
   std::uint16_t id;

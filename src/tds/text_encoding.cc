@@ -1,6 +1,6 @@
 #include "tds/text_encoding.h"
+#include "core/utf8.h"
 
-#include "tds/wire_buffer.h"
 
 namespace mssql_cdc::tds {
 namespace {
@@ -17,37 +17,6 @@ constexpr char16_t kCp1252High[32] = {
 
 // Decodes one UTF-8 sequence at s[i]; advances i. Returns -1 for an invalid sequence
 // (overlong, surrogate, beyond U+10FFFF, truncated).
-inline long DecodeUtf8(std::string_view s, std::size_t& i) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  unsigned char c = p[i];
-  if (c < 0x80) {
-    ++i;
-    return c;
-  }
-  int extra;
-  long cp;
-  long min;
-  if ((c & 0xE0) == 0xC0) {
-    extra = 1, cp = c & 0x1F, min = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    extra = 2, cp = c & 0x0F, min = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    extra = 3, cp = c & 0x07, min = 0x10000;
-  } else {
-    return -1;
-  }
-  if (n - i <= static_cast<std::size_t>(extra)) return -1;
-  for (int k = 1; k <= extra; ++k) {
-    unsigned char cc = p[i + k];
-    if ((cc & 0xC0) != 0x80) return -1;
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-  i += extra + 1;
-  return cp;
-}
-
 inline void AppendUtf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
@@ -114,32 +83,32 @@ std::ptrdiff_t Utf8ToUtf16(std::string_view utf8, std::uint8_t* out) {
       ++i;
       continue;
     }
-    long cp = DecodeUtf8(utf8, i);
+    long cp = DecodeUtf8At(utf8, i);
     if (cp < 0) return -1;
     out = PutCodePoint(out, static_cast<char32_t>(cp));
   }
   return out - start;
 }
 
-void AppendUtf16(WireBuffer& buffer, std::string_view utf8) {
+std::size_t EncodeUtf16(std::string_view utf8, std::uint8_t* out) {
+  std::uint8_t* const start = out;
   std::size_t i = 0;
   while (i < utf8.size()) {
-    long cp = DecodeUtf8(utf8, i);
+    long cp = DecodeUtf8At(utf8, i);
     if (cp < 0) {
       ++i;
       cp = kReplacement;
     }
-    std::uint8_t units[4];
-    std::size_t bytes = PutCodePoint(units, static_cast<char32_t>(cp)) - units;
-    buffer.PutBytes(units, bytes);
+    out = PutCodePoint(out, static_cast<char32_t>(cp));
   }
+  return static_cast<std::size_t>(out - start);
 }
 
 std::size_t Utf16Length(std::string_view utf8) {
   std::size_t units = 0;
   std::size_t i = 0;
   while (i < utf8.size()) {
-    long cp = DecodeUtf8(utf8, i);
+    long cp = DecodeUtf8At(utf8, i);
     if (cp < 0) ++i;
     units += cp >= 0x10000 ? 2 : 1;
   }
@@ -156,7 +125,7 @@ std::ptrdiff_t Utf8ToCp1252(std::string_view utf8, std::uint8_t* out) {
       *out++ = p[i++];
       continue;
     }
-    long cp = DecodeUtf8(utf8, i);
+    long cp = DecodeUtf8At(utf8, i);
     if (cp < 0) return -1;
     if (cp >= 0xA0 && cp <= 0xFF) {
       *out++ = static_cast<std::uint8_t>(cp);

@@ -14,7 +14,6 @@
 
 namespace mssql_cdc::tds {
 
-class WireBuffer;
 
 // UTF-16LE bytes to UTF-8; an unpaired surrogate becomes U+FFFD. An odd trailing byte is
 // ignored.
@@ -24,8 +23,10 @@ std::string Utf16ToUtf8(std::string_view utf16le);
 // Returns the bytes written, or -1 when `utf8` is not valid UTF-8.
 std::ptrdiff_t Utf8ToUtf16(std::string_view utf8, std::uint8_t* out);
 
-// Appends `utf8` as UTF-16LE; invalid bytes become U+FFFD. For names and messages.
-void AppendUtf16(WireBuffer& buffer, std::string_view utf8);
+// Writes `utf8` as UTF-16LE at `out`, U+FFFD for each byte that is not valid UTF-8, and
+// returns the bytes written: at most 2 * utf8.size(), the room `out` must have.
+std::size_t EncodeUtf16(std::string_view utf8, std::uint8_t* out);
+
 // The number of UTF-16 code units of `utf8` (invalid bytes count as one each).
 std::size_t Utf16Length(std::string_view utf8);
 

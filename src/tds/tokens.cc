@@ -14,7 +14,7 @@ void PutBVarChar(WireBuffer& out, std::string_view utf8) {
   std::size_t length_at = out.size();
   out.PutU8(0);
   std::size_t start = out.size();
-  AppendUtf16(out, utf8);
+  out.PutUtf16(utf8);
   std::size_t units = (out.size() - start) / 2;
   if (units > 255) {
     out.Truncate(start + 255 * 2);
@@ -28,7 +28,7 @@ void PutUsVarChar(WireBuffer& out, std::string_view utf8) {
   std::size_t length_at = out.size();
   out.PutU16(0);
   std::size_t start = out.size();
-  AppendUtf16(out, utf8);
+  out.PutUtf16(utf8);
   std::size_t units = std::min<std::size_t>((out.size() - start) / 2, 0xFFFF);
   out.Truncate(start + units * 2);
   WireBuffer::Store16(out.data() + length_at, static_cast<std::uint16_t>(units));

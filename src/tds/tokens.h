@@ -16,6 +16,9 @@ namespace mssql_cdc::tds {
 
 // SQL_Latin1_General_CP1_CI_AS: LCID 0x0409, flags 0xD0 (ignore case, kana, width), sort
 // id 52. Sent at login and with every char column and parameter.
+// The total length that stands for a NULL (max) value sent as PLP chunks.
+inline constexpr std::uint64_t kPlpNull = ~0ULL;
+
 inline constexpr std::string_view kServerCollation{"\x09\x04\xD0\x00\x34", 5};
 
 struct DoneToken {

@@ -1,4 +1,5 @@
 #include "tds/value_text.h"
+#include "core/time.h"
 
 #include <array>
 
@@ -45,8 +46,6 @@ constexpr auto kHexValue = [] {
   return table;
 }();
 
-bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
 bool ParseDateAt(std::string_view text, std::size_t& pos, std::int32_t* days) {
   int y = 0, m = 0, d = 0;
   if (!Digits(text, pos, 4, &y) || !Expect(text, pos, '-') || !Digits(text, pos, 2, &m) ||
@@ -89,7 +88,7 @@ bool DaysFromCivil(int year, int month, int day, std::int32_t* days) {
   // Days of a common year before the first of each month.
   static constexpr int kDaysBefore[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
   if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1) return false;
-  const bool leap = IsLeap(year);
+  const bool leap = IsLeapYear(year);
   if (day > kMonthDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
   // Whole years before this one, each 365 days plus the Gregorian leap days among them.
   const int past = year - 1;

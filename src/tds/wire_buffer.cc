@@ -71,4 +71,10 @@ std::string WireReader::UsVarChar() {
   return Utf16ToUtf8(Bytes(chars * 2));
 }
 
+void WireBuffer::PutUtf16(std::string_view utf8) {
+  const std::size_t room = 2 * utf8.size();
+  const std::size_t written = EncodeUtf16(utf8, Extend(room));
+  Truncate(size_ - room + written);
+}
+
 }  // namespace mssql_cdc::tds

@@ -54,6 +54,8 @@ class WireBuffer {
     if (n != 0) std::memcpy(Extend(n), bytes, n);
   }
   void PutBytes(std::string_view bytes) { PutBytes(bytes.data(), bytes.size()); }
+  // `utf8` as UTF-16LE, U+FFFD for each byte that is not valid UTF-8 (text_encoding.h).
+  void PutUtf16(std::string_view utf8);
 
   static void Store16(std::uint8_t* p, std::uint16_t v) {
     p[0] = static_cast<std::uint8_t>(v);

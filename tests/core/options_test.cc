@@ -1,4 +1,7 @@
 #include "core/options.h"
+#include "core/source_options.h"
+#include "core/stream_params.h"
+#include "core/trigger.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>

@@ -54,7 +54,7 @@ std::vector<std::pair<std::string, int>> ParquetColumns(const std::string& path)
 }
 
 std::string PhysicalNameOf(const DeltaTable& table, const std::string& column) {
-  return PhysicalName(*table.snapshot().schema()->GetFieldByName(column));
+  return PhysicalName(*table.state().schema()->GetFieldByName(column));
 }
 
 TEST(ColumnMappingNames, SpacesAndSparksReservedCharactersNeedIt) {
@@ -69,7 +69,7 @@ TEST(ColumnMappingNames, SpacesAndSparksReservedCharactersNeedIt) {
 TEST(ColumnMappingCreate, ANameThatNeedsItTurnsItOnWithIdsAndPhysicalNames) {
   TempTableDir dir;
   auto table = DeltaTable::Create(dir.path(), KeyQtyOptions());
-  const auto& snapshot = table.snapshot();
+  const auto& snapshot = table.state();
   EXPECT_EQ(snapshot.metadata.configuration.at("delta.columnMapping.mode"), "name");
   EXPECT_EQ(snapshot.metadata.configuration.at("delta.columnMapping.maxColumnId"), "2");
   EXPECT_EQ(snapshot.protocol, (Protocol{2, 5, {}, {}}));
@@ -94,8 +94,8 @@ TEST(ColumnMappingCreate, PlainNamesLeaveTheTableWithoutMapping) {
   CreateOptions plain;
   plain.schema = KeyQtyBatch(0, 0, "qty")->schema();
   auto plain_table = DeltaTable::Create(plain_dir.path(), plain);
-  EXPECT_EQ(plain_table.snapshot().metadata.configuration.count("delta.columnMapping.mode"), 0u);
-  EXPECT_EQ(plain_table.snapshot().protocol, (Protocol{1, 2, {}, {}}));
+  EXPECT_EQ(plain_table.state().metadata.configuration.count("delta.columnMapping.mode"), 0u);
+  EXPECT_EQ(plain_table.state().protocol, (Protocol{1, 2, {}, {}}));
 }
 
 TEST(ColumnMappingCreate, ModeNoneGivenForANameThatNeedsItIsRefusedBeforeWriting) {
@@ -156,7 +156,7 @@ TEST(ColumnMappingWrite, ANewColumnGetsTheNextIdAndOldRowsReadNull) {
   table.Append({wider});
 
   auto reopened = DeltaTable::Open(dir.path());
-  const auto& snapshot = reopened.snapshot();
+  const auto& snapshot = reopened.state();
   EXPECT_EQ(snapshot.metadata.configuration.at("delta.columnMapping.maxColumnId"), "3");
   auto field = snapshot.schema()->GetFieldByName("Unit price");
   ASSERT_TRUE(field);
@@ -189,7 +189,7 @@ TEST(ColumnMappingWrite, ATableWithoutMappingRefusesSuchAColumnWithTheAlterAndWr
               std::string::npos)
         << message;
   }
-  EXPECT_EQ(DeltaTable::Open(dir.path()).snapshot().version, 1);
+  EXPECT_EQ(DeltaTable::Open(dir.path()).state().version, 1);
   EXPECT_EQ(CountFilesEndingWith(dir.path(), ".parquet"), files_before);
 }
 

@@ -159,7 +159,7 @@ TEST(DeltaTableStaged, OneCommitNamesTheFilesOfEveryStream) {
     files.insert(files.end(), done.begin(), done.end());
   }
   staged.set_user_metadata(R"({"batch":7})");
-  EXPECT_EQ(table.snapshot().version, 0);  // nothing visible before the commit
+  EXPECT_EQ(table.state().version, 0);  // nothing visible before the commit
   const auto result = table.CommitStaged(staged, files);
   EXPECT_TRUE(result.written);
   EXPECT_EQ(result.version, 1);
@@ -199,7 +199,7 @@ TEST(DeltaTableStaged, DeleteUnnamedFilesKeepsEveryCommittedFile) {
   TempTableDir dir;
   auto table = DeltaTable::Create(dir.path(), IdNameTable());
   table.Append({IdNameBatch(0, 5)});
-  const std::string committed = table.snapshot().files.begin()->first;
+  const std::string committed = table.state().files.begin()->first;
   auto staged = table.StageAppend(IdNameSchema(), {});
   auto stream = staged.NewFileStream(0);
   stream->Write(IdNameBatch(5, 5));
@@ -232,7 +232,7 @@ TEST(DeltaTableScan, ColumnsComeInTheOrderAskedARowGroupAtATime) {
   ASSERT_TRUE(id.Append(100).ok() && name.Append("late").ok() && later.Append(7).ok());
   table.Append({arrow::RecordBatch::Make(merged, 1, {*id.Finish(), *name.Finish(), *later.Finish()})});
   std::vector<AddFile> files;
-  for (const auto& [path, add] : table.snapshot().files) files.push_back(add);
+  for (const auto& [path, add] : table.state().files) files.push_back(add);
   std::vector<std::int64_t> sizes;
   std::int64_t id_sum = 0, nulls = 0;
   table.ScanFiles(files, {"later", "NAME", "id"}, [&](const arrow::RecordBatch& batch) {
@@ -321,9 +321,9 @@ TEST(GroupedAppender, ManyThreadsAppendOnceEachInFewerCommits) {
   for (auto& thread : threads) thread.join();
   auto table = DeltaTable::Open(dir.path());
   EXPECT_EQ(table.Read()->num_rows(), 160);
-  for (int t = 0; t < 8; ++t) EXPECT_EQ(table.snapshot().app_versions.at("app" + std::to_string(t)), 19);
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(table.state().app_versions.at("app" + std::to_string(t)), 19);
   EXPECT_EQ(appender.appends(), 160);
-  EXPECT_EQ(appender.commits(), table.snapshot().version);  // after the create, one per commit
+  EXPECT_EQ(appender.commits(), table.state().version);  // after the create, one per commit
   EXPECT_LT(appender.commits(), 160);
 }
 

@@ -80,7 +80,7 @@ TEST(Checkpoint, ParquetColumnsAreTheActionStructs) {
   TempTableDir dir;
   auto fs = storage::LocalFileSystem();
   fs->CreateDirectories(dir.path() + "/_delta_log");
-  Snapshot snapshot;
+  TableState snapshot;
   snapshot.version = 10;
   snapshot.protocol = Protocol{3, 7, {"timestampNtz"}, {"timestampNtz"}};
   snapshot.metadata.id = "11111111-2222-4333-8444-555555555555";

@@ -52,7 +52,7 @@ TEST(DeltaTableCompaction, CommitsAsWrittenAfterLosingToAnAppend) {
   EXPECT_EQ(ActionsNamed(dir.Log(Commit(5)), "commitInfo").at(0)["readVersion"], 3);
   EXPECT_EQ(ActionsNamed(dir.Log(Commit(5)), "remove").size(), 3u);
   auto reopened = DeltaTable::Open(dir.path());
-  EXPECT_EQ(reopened.snapshot().files.size(), 2u);  // the compacted file and the append's
+  EXPECT_EQ(reopened.state().files.size(), 2u);  // the compacted file and the append's
   EXPECT_EQ(reopened.Read()->num_rows(), 900'005);
   EXPECT_EQ(CountFilesEndingWith(dir.path(), ".parquet"), 5);  // three old, one compacted, one appended
 }
@@ -60,7 +60,7 @@ TEST(DeltaTableCompaction, CommitsAsWrittenAfterLosingToAnAppend) {
 TEST(DeltaTableCompaction, PlansAgainWhenAWinnerRemovedOneOfItsFiles) {
   TempTableDir dir;
   auto table = ThreeSmallFiles(dir.path());
-  const AddFile gone = table.snapshot().files.begin()->second;
+  const AddFile gone = table.state().files.begin()->second;
   auto winner = WinRaceWhenDataFileAppears(
       dir.path(), dir.Log(Commit(4)),
       R"({"commitInfo":{"timestamp":1,"operation":"DELETE"}})" "\n" +

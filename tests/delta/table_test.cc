@@ -12,7 +12,7 @@
 #include "delta/checkpoint.h"
 #include "storage/file_system.h"
 #include "storage/store.h"
-#include "delta/snapshot.h"
+#include "delta/log_replay.h"
 #include "table_test_util.h"
 
 namespace mssql_cdc::delta {
@@ -40,7 +40,7 @@ AppendOptions WithTxn(const std::string& app, std::int64_t version) {
 TEST(DeltaTableCreate, WritesProtocolMetadataAndCommitInfo) {
   TempTableDir dir;
   auto table = DeltaTable::Create(dir.path(), IdNameOptions());
-  EXPECT_EQ(table.snapshot().version, 0);
+  EXPECT_EQ(table.state().version, 0);
 
   auto lines = CommitLines(dir.Log(Commit(0)));
   ASSERT_EQ(lines.size(), 3u);
@@ -63,7 +63,7 @@ TEST(DeltaTableCreate, SameSchemaIsANoOpAndAnotherSchemaFails) {
   TempTableDir dir;
   DeltaTable::Create(dir.path(), IdNameOptions());
   auto again = DeltaTable::Create(dir.path(), IdNameOptions());
-  EXPECT_EQ(again.snapshot().version, 0);
+  EXPECT_EQ(again.state().version, 0);
   EXPECT_FALSE(std::filesystem::exists(dir.Log(Commit(1))));
 
   CreateOptions other;
@@ -104,7 +104,7 @@ TEST(DeltaTableAppend, CommitsAddsWithStatsAndReplays) {
   EXPECT_TRUE(adds[0]["dataChange"].get<bool>());
 
   auto reopened = DeltaTable::Open(dir.path());
-  EXPECT_EQ(reopened.snapshot().version, 2);
+  EXPECT_EQ(reopened.state().version, 2);
   auto rows = reopened.Read();
   EXPECT_EQ(rows->num_rows(), 13);
   EXPECT_EQ(SumInt64(rows, "id"), 12 * 13 / 2);
@@ -133,7 +133,7 @@ TEST(DeltaTableAppend, ReplayedTxnWritesNothingAndNamesTheHoldingVersion) {
   EXPECT_EQ(txn["appId"], "stream-a");
   EXPECT_EQ(txn["version"], 2);
   EXPECT_TRUE(txn.contains("lastUpdated"));
-  EXPECT_EQ(DeltaTable::Open(dir.path()).snapshot().app_versions.at("stream-a"), 2);
+  EXPECT_EQ(DeltaTable::Open(dir.path()).state().app_versions.at("stream-a"), 2);
   EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 5);
 }
 
@@ -143,9 +143,9 @@ TEST(DeltaTableAppend, EmptyBatchWithTxnRecordsProgressOnly) {
   auto result = table.Append({}, WithTxn("s", 7));
   EXPECT_TRUE(result.written);
   EXPECT_EQ(result.files, 0);
-  EXPECT_EQ(table.snapshot().app_versions.at("s"), 7);
+  EXPECT_EQ(table.state().app_versions.at("s"), 7);
   EXPECT_FALSE(table.Append({}).written);
-  EXPECT_EQ(table.snapshot().version, 1);
+  EXPECT_EQ(table.state().version, 1);
 }
 
 TEST(DeltaTableCheckpoint, EveryTenCommitsAndReplayMatchesTheJsonLog) {
@@ -165,7 +165,7 @@ TEST(DeltaTableCheckpoint, EveryTenCommitsAndReplayMatchesTheJsonLog) {
             std::filesystem::file_size(dir.Log("00000000000000000020.checkpoint.parquet")));
 
   auto fs = storage::LocalFileSystem();
-  Snapshot with_checkpoint = ReadSnapshot(*fs, dir.path());
+  TableState with_checkpoint = ReplayLog(*fs, dir.path());
   EXPECT_EQ(with_checkpoint.last_checkpoint_version, 20);
   // The same log without checkpoints, replayed from the JSON commits alone.
   TempTableDir json_only;
@@ -173,7 +173,7 @@ TEST(DeltaTableCheckpoint, EveryTenCommitsAndReplayMatchesTheJsonLog) {
   for (int v = 0; v <= 26; ++v) {
     std::filesystem::copy_file(dir.Log(Commit(v)), json_only.Log(Commit(v)));
   }
-  Snapshot from_json = ReadSnapshot(*fs, json_only.path());
+  TableState from_json = ReplayLog(*fs, json_only.path());
   EXPECT_EQ(from_json.last_checkpoint_version, -1);
   EXPECT_EQ(with_checkpoint.version, from_json.version);
   EXPECT_EQ(with_checkpoint.protocol, from_json.protocol);
@@ -188,7 +188,7 @@ TEST(DeltaTableCheckpoint, EveryTenCommitsAndReplayMatchesTheJsonLog) {
   EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 52);
 
   // Time travel before the newest checkpoint starts from the older one.
-  Snapshot at_15 = ReadSnapshot(*fs, dir.path(), 15);
+  TableState at_15 = ReplayLog(*fs, dir.path(), 15);
   EXPECT_EQ(at_15.last_checkpoint_version, 10);
   EXPECT_EQ(at_15.files.size(), 15u);
 }
@@ -231,20 +231,20 @@ TEST(DeltaTableCheckpoint, ReplayListsOnlyAfterTheLastCheckpointAndStillSeesAGap
   auto table = DeltaTable::Create(dir.path(), IdNameOptions());
   for (int i = 1; i <= 26; ++i) table.Append({IdNameBatch(i * 10, 2)});
   ListingRecorder fs;
-  Snapshot snapshot = ReadSnapshot(fs, dir.path());
+  TableState snapshot = ReplayLog(fs, dir.path());
   EXPECT_EQ(snapshot.version, 26);
   EXPECT_EQ(snapshot.files.size(), 26u);
   EXPECT_EQ(fs.calls, std::vector<std::string>{"ListAfter " + dir.path() +
                                                "/_delta_log 00000000000000000020"});
   // Time travel to before that checkpoint lists the whole log.
   fs.calls.clear();
-  EXPECT_EQ(ReadSnapshot(fs, dir.path(), 15).files.size(), 15u);
+  EXPECT_EQ(ReplayLog(fs, dir.path(), 15).files.size(), 15u);
   EXPECT_EQ(fs.calls, std::vector<std::string>{"List " + dir.path() + "/_delta_log"});
 
   // A missing commit after the checkpoint, with a later one present, is a gap, not the end.
   std::filesystem::remove(dir.Log(Commit(23)));
   try {
-    ReadSnapshot(fs, dir.path());
+    ReplayLog(fs, dir.path());
     FAIL() << "a gap after the checkpoint was read as the end of the log";
   } catch (const SourceError& e) {
     EXPECT_NE(std::string(e.what()).find(Commit(23) + " is missing"), std::string::npos)
@@ -253,7 +253,7 @@ TEST(DeltaTableCheckpoint, ReplayListsOnlyAfterTheLastCheckpointAndStillSeesAGap
   // And a checkpoint _last_checkpoint names must be there.
   std::filesystem::remove(dir.Log("00000000000000000020.checkpoint.parquet"));
   try {
-    ReadSnapshot(fs, dir.path());
+    ReplayLog(fs, dir.path());
     FAIL();
   } catch (const SourceError& e) {
     EXPECT_NE(std::string(e.what()).find("names it"), std::string::npos) << e.what();
@@ -266,7 +266,7 @@ TEST(DeltaTableCheckpoint, KeepsRecentTombstones) {
   table.Append({IdNameBatch(0, 1)});
   auto rows = arrow::Table::Make(IdNameSchema(), IdNameBatch(0, 1)->columns());
   for (int i = 2; i <= 10; ++i) table.UpsertByKey("id", rows);
-  auto snapshot = ReadSnapshot(*storage::LocalFileSystem(), dir.path());
+  auto snapshot = ReplayLog(*storage::LocalFileSystem(), dir.path());
   EXPECT_EQ(snapshot.last_checkpoint_version, 10);
   EXPECT_EQ(snapshot.files.size(), 1u);
   EXPECT_EQ(snapshot.tombstones.size(), 9u);
@@ -291,7 +291,7 @@ TEST_F(DeltaTableSchemaEvolution, NewColumnIsAppendedAndOldRowsReadNull) {
 
   auto metadata = ActionsNamed(dir_.Log(Commit(2)), "metaData");
   ASSERT_EQ(metadata.size(), 1u);
-  auto schema = DeltaTable::Open(dir_.path()).snapshot().schema();
+  auto schema = DeltaTable::Open(dir_.path()).state().schema();
   ASSERT_EQ(schema->num_fields(), 3);
   EXPECT_EQ(schema->field(2)->name(), "score");
   EXPECT_TRUE(schema->field(2)->nullable());
@@ -406,7 +406,7 @@ TEST(DeltaTableRace, BlindAppendRetriesAtTheNextVersion) {
   EXPECT_EQ(result.version, 2);
   EXPECT_EQ(result.attempts, 2);
   EXPECT_EQ(ActionsNamed(dir.Log(Commit(2)), "commitInfo").at(0)["readVersion"], 0);
-  EXPECT_EQ(table.snapshot().app_versions.at("other"), 9);
+  EXPECT_EQ(table.state().app_versions.at("other"), 9);
   EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 300'000);
 }
 
@@ -475,12 +475,12 @@ TEST(DeltaTableRace, ConcurrentWritersLoseNothingAndDuplicateNothing) {
   a.get();
   b.get();
   auto table = DeltaTable::Open(dir.path());
-  EXPECT_EQ(table.snapshot().version, 2 * kAppends);
+  EXPECT_EQ(table.state().version, 2 * kAppends);
   auto rows = table.Read();
   EXPECT_EQ(rows->num_rows(), 2 * kAppends);
   EXPECT_EQ(SumInt64(rows, "id"), 2 * (kAppends * (kAppends - 1) / 2) + 1000 * kAppends);
-  EXPECT_EQ(table.snapshot().app_versions.at("w0"), kAppends - 1);
-  EXPECT_EQ(table.snapshot().app_versions.at("w1000"), kAppends - 1);
+  EXPECT_EQ(table.state().app_versions.at("w0"), kAppends - 1);
+  EXPECT_EQ(table.state().app_versions.at("w1000"), kAppends - 1);
 }
 
 TEST(DeltaTableBadLog, NotATableIsAnErrorNamingThePath) {
@@ -607,7 +607,7 @@ TEST(DeltaTableUpsert, ReplacesRowsByKeyInOneCommit) {
   EXPECT_EQ(info["isBlindAppend"], false);
 
   auto reopened = DeltaTable::Open(dir.path());
-  EXPECT_EQ(reopened.snapshot().files.size(), 1u);
+  EXPECT_EQ(reopened.state().files.size(), 1u);
   EXPECT_EQ(ControlContents(reopened.Read()),
             (std::map<std::string, std::int64_t>{{"a", 1}, {"b", 20}, {"c", 3}}));
 
@@ -663,7 +663,7 @@ TEST(DeltaTableUri, FileUrisAndPlainPathsNameTheSameTable) {
   DeltaTable::Create("file://" + dir.path(), IdNameOptions()).Append({IdNameBatch(0, 4)});
   EXPECT_TRUE(DeltaTable::Exists(dir.path()));
   EXPECT_EQ(DeltaTable::Open(dir.path()).Read()->num_rows(), 4);
-  EXPECT_EQ(DeltaTable::Open("file:" + dir.path()).snapshot().version, 1);
+  EXPECT_EQ(DeltaTable::Open("file:" + dir.path()).state().version, 1);
   EXPECT_THROW(DeltaTable::Open("hdfs://namenode/table"), ConfigError);
 }
 

@@ -76,8 +76,8 @@ TEST(FinalizationControlTable, IsCreatedOnceAndAnotherTableIsRefused) {
   EnsureControlTable(dir.path());
   EnsureControlTable(dir.path());
   auto table = delta::DeltaTable::Open(dir.path());
-  EXPECT_EQ(table.snapshot().version, 0);
-  EXPECT_TRUE(table.snapshot().schema()->Equals(*ControlSchema(), /*check_metadata=*/false));
+  EXPECT_EQ(table.state().version, 0);
+  EXPECT_TRUE(table.state().schema()->Equals(*ControlSchema(), /*check_metadata=*/false));
 
   TempDir facts(TempDir::Mode::kNameOnly);
   delta::DeltaTable::Create(facts.path(), FactsTableOptions());
@@ -122,9 +122,9 @@ TEST(FinalizationAdvance, AnEndOffsetWithoutCommitTimeMovesNothing) {
   EXPECT_FALSE(ReadVerdict(dir.path(), "dbo.orders"));
 
   ASSERT_TRUE(Advance(dir.path(), "dbo.orders", EndAt(100, "2024-03-01 10:37")));
-  auto version = delta::DeltaTable::Open(dir.path()).snapshot().version;
+  auto version = delta::DeltaTable::Open(dir.path()).state().version;
   EXPECT_FALSE(Advance(dir.path(), "dbo.orders", unknown));
-  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).state().version, version);
   EXPECT_EQ(ReadVerdict(dir.path(), "dbo.orders")->end_lsn, Lsn::FromUint64(100).ToString());
 }
 
@@ -164,7 +164,7 @@ TEST(FinalizationAdvance, ManyTablesMoveInOneCommitEachForwardOnly) {
   EXPECT_EQ(ReadVerdict(control, "dbo.c")->finalized_until, At("2026-03-01 09:00:00"));
   auto table = delta::DeltaTable::Open(control);
   EXPECT_EQ(table.Read()->num_rows(), 3);
-  EXPECT_EQ(table.snapshot().version, 2);  // create, dbo.b, then the one commit of AdvanceMany
+  EXPECT_EQ(table.state().version, 2);  // create, dbo.b, then the one commit of AdvanceMany
 }
 
 TEST(FinalizationAdvance, AVerdictWriterGroupsTheMovesOfManyThreads) {
@@ -187,7 +187,7 @@ TEST(FinalizationAdvance, AVerdictWriterGroupsTheMovesOfManyThreads) {
     EXPECT_EQ(ReadVerdict(control, "dbo.t" + std::to_string(t))->finalized_until,
               At("2026-03-01 10:09:00"));
   }
-  EXPECT_LE(delta::DeltaTable::Open(control).snapshot().version, 60);
+  EXPECT_LE(delta::DeltaTable::Open(control).state().version, 60);
 }
 
 // A writer keeps its control table open between writes: what other writers commit meanwhile
@@ -294,7 +294,7 @@ TEST(FinalizationConditionalUpsert, ARefusedConditionCommitsNothing) {
   EXPECT_EQ(seen_rows, 1);
   EXPECT_FALSE(result.written);
   EXPECT_EQ(result.version, 1);
-  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, 1);
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).state().version, 1);
   EXPECT_EQ(StringCell(delta::DeltaTable::Open(dir.path()).Read(), "applied_lsn"), "0x01");
 
   // Only the rows of the upserted keys are offered; none for a new key.
@@ -327,7 +327,7 @@ TEST(FinalizationConditionalUpsert, TheConditionIsCheckedAgainAfterALostRace) {
   EXPECT_EQ(offered, (std::vector<std::string>{"0x01", "0x05"}));
   EXPECT_FALSE(result.written);
   EXPECT_EQ(StringCell(delta::DeltaTable::Open(dir.path()).Read(), "applied_lsn"), "0x05");
-  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).snapshot().version, 2);
+  EXPECT_EQ(delta::DeltaTable::Open(dir.path()).state().version, 2);
 }
 
 // A clock the tests move by hand.

@@ -124,7 +124,7 @@ TEST_F(StreamBootstrapTest, ABigTableIsReadInParallelRangesIntoOneCommit) {
   EXPECT_EQ(BootstrapFactsRows(), 1);
   // One commit holding the files of three ranges, written at once.
   const auto bronze = delta::DeltaTable::Open(dir_.File("bronze"));
-  const auto files = bronze.FilesAddedBy(bronze.snapshot().version);
+  const auto files = bronze.FilesAddedBy(bronze.state().version);
   ASSERT_TRUE(files);
   std::set<std::string> parts;
   for (const auto& file : *files) parts.insert(file.path.substr(0, file.path.find('-', 5)));

@@ -38,7 +38,7 @@ class StreamDataLossTest : public StreamTest {
 
 TEST_F(StreamDataLossTest, CleanupPastTheCheckpointStopsTheStreamAndWritesNothing) {
   ReadThenPurge();
-  const std::int64_t bronze_version = delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version;
+  const std::int64_t bronze_version = delta::DeltaTable::Open(dir_.File("bronze")).state().version;
   const std::int64_t facts_rows = Facts()->num_rows();
   try {
     RunOnce(Config());
@@ -53,7 +53,7 @@ TEST_F(StreamDataLossTest, CleanupPastTheCheckpointStopsTheStreamAndWritesNothin
     EXPECT_NE(message.find("2026-03-01T01:40:12.000"), std::string::npos) << message;
     EXPECT_NE(message.find("failOnDataLoss=false"), std::string::npos) << message;
   }
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version, bronze_version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).state().version, bronze_version);
   EXPECT_EQ(Facts()->num_rows(), facts_rows);
   EXPECT_FALSE(std::filesystem::exists(dir_.File("checkpoint") + "/offsets/1.json"));
   // A rerun fails the same way.

@@ -30,7 +30,7 @@ std::vector<std::string> DataFiles(const std::string& table) {
 std::set<std::string> NamedFiles(const std::string& table) {
   std::set<std::string> names;
   const auto opened = delta::DeltaTable::Open(table);
-  for (const auto& [path, add] : opened.snapshot().files) names.insert(path);
+  for (const auto& [path, add] : opened.state().files) names.insert(path);
   return names;
 }
 
@@ -47,7 +47,7 @@ TEST_F(StreamTest, ATransactionBiggerThanTheMemoryShareStreamsIntoManyRowGroups)
   auto reader = parquet::ParquetFileReader::OpenFile(dir_.File("bronze/" + files[0]));
   EXPECT_GT(reader->metadata()->num_row_groups(), 1);
   // One bronze commit after the create, naming every file; no staged list left behind.
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version, 1);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).state().version, 1);
   EXPECT_FALSE(fs::exists(dir_.File("checkpoint/staged/0.files")));
 }
 

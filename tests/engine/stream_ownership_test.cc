@@ -1,4 +1,4 @@
-// One writer per stream (invariant 8) and checks before writing (invariant 9): a second stream
+// One writer per stream (invariant 8 of docs/invariants.md) and checks before writing (invariant 9 of docs/invariants.md): a second stream
 // on a checkpoint that runs is refused naming its holder, a checkpoint or a bronze table that
 // does not belong with the other stops the stream before it writes, a startingLsn the stream
 // could never read from and damaged checkpoint files are refused with a clear message, and an

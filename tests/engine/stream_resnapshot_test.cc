@@ -140,10 +140,10 @@ TEST_P(StreamResnapshotTest, APurgedStreamSnapshotsAgainAndGoesOnAsTheNextGenera
 
   // A second loss within the interval: refused, nothing written; with interval 0, generation 2.
   ChangeThenPurge(200);
-  const auto bronze_version = delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version;
+  const auto bronze_version = delta::DeltaTable::Open(dir_.File("bronze")).state().version;
   EXPECT_THAT([&] { RunOnce(Resnapshot()); },
               ::testing::ThrowsMessage<DataLossError>(::testing::HasSubstr("resnapshot_interval_days")));
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version, bronze_version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).state().version, bronze_version);
   StreamConfig now = Resnapshot();
   now.params.resnapshot_interval_days = 0;
   RunOnce(now);

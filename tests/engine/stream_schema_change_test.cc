@@ -1,4 +1,4 @@
-// A native stream meeting schema changes of its table (reference-features 4.5): DDL recorded
+// A native stream meeting schema changes of its table (docs/schema-changes.md): DDL recorded
 // in a batch, a newer capture instance taking over at its start LSN, bronze evolving in place,
 // and the refusals: a type bronze cannot take, schemaChangePolicy=fail, an old instance
 // disabled before the stream passed its successor's start.
@@ -404,7 +404,7 @@ TEST_F(StreamSchemaChangeTest, ACapturedNameThatNeedsColumnMappingGivesBronzeMap
   const Options weights_instance = {{"captureInstance", "dbo_weights"}};
   RunOnce(Config(weights_instance));
   auto bronze = delta::DeltaTable::Open(dir_.File("bronze"));
-  EXPECT_EQ(bronze.snapshot().metadata.configuration.at("delta.columnMapping.mode"), "name");
+  EXPECT_EQ(bronze.state().metadata.configuration.at("delta.columnMapping.mode"), "name");
   auto sorted = [](std::vector<std::int64_t> values) {
     std::sort(values.begin(), values.end());
     return values;
@@ -423,7 +423,7 @@ TEST_F(StreamSchemaChangeTest, ACapturedNameThatNeedsColumnMappingGivesBronzeMap
   const auto rows = Bronze();
   EXPECT_EQ(sorted(Int64Column(rows, "Unit price")), (std::vector<std::int64_t>{-1, -1, 7, 8}));
   EXPECT_EQ(sorted(Int64Column(rows, "Qty (kg)")), (std::vector<std::int64_t>{10, 20, 30, 40}));
-  const auto field = delta::DeltaTable::Open(dir_.File("bronze")).snapshot().schema()->GetFieldByName("Unit price");
+  const auto field = delta::DeltaTable::Open(dir_.File("bronze")).state().schema()->GetFieldByName("Unit price");
   ASSERT_TRUE(field && field->metadata());
   EXPECT_TRUE(field->metadata()->Contains("delta.columnMapping.physicalName"));
 }
@@ -434,7 +434,7 @@ TEST_F(StreamSchemaChangeTest, ANewColumnThatNeedsColumnMappingStopsWithTheState
   Insert(1, 2);
   RunOnce(Config());
   const auto before = BronzeChanges();
-  const auto version = delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version;
+  const auto version = delta::DeltaTable::Open(dir_.File("bronze")).state().version;
   SwitchToAnInstanceWithColor("[Unit price] int");
   Update(1, 9);
   Update(2, 9);
@@ -449,7 +449,7 @@ TEST_F(StreamSchemaChangeTest, ANewColumnThatNeedsColumnMappingStopsWithTheState
     EXPECT_NE(std::string(e.what()).find("'Unit price'"), std::string::npos) << e.what();
   }
   EXPECT_EQ(BronzeChanges(), before);
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).snapshot().version, version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("bronze")).state().version, version);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "engine/finalization.h"
 #include "engine/table_schemas.h"
 #include "source/output_schema.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tests/testing/stream_test_util.h"
 #include "tests/testing/test_backend.h"
 
@@ -45,7 +45,7 @@ std::vector<std::int64_t> BatchRowCounts(const std::shared_ptr<arrow::Table>& fa
 }
 
 std::int64_t BronzeVersion(const std::string& uri) {
-  return delta::DeltaTable::Open(uri).snapshot().version;
+  return delta::DeltaTable::Open(uri).state().version;
 }
 
 TEST_F(StreamTest, AvailableNowReadsEveryChangeOnce) {

@@ -124,7 +124,7 @@ TEST(TableSchemasBronze, KeepsOtherFieldMetadataOfTheOutputSchema) {
 
 TEST(TableSchemasOptions, CarrySchemaCommentAndVersion) {
   auto output = OutputSchema(arrow::FieldVector{}, /*include_command_id=*/false);
-  // The reference library's migration counts per kind (reference-features 3.8).
+  // The reference library's migration counts per kind (docs/reference/tables.md).
   const std::map<std::string, std::string> versions = {{"bronze", "2"}, {"facts", "12"}, {"control", "4"}};
   std::vector<std::pair<std::string, delta::CreateOptions>> kinds = {
       {"bronze", BronzeTableOptions(output, "dbo_orders")},
@@ -146,16 +146,16 @@ TEST(TableSchemasOptions, DeltaKeepsCommentsAndProperties) {
   testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
   delta::DeltaTable::Create(dir.path(), FactsTableOptions());
   auto table = delta::DeltaTable::Open(dir.path());
-  const auto& metadata = table.snapshot().metadata;
+  const auto& metadata = table.state().metadata;
   EXPECT_EQ(metadata.configuration.at(kSchemaVersionProperty), "12");
   EXPECT_EQ(metadata.description, FactsTableOptions().description);
-  auto schema = table.snapshot().schema();
+  auto schema = table.state().schema();
   ASSERT_EQ(schema->num_fields(), FactsSchema()->num_fields());
   for (int i = 0; i < schema->num_fields(); ++i) {
     EXPECT_EQ(CommentOf(*schema->field(i)), CommentOf(*FactsSchema()->field(i)));
   }
   // A second creation with the same definition finds the table and adds nothing.
-  EXPECT_EQ(delta::DeltaTable::Create(dir.path(), FactsTableOptions()).snapshot().version, 0);
+  EXPECT_EQ(delta::DeltaTable::Create(dir.path(), FactsTableOptions()).state().version, 0);
 }
 
 TEST(SharedTableChecks, RefusesATableOfAnotherKindEveryTimeItIsNamed) {

@@ -14,7 +14,7 @@
 #include "core/timezone.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "source/source.h"
 
 namespace mssql_cdc {

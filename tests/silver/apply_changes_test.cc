@@ -109,11 +109,11 @@ TEST_F(ApplyChangesTest, ARerunChangesNothing) {
   Update(2, 9);
   RunOnce(Streamed(false));
   ApplyChanges(Silver());
-  const auto version = delta::DeltaTable::Open(dir_.File("silver")).snapshot().version;
+  const auto version = delta::DeltaTable::Open(dir_.File("silver")).state().version;
   auto again = ApplyChanges(Silver());
   EXPECT_EQ(again.upserted, 0);
   EXPECT_EQ(again.bronze_rows, 0);
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).snapshot().version, version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).state().version, version);
 
   // A crash after the MERGE and before the position: the same rows again change nothing.
   auto control = dir_.File("control");
@@ -126,7 +126,7 @@ TEST_F(ApplyChangesTest, ARerunChangesNothing) {
   EXPECT_FALSE(replay.rebuilt);
   EXPECT_EQ(replay.upserted, 0);
   EXPECT_GT(replay.unchanged, 0);
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).snapshot().version, version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).state().version, version);
   EXPECT_EQ(SilverRows(dir_.File("silver")), SourceRows(*db_, items_));
 }
 
@@ -150,7 +150,7 @@ TEST_F(ApplyChangesTest, AMissingBronzeWritesNothing) {
 TEST_F(ApplyChangesTest, BadInputIsRefusedBeforeAnythingIsWritten) {
   Insert(1, 3);
   RunOnce(Streamed(true));
-  const auto control_version = delta::DeltaTable::Open(dir_.File("control")).snapshot().version;
+  const auto control_version = delta::DeltaTable::Open(dir_.File("control")).state().version;
   auto expect_refused = [&](ApplyChangesOptions options, const std::string& says) {
     try {
       ApplyChanges(options);
@@ -159,7 +159,7 @@ TEST_F(ApplyChangesTest, BadInputIsRefusedBeforeAnythingIsWritten) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
     EXPECT_FALSE(std::filesystem::exists(options.silver));
-    EXPECT_EQ(delta::DeltaTable::Open(dir_.File("control")).snapshot().version, control_version);
+    EXPECT_EQ(delta::DeltaTable::Open(dir_.File("control")).state().version, control_version);
   };
   auto options = Silver();
   options.keys = {"nope"};
@@ -193,14 +193,14 @@ TEST_F(ApplyChangesTest, ASilverTableOfAnotherBronzeIsRefused) {
   RunOnce(other);
   auto options = Silver();
   options.bronze = dir_.File("bronze2");
-  const auto version = delta::DeltaTable::Open(dir_.File("silver")).snapshot().version;
+  const auto version = delta::DeltaTable::Open(dir_.File("silver")).state().version;
   try {
     ApplyChanges(options);
     ADD_FAILURE() << "silver of another bronze accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("is kept from another bronze table"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).snapshot().version, version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).state().version, version);
 }
 
 // Bronze written by hand, for snapshots and capture instances the simulator's stream would
@@ -302,7 +302,7 @@ TEST_F(HandWrittenBronzeTest, OnlyTheFilesHoldingChangedKeysAreRewritten) {
     auto appended = MergeIntoSilver(silver, images, {"id"}, /*rebuild=*/false);
     EXPECT_EQ(appended.files_read, 0);
   }
-  ASSERT_EQ(silver.snapshot().files.size(), 4u);
+  ASSERT_EQ(silver.state().files.size(), 4u);
   // An update of key 150 and a delete of key 160: one file read and rewritten.
   auto images = LatestImagesOf(silver_testing::BronzeRows({{5, 1, 1, 4, 150, "w"}, {5, 2, 1, 1, 160, "v"}}),
                                {"id"}, SilverSchema(*bronze_schema));
@@ -310,7 +310,7 @@ TEST_F(HandWrittenBronzeTest, OnlyTheFilesHoldingChangedKeysAreRewritten) {
   EXPECT_EQ(merged.files_read, 1);
   EXPECT_EQ(merged.upserted, 1);
   EXPECT_EQ(merged.deleted, 1);
-  EXPECT_EQ(silver.snapshot().files.size(), 4u);
+  EXPECT_EQ(silver.state().files.size(), 4u);
   EXPECT_EQ(silver.Read()->num_rows(), 399);
   // New keys past every file's range read no file.
   auto inserts = LatestImagesOf(silver_testing::BronzeRows({{6, 1, 1, 2, 1000, "n"}}), {"id"}, SilverSchema(*bronze_schema));
@@ -381,9 +381,9 @@ TEST_F(ChunkedWavesTest, EachWaveDeletesTheKeysItsChunksLack) {
   auto second = ApplyChanges(options_);
   EXPECT_EQ(second.deleted, 1);
   EXPECT_EQ(Silver(), (std::set<std::string>{"1=v1", "3=v3", "4=v4", "5=again", "6=v6", "7=v7", "9=v9"}));
-  const auto version = delta::DeltaTable::Open(dir_.File("silver")).snapshot().version;
+  const auto version = delta::DeltaTable::Open(dir_.File("silver")).state().version;
   EXPECT_EQ(ApplyChanges(options_).deleted, 0);
-  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).snapshot().version, version);
+  EXPECT_EQ(delta::DeltaTable::Open(dir_.File("silver")).state().version, version);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "sim/transaction.h"
 #include "snapshot/chunk_plan.h"
 #include "snapshot/chunked_state.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tests/testing/cdc_table.h"
 #include "tests/testing/temp_dir.h"
 

@@ -6,7 +6,7 @@
 #include "sim/database.h"
 #include "sim/transaction.h"
 #include "snapshot/range_plan.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tests/testing/cdc_table.h"
 #include "tests/testing/temp_dir.h"
 

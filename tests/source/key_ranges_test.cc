@@ -13,7 +13,7 @@
 #include "sim/database.h"
 #include "sim/transaction.h"
 #include "source/open_source.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tests/testing/served_sim.h"
 #include "tests/testing/cdc_table.h"
 #include "tests/testing/temp_dir.h"

@@ -7,7 +7,7 @@
 #include "core/time.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tests/testing/temp_dir.h"
 
 namespace mssql_cdc {

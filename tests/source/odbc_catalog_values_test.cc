@@ -7,7 +7,7 @@
 #include "source/odbc/decimal_text.h"
 #include "source/odbc/lsn_slots.h"
 #include "source/odbc/utf16.h"
-#include "source/sqlite_column_decoders.h"
+#include "source/sim/sqlite_column_decoders.h"
 
 namespace mssql_cdc::odbc {
 namespace {

@@ -12,7 +12,7 @@
 #include <chrono>
 
 #include "core/errors.h"
-#include "core/options.h"
+#include "core/source_options.h"
 #include "source/odbc/diagnostics.h"
 #include "source/odbc/failure_errors.h"
 #include "source/odbc/failure_kind.h"

@@ -18,15 +18,15 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "core/options.h"
+#include "core/source_options.h"
 #include "core/timezone.h"
 #include "read_helpers.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
 #include "sim_server/sim_handler_factory.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/odbc/odbc_source.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tds/server.h"
 #include "tests/testing/served_sim.h"
 #include "tests/testing/temp_dir.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 
 namespace mssql_cdc::testing {
 

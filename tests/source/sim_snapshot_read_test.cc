@@ -6,7 +6,7 @@
 #include "core/errors.h"
 #include "read_helpers.h"
 #include "sim_fixture.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 
 namespace mssql_cdc {
 namespace {

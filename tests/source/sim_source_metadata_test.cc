@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "core/errors.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "sim_fixture.h"
 
 namespace mssql_cdc {

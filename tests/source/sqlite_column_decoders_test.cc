@@ -1,5 +1,5 @@
 // The storage-text parsers of the sim decoders.
-#include "source/sqlite_column_decoders.h"
+#include "source/sim/sqlite_column_decoders.h"
 
 #include <arrow/util/decimal.h>
 #include <gtest/gtest.h>

@@ -14,9 +14,9 @@
 #include "read_helpers.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/odbc/tds_change_reader.h"
-#include "source/sim_source.h"
+#include "source/sim/sim_source.h"
 #include "tests/testing/served_sim.h"
 #include "tests/testing/temp_dir.h"
 

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/options.h"
+#include "core/source_options.h"
 #include "source/odbc/driver_connection.h"
 #include "source/odbc/statements.h"
 #include "source/odbc/tds_login.h"

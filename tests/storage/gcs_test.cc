@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "storage/base64.h"
 #include "storage/azure_signature.h"
 #include "storage/gcs_list_response.h"
 #include "storage/gcs_store.h"

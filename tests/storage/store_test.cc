@@ -1,6 +1,7 @@
 // The storage seam: the local filesystem's create-if-absent, which URIs open which store, and
 // the pieces of an S3 conditional write that need no server (the emulator tests are in
 // tests/storage/test_s3_store.py).
+#include "storage/base64.h"
 #include "storage/store.h"
 
 #include <gtest/gtest.h>

@@ -51,9 +51,9 @@ TEST(TextEncoding, Cp1252MapsLatin1AndTheEuroAndReplacesTheRest) {
   EXPECT_EQ("A\xC3\xA9\xE2\x82\xAC\xC5\xA0", Cp1252ToUtf8(Hex("41 E9 80 8A")));
 }
 
-TEST(TextEncoding, AppendUtf16ReplacesInvalidBytes) {
+TEST(TextEncoding, PutUtf16ReplacesInvalidBytes) {
   WireBuffer buffer;
-  AppendUtf16(buffer, "a\xFF");
+  buffer.PutUtf16("a\xFF");
   EXPECT_BYTES("61 00 FD FF", buffer.view());
 }
 

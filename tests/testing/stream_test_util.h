@@ -13,6 +13,8 @@
 #include <tuple>
 
 #include "core/options.h"
+#include "core/source_options.h"
+#include "core/trigger.h"
 #include "delta/table.h"
 #include "engine/stream.h"
 #include "sim/database.h"

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "core/options.h"
+#include "core/source_options.h"
 #include "source/odbc/retry_policy.h"
 #include "source/source.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/odbc/catalog_queries.h"
 #include "source/odbc/failure_kind.h"
 #include "source/output_schema.h"

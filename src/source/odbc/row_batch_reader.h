@@ -9,7 +9,7 @@
 // delivered are skipped, after checking that the last of them comes back in the same place
 // (same key), so no row is delivered twice or lost and no batch is delivered in part. Any
 // other failure, or the last retry's, comes back from ReadNext as a Status carrying the
-// engine's Error (source/error_status.h).
+// engine's Error (core/arrow_status.h).
 //
 // Subclasses say which statement to run, which result columns come before the captured
 // ones, and how those fill the metadata columns.

@@ -90,7 +90,7 @@ std::string SnapshotRows(std::string_view schema, std::string_view table,
                          const std::vector<std::string>& key_columns, bool snapshot_isolation,
                          long long lock_timeout_ms);
 
-// 8. Key ranges of a source table, for reading a snapshot in ranges (reference-features 4.3).
+// 8. Key ranges of a source table, for reading a snapshot in ranges (docs/snapshots.md).
 // A range lo <= key < hi over a key of n columns is cut into pieces, each an equality on a
 // prefix of the key and a range on the next column, so that each is one index seek; the
 // pieces are joined with UNION ALL. Bound parts travel as nvarchar parameters CAST to the key

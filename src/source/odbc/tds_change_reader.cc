@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "source/error_status.h"
+#include "core/arrow_status.h"
 #include "source/odbc/commit_stamps.h"
 #include "source/odbc/failure_errors.h"
 #include "source/odbc/failure_kind.h"

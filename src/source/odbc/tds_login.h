@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/options.h"
+#include "core/source_options.h"
 #include "source/odbc/driver_connection.h"
 #include "tds/client_connection.h"
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/utf8.h"
+
 namespace mssql_cdc::odbc {
 namespace {
 
@@ -10,30 +12,14 @@ constexpr char32_t kReplacement = 0xFFFD;
 bool IsHighSurrogate(char32_t u) { return u >= 0xD800 && u <= 0xDBFF; }
 bool IsLowSurrogate(char32_t u) { return u >= 0xDC00 && u <= 0xDFFF; }
 
-// Decodes the code point at text[i], advancing i; malformed sequences give U+FFFD.
+// Decodes the code point at text[i], advancing i; a malformed sequence gives one U+FFFD for
+// its lead byte and the continuation bytes that follow it.
 char32_t NextCodePoint(std::string_view text, std::size_t& i) {
-  const auto lead = static_cast<unsigned char>(text[i++]);
-  if (lead < 0x80) return lead;
-  int extra = 0;
-  char32_t cp = 0;
-  char32_t min = 0;
-  if ((lead & 0xE0) == 0xC0) {
-    extra = 1, cp = lead & 0x1F, min = 0x80;
-  } else if ((lead & 0xF0) == 0xE0) {
-    extra = 2, cp = lead & 0x0F, min = 0x800;
-  } else if ((lead & 0xF8) == 0xF0) {
-    extra = 3, cp = lead & 0x07, min = 0x10000;
-  } else {
-    return kReplacement;
-  }
-  for (int k = 0; k < extra; ++k) {
-    if (i >= text.size() || (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
-      return kReplacement;
-    }
-    cp = (cp << 6) | (static_cast<unsigned char>(text[i++]) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return kReplacement;
-  return cp;
+  const long cp = DecodeUtf8At(text, i);
+  if (cp >= 0) return static_cast<char32_t>(cp);
+  const int extra = Utf8ContinuationBytes(static_cast<unsigned char>(text[i++]));
+  for (int k = 0; k < extra && i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; ++k) ++i;
+  return kReplacement;
 }
 
 }  // namespace

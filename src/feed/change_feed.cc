@@ -1,0 +1,269 @@
+#include "feed/change_feed.h"
+
+#include <arrow/type.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "core/errors.h"
+#include "delta/table.h"
+#include "engine/backfill.h"
+#include "engine/bootstrap.h"
+#include "engine/staged_files.h"
+#include "engine/stream_checkpoint.h"
+#include "engine/stream_start.h"
+#include "engine/table_schemas.h"
+#include "schema_change/table_columns.h"
+#include "schema_change/table_instances.h"
+#include "source/output_schema.h"
+#include "source/source_clock.h"
+
+namespace mssql_cdc {
+namespace {
+
+std::unique_ptr<Source> OpenChecked(const SourceOptions& options, SourceFactory& factory) {
+  ChangeFeed::CheckOptions(options);
+  if (!factory) factory = MakeSourceFactory(options);
+  return factory();
+}
+
+}  // namespace
+
+void ChangeFeed::CheckOptions(const SourceOptions& options) {
+  if (options.capture_instance.empty()) {
+    throw ConfigError("option 'captureInstance' is required: name the capture instance to read");
+  }
+}
+
+ChangeFeed::ChangeFeed(SourceOptions options, SourceFactory factory,
+                       std::shared_ptr<arrow::Schema> query_schema)
+    : options_(std::move(options)),
+      factory_(std::move(factory)),
+      source_(OpenChecked(options_, factory_)),
+      instance_(source_->ResolveCaptureInstance(options_.capture_instance)),
+      clock_(ResolveSourceClock(*source_, options_.source_time_zone)),
+      columns_(ResolveStreamColumns(*source_, ListInstances(), options_.columns)),
+      output_schema_(query_schema ? std::move(query_schema)
+                                  : OutputSchema(columns_.fields, options_.include_command_id)) {}
+
+mssql_cdc::TableInstances ChangeFeed::ListInstances() {
+  return mssql_cdc::TableInstances::Of(*source_, instance_);
+}
+
+BatchSchemaRules ChangeFeed::SchemaRules() const {
+  BatchSchemaRules rules;
+  for (const auto& field : output_schema_->fields()) {
+    if (!IsReservedColumnName(field->name())) rules.reads.push_back(field);
+  }
+  rules.columns_given = columns_.listed;
+  rules.policy = options_.schema_change_policy;
+  return rules;
+}
+
+std::vector<SchemaEvent> ChangeFeed::SchemaEvents(const Offset& start, const Offset& end) {
+  BatchSchema schema = ReadBatchSchema(*source_, ListInstances(), SchemaRules(), start.lsn, end.lsn);
+  for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
+  for (auto& event : schema.events) {
+    if (auto local = source_->CommitTime(event.lsn)) event.commit_ts = clock_.ToUtc(*local);
+  }
+  return schema.events;
+}
+
+std::vector<std::string> ChangeFeed::TableInstances() {
+  return InstancesOfTable(source_->ListCaptureInstances(), instance_);
+}
+
+Offset ChangeFeed::InitialOffset() {
+  return mssql_cdc::InitialOffset(*source_, clock_, instance_, options_.starting_position());
+}
+
+std::optional<Offset> ChangeFeed::MaxOffset() {
+  const std::optional<Lsn> max_lsn = source_->MaxLsn();
+  if (!max_lsn) return std::nullopt;
+  Offset offset{*max_lsn, std::nullopt};
+  if (auto local = source_->CommitTimeAtOrBefore(*max_lsn)) offset.commit_ts = clock_.ToUtc(*local);
+  return offset;
+}
+
+Offset ChangeFeed::LatestOffset(const Offset& start, std::optional<std::int64_t> max_commits,
+                                std::optional<Lsn> target) {
+  if (!target) target = source_->MaxLsn();
+  if (!target) return start;
+  const mssql_cdc::TableInstances instances = ListInstances();
+  if (auto limit = PendingEnableLimit(*source_, instances); limit && *limit < *target) {
+    target = *limit;
+  }
+  std::optional<Offset> end = BatchPlanner::PlanEnd(*source_, clock_, start, *target, max_commits);
+  if (!end) return start;
+  if (auto purged = Purged(start); purged && options_.fail_on_data_loss) {
+    ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt, /*during_read=*/false);
+  }
+  const BatchSchema schema = ReadBatchSchema(*source_, instances, SchemaRules(), start.lsn, end->lsn);
+  if (schema.not_held.empty()) return *end;
+  // A query's schema is fixed while it runs: it reads up to the newer instance's start, and
+  // stops there.
+  for (const auto& change : columns_.listed ? std::vector<InstanceSwitch>{} : schema.switches) {
+    if (ColumnsNotHeld(SchemaRules().reads, source_->CapturedColumns(change.to.name)).empty()) continue;
+    if (auto before = BatchPlanner::PlanEnd(*source_, clock_, start, change.to.start_lsn.Decrement(),
+                                            max_commits)) {
+      const BatchSchema upto =
+          ReadBatchSchema(*source_, instances, SchemaRules(), start.lsn, before->lsn);
+      if (upto.not_held.empty()) return *before;
+    }
+    break;
+  }
+  ThrowNotHeld(schema, instances.table());
+}
+
+std::optional<PurgedRange> ChangeFeed::Purged(const Offset& start) {
+  const Lsn first = start.lsn.Increment();
+  const mssql_cdc::TableInstances instances = ListInstances();
+  const std::string serving = instances.NameAt(first, instance_.name);
+  Retention retention = ReadRetention(*source_, clock_, serving);
+  if (mssql_cdc::Purged(retention, first) && options_.fail_on_data_loss) {
+    CheckNotDisabledTooEarly(instances, options_.capture_instance, start);
+  }
+  if (!mssql_cdc::Purged(retention, first)) return std::nullopt;
+  return PurgedRange{first, std::move(retention)};
+}
+
+std::optional<LossFound> ChangeFeed::FindLoss(const Offset& last_processed) {
+  return mssql_cdc::FindLoss(*source_, clock_, instance_.name, last_processed);
+}
+
+std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& end) {
+  if (end.lsn <= start.lsn) return {};
+  Lsn from = start.lsn.Increment();
+  if (auto purged = Purged(start)) {
+    if (options_.fail_on_data_loss) {
+      ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt,
+                    /*during_read=*/false);
+    }
+    spdlog::warn("capture instance '{}': CDC cleanup purged changes after LSN {} up to LSN {}; "
+                 "failOnDataLoss=false, so the batch reads from LSN {}",
+                 instance_.name, start.lsn.ToString(), purged->retention.min_lsn.ToString(),
+                 purged->retention.min_lsn.ToString());
+    from = purged->retention.min_lsn;
+  }
+  if (end.lsn < from) return {};
+  return SplitSegments(*source_, ListInstances().Segments(from, end.lsn), from,
+                       ReadPartitions(options_));
+}
+
+RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& end) {
+  RangeMeasures measures;
+  measures.from = start.lsn.Increment();
+  measures.to = end.lsn;
+  const mssql_cdc::TableInstances instances = ListInstances();
+  const std::string serving = instances.NameAt(end.lsn, instance_.name);
+  measures.end = MeasureEnd(*source_, clock_, ReadRetention(*source_, clock_, serving));
+  return measures;
+}
+
+Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request) {
+  delta::DeltaTable bronze =
+      OpenOrCreateTable(request.target, BronzeTableOptions(output_schema_, instance_.name));
+  std::optional<delta::GroupedAppender> facts;
+  if (request.facts_table) {
+    facts.emplace(OpenOrCreateTable(*request.facts_table, FactsTableOptions()));
+  }
+  // Files of a snapshot that a crash stopped before its commit: nobody will name them.
+  DeleteUncommittedStagedFiles(request.state_dir, [&](const std::string& table,
+                                                      const std::vector<std::string>& paths) {
+    if (table == kStagedBronze) bronze.DeleteUnnamedFiles(paths);
+  });
+  DeltaBootstrapTables tables(bronze, facts ? &*facts : nullptr);
+  return Bootstrap(request, tables);
+}
+
+void ChangeFeed::CheckBootstrap(const FeedBootstrapRequest& request, SnapshotMode mode) const {
+  StreamParams params;
+  params.target = request.target;
+  params.app_id = request.app_id;
+  params.checkpoint = request.state_dir;
+  params.facts_table = request.facts_table;
+  params.bootstrap = true;
+  params.snapshot = mode;
+  ValidateStreamConfig(options_, params);
+}
+
+Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTables& tables) {
+  CheckBootstrap(request, SnapshotMode::kFull);
+
+  StreamCheckpoint state(request.state_dir);
+  state.ClaimFor({request.app_id, instance_.name, request.target});
+  BootstrapRequest snapshot;
+  snapshot.instance = SnapshotInstance(mssql_cdc::TableInstances::Of(*source_, instance_), instance_);
+  snapshot.instances = TableInstances();
+  snapshot.columns = source_->CapturedColumns(snapshot.instance.name);
+  snapshot.bronze_schema = BronzeSchema(output_schema_);
+  snapshot.app_id = request.app_id;
+  snapshot.target = request.target;
+  snapshot.arrow_batch_size = options_.arrow_batch_size;
+  snapshot.partitions = ReadPartitions(options_);
+  snapshot.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  snapshot.kind = request.kind;
+  snapshot.generation = request.generation;
+  snapshot.lost_from_ts = request.lost_from_ts;
+  snapshot.lost_to_ts = request.lost_to_ts;
+  // The feed's own Source reads the first range; the others open their own for the snapshot.
+  SourcePool sources(factory_, std::max(1, snapshot.partitions - 1));
+  const Offset start = RunBootstrap(snapshot, *source_, sources, clock_, state, tables).offset;
+  if (!state.ReadStart()) state.WriteStart(start);
+  return start;
+}
+
+std::optional<Offset> ChangeFeed::OpenChunked(const FeedBootstrapRequest& request,
+                                              BackfillTables& tables) {
+  CheckBootstrap(request, SnapshotMode::kChunked);
+  ChunkedOpenRequest open;
+  open.instance = instance_;
+  open.instances = TableInstances();
+  open.columns = source_->CapturedColumns(instance_.name);
+  open.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  open.app_id = request.app_id;
+  open.target = request.target;
+  open.kind = request.kind;
+  open.generation = request.generation;
+  open.lost_from_ts = request.lost_from_ts;
+  open.lost_to_ts = request.lost_to_ts;
+  const ChunkedOpenResult result = OpenChunkedSnapshot(open, *source_, clock_, tables);
+  if (result.found) return std::nullopt;
+  return result.snapshot;
+}
+
+BackfillStatus ChangeFeed::Backfill(BackfillRequest request, BackfillTables& tables) {
+  request.instance = instance_;
+  request.columns = source_->CapturedColumns(instance_.name);
+  request.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
+  request.partitions = ReadPartitions(options_);
+  SourcePool more(factory_, std::max(1, request.partitions - 1));
+  return RunBackfill(request, *source_, more, clock_, tables);
+}
+
+std::optional<Offset> NativeHandoverOffset(const std::string& checkpoint_dir) {
+  const StreamCheckpoint checkpoint(checkpoint_dir);
+  const std::optional<StreamIdentity> identity = checkpoint.ReadIdentity();
+  if (!identity) {
+    throw NotFoundError("no native stream checkpoint at " + checkpoint_dir +
+                        ": it has no stream.json; give the checkpoint directory of a stream "
+                        "that has run");
+  }
+  const RecoveryPoint point = checkpoint.Recover();
+  if (point.next_start) return point.next_start;
+  if (point.replay) {
+    // The batch a restart would replay: its rows are in bronze when its append landed.
+    if (delta::DeltaTable::Exists(identity->target)) {
+      const auto& held = delta::DeltaTable::Open(identity->target).state().app_versions;
+      if (auto it = held.find(identity->app_id);
+          it != held.end() && it->second >= point.replay->batch_id) {
+        return point.replay->end;
+      }
+    }
+    return point.replay->start;
+  }
+  return checkpoint.ReadStart();
+}
+
+}  // namespace mssql_cdc
