@@ -1,17 +1,15 @@
-"""Small helpers the Spark modules share: option maps as Spark passes them, and local paths.
+"""Small helpers the Spark modules share: option maps as Spark passes them, and locations joined.
 
-Promises: option names are matched ignoring case, as the engine matches them, without parsing
-or validating any value (the engine does that); a path is local when it has no scheme or the
-``file`` scheme, and only then does Python read or write files under it.
+Promises: option names are matched ignoring case by the engine's own key
+(``_core.option_name_key``), without parsing or validating any value (the engine does that).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, urlparse
 
+from mssql_cdc import _core
 from mssql_cdc.errors import ConfigError
 
 
@@ -35,10 +33,10 @@ def copy_options(options: Mapping[str, Any], what: str = "options") -> dict[str,
 
 
 def find_option(options: Mapping[str, str], name: str) -> str | None:
-    """The key under which `name` is set, ignoring case, or None."""
-    lower = name.lower()
+    """The key under which `name` is set, ignoring case as the engine does, or None."""
+    wanted = _core.option_name_key(name)
     for key in options:
-        if key.lower() == lower:
+        if _core.option_name_key(key) == wanted:
             return key
     return None
 
@@ -50,7 +48,8 @@ def get_option(options: Mapping[str, str], name: str) -> str | None:
 
 def set_option(options: dict[str, str], name: str, value: str) -> None:
     """Sets `name`, replacing any spelling of it that differs only in case."""
-    for key in [k for k in options if k.lower() == name.lower()]:
+    wanted = _core.option_name_key(name)
+    for key in [k for k in options if _core.option_name_key(k) == wanted]:
         del options[key]
     options[name] = value
 
@@ -61,16 +60,6 @@ def merged_options(base: Mapping[str, str], overrides: Mapping[str, Any]) -> dic
     for name, value in copy_options(overrides, "per-table options").items():
         set_option(out, name, value)
     return out
-
-
-def local_path(location: str) -> str | None:
-    """The local filesystem path of a plain path or ``file:`` URI; None for other URIs."""
-    parsed = urlparse(location)
-    if parsed.scheme == "file":
-        return unquote(parsed.path)
-    if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
-        return location
-    return None
 
 
 def join(location: str, name: str) -> str:

@@ -37,7 +37,7 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, backfill, generations, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
-from mssql_cdc._glue import copy_options, find_option, get_option, join, set_option
+from mssql_cdc._glue import copy_options, get_option, join, set_option
 from mssql_cdc.datasource import NAME, register
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.metrics_dir import MetricsDir
@@ -47,6 +47,29 @@ log = logging.getLogger("mssql_cdc")
 
 METRICS_DIR = "_mssql_cdc_metrics"
 BOOTSTRAP_DIR = "_mssql_cdc_bootstrap"
+
+
+def _stream_params(**values: Any) -> dict[str, str]:
+    """to_delta's keyword arguments as the engine's parameter text (core/options.h, StreamParams):
+    strings as they are, True/False as "true"/"false", numbers as digits; None leaves one out.
+    A value of another type is refused here, since no text stands for it."""
+    params = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name in ("bootstrap", "snapshot_on_switch"):
+            if not isinstance(value, bool):
+                raise ConfigError(f"to_delta: {name} must be True or False, not {value!r}")
+            params[name] = "true" if value else "false"
+        elif name == "resnapshot_interval_days":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"to_delta: {name} must be a number of days, 0 or more, not {value!r}")
+            params[name] = repr(float(value))
+        elif not isinstance(value, str):
+            raise ConfigError(f"to_delta: {name} must be a string, not {value!r}")
+        else:
+            params[name] = value
+    return params
 
 
 class CdcStream:
@@ -76,44 +99,22 @@ class CdcStream:
         snapshot: str = "full",
     ) -> Any:
         """Starts the stream into `target` and returns its StreamingQuery (not waiting)."""
-        for name, value in (("target", target), ("app_id", app_id), ("checkpoint", checkpoint)):
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"to_delta: {name} must be a non-empty string, not {value!r}")
-        if facts_table is not None and (not isinstance(facts_table, str) or not facts_table):
-            raise ConfigError(f"to_delta: facts_table must be a non-empty string or None, not {facts_table!r}")
-        if on_data_loss not in ("fail", "resnapshot"):
-            raise ConfigError(f'to_delta: on_data_loss must be "fail" or "resnapshot", not {on_data_loss!r}')
-        if snapshot not in ("full", "chunked"):
-            raise ConfigError(f'to_delta: snapshot must be "full" or "chunked", not {snapshot!r}')
-        days = resnapshot_interval_days
-        if isinstance(days, bool) or not isinstance(days, (int, float)) or days < 0:
-            raise ConfigError(f"to_delta: resnapshot_interval_days must be a number of days, 0 or more, "
-                              f"not {days!r}")
-        if snapshot == "chunked" and facts_table is None:
-            raise ConfigError('to_delta: snapshot="chunked" needs a facts_table: its event rows record the '
-                              'snapshot and which chunks are in bronze')
+        # Python's types become the parameters' text; the engine's rules for them (required,
+        # values, combinations with the options) are checked in C++, as for a native stream.
+        params = _stream_params(target=target, app_id=app_id, checkpoint=checkpoint, facts_table=facts_table,
+                                bootstrap=bootstrap, on_data_loss=on_data_loss,
+                                resnapshot_interval_days=resnapshot_interval_days,
+                                snapshot_on_switch=snapshot_on_switch, snapshot=snapshot)
         if trigger is not None and not isinstance(trigger, Mapping):
             raise ConfigError(
                 f'to_delta: trigger must be a mapping such as {{"availableNow": True}}, not {trigger!r}')
+        options = dict(self._options)
+        _core.validate_stream(options, params)
+        days = float(resnapshot_interval_days)
 
         target_table = tables.TableArg(target, "target")
         facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
         tables.check_location(checkpoint, "checkpoint")
-        options = dict(self._options)
-        if bootstrap and find_option(options, "startingLsn") is not None:
-            raise ConfigError("to_delta: bootstrap=True starts at the snapshot's LSN; "
-                              "remove the startingLsn option or pass bootstrap=False")
-        if not isinstance(snapshot_on_switch, bool):
-            raise ConfigError(f"to_delta: snapshot_on_switch must be True or False, not {snapshot_on_switch!r}")
-        if on_data_loss == "resnapshot" or snapshot_on_switch:
-            # The engine's rules for a re-snapshotting stream, before anything is written.
-            params = {"target": target, "app_id": app_id, "checkpoint": checkpoint, "on_data_loss": on_data_loss,
-                      "snapshot": snapshot, "bootstrap": str(bootstrap).lower(),
-                      "resnapshot_interval_days": str(days),
-                      "snapshot_on_switch": str(snapshot_on_switch).lower()}
-            if facts_table is not None:
-                params["facts_table"] = facts_table
-            _core.validate_stream(options, params)
         # The engine parses every option (warning about unknown names) and resolves the capture
         # instance: errors here start nothing. Bronze is created as a native stream creates it.
         feed = _core.Feed(options)

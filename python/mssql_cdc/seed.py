@@ -1,5 +1,5 @@
 """``CdcStream.seed``: a copy of the table already in the lake stands for its snapshot
-(reference-features 1.5), for tables too big to snapshot within CDC retention.
+(docs/snapshots.md), for tables too big to snapshot within CDC retention.
 
 The rules are the engine's (``snapshot/seed.h``): where the copy stands (``as_of`` mapped to the
 last commit at or before it on the server's clock, or an LSN, with every refusal), how its

@@ -1,5 +1,5 @@
 """The Spark data source ``format("mssql_cdc_snapshot")``: a capture instance's source table as
-a batch of operation-0 rows (reference-features 1.7, 2.2).
+a batch of operation-0 rows (docs/snapshots.md, docs/reference/options.md).
 
 Every decision is the engine's (``engine/snapshot_scan.h``): on the driver, ``partitions``
 plans the scan (the stamp recorded before any row is read, or ``snapshotLsn``; the key ranges of

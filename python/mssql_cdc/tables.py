@@ -20,7 +20,6 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from mssql_cdc import _core
-from mssql_cdc._glue import local_path
 from mssql_cdc.errors import ConfigError
 
 log = logging.getLogger("mssql_cdc")
@@ -29,13 +28,8 @@ _KINDS = ("bronze", "facts", "control", "plans")
 
 
 def check_location(text: str, what: str) -> None:
-    """Refuses a relative path for a location both Spark and this package use (a checkpoint)."""
-    plain = local_path(text)
-    if plain is not None and not plain.startswith("/"):
-        raise ConfigError(
-            f"{what}={text!r} is a relative path, which Spark reads against its default filesystem "
-            f"and this package against the working directory; give an absolute path (/lake/...) or "
-            f"a URI (file:/..., s3://...)")
+    """Refuses a location that Spark and the engine would read as two places (a relative path)."""
+    _core.check_location(text, what)
 
 
 class TableArg:

@@ -222,6 +222,7 @@ def test_a_chunked_snapshot_through_odbc_from_sim_serve(cli, tmp_path):
         server.stop()
 
 
+@pytest.mark.sigkill
 def test_sigkill_during_waves_20_times_ends_equal_to_the_source(cli, tmp_path):
     seed = int(os.environ.get("MSSQL_CDC_CRASH_SEED", random.randrange(1 << 30)))
     print(f"kill schedule seed {seed} (MSSQL_CDC_CRASH_SEED={seed} replays it)")

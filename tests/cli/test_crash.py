@@ -1,5 +1,6 @@
-"""Exactly once across crashes: `mssql-cdc run` killed with SIGKILL at random moments under a
-running workload, restarted each time, ends with every bronze table equal to its change
+"""Exactly once across crashes: `mssql-cdc run` killed with SIGKILL under a running workload
+right after each step of a batch (offsets written, bronze appended, facts appended, committed;
+tests/kill_phases.py), each several times, restarted each time, ends with every bronze table equal to its change
 table, row for row, with no duplicate; and the facts hold one row per batch. Reading the
 simulated database's file directly, and through the odbc backend from `sim serve`.
 
@@ -14,34 +15,52 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from deltalake import DeltaTable
 
-from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text, run_then_kill
+from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text
+from kill_phases import KillPlan, kill_after
 from sim_workload import stop_workload
 
-KILLS = 50
-ODBC_KILLS = 20
+pytestmark = pytest.mark.sigkill
+
+# Each step after which a crash leaves a distinct state on disk is hit at least this often
+# (tests/kill_phases.py), in at most this many kills.
+PHASES = ["offsets_written", "bronze_appended", "facts_appended", "committed"]
+TIMES, ODBC_TIMES = 4, 2
+MAX_KILLS = 40
 SOURCE = 'simPath = "shop.sim"\nmaxCommitsPerBatch = 25'  # the [source] lines after the backend
 
 
-def kill_loop(cli, tmp_path, source, kills, seed, backend="sim"):
-    """SIGKILLs of `run` at random moments under a running workload, a final availableNow run,
-    then every bronze table compared with its change table, row for row, and the facts."""
+def kill_loop(cli, tmp_path, source, times, seed, backend="sim"):
+    """SIGKILLs of `run` under a running workload, aimed at each step of a batch until every
+    step has been hit `times` times, a final availableNow run, then every bronze table compared
+    with its change table, row for row, and the facts."""
     rng = random.Random(seed)
     db = tmp_path / "shop.sim"
     pipeline = tmp_path / "pipeline.toml"
     pipeline.write_text(pipeline_text("processingTime=100 ms", source, backend=backend))
+    phase_log = tmp_path / "phases.log"
+    env = dict(os.environ, MSSQL_CDC_PHASE_LOG=str(phase_log))
 
     workload = subprocess.Popen(
         [BINARY, "sim", "workload", "--db", str(db), "--tps", "150", "--duration", "300",
          "--statements", "3", "--seed", str(seed)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    exits = collections.Counter()
+    plan = KillPlan(PHASES, times=times, max_kills=MAX_KILLS)
     try:
         time.sleep(0.5)
-        for _ in range(kills):
-            exits[run_then_kill(pipeline, rng)] += 1
-        assert exits[-signal.SIGKILL] >= kills // 2, exits
+        while not plan.done():
+            run = subprocess.Popen([BINARY, "run", "--json", str(pipeline)], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True, env=env)
+            landed = kill_after(run, phase_log, plan.aim(), rng, timeout=30)
+            _, stderr = run.communicate(timeout=30)
+            assert run.returncode == -signal.SIGKILL, stderr
+            plan.kills += 1
+            plan.landed[landed] += 1
+        print(f"{plan.kills} kills landed in {dict(plan.landed)}")
+        plan.assert_covered()
     finally:
         stop_workload(workload)
 
@@ -82,11 +101,11 @@ def kill_schedule_seed():
     return seed
 
 
-def test_sigkill_at_random_moments_loses_and_duplicates_nothing(cli, tmp_path):
+def test_sigkill_after_every_step_of_a_batch_loses_and_duplicates_nothing(cli, tmp_path):
     db = tmp_path / "shop.sim"
     cli("sim", "create", "--db", db)  # the real clock: the workload runs in real time
     cli("sim", "demo-schema", "--db", db)
-    kill_loop(cli, tmp_path, SOURCE, KILLS, kill_schedule_seed())
+    kill_loop(cli, tmp_path, SOURCE, TIMES, kill_schedule_seed())
 
 
 def test_sigkill_of_runs_reading_through_odbc_from_sim_serve(cli, tmp_path):
@@ -107,7 +126,7 @@ def test_sigkill_of_runs_reading_through_odbc_from_sim_serve(cli, tmp_path):
                   'user = "crash_reader"\npassword_env = "MSSQL_CDC_CRASH_PASSWORD"\n'
                   "maxCommitsPerBatch = 25")
         os.environ["MSSQL_CDC_CRASH_PASSWORD"] = "Crash-pw-1"
-        kill_loop(cli, tmp_path, source, ODBC_KILLS, kill_schedule_seed(), backend="odbc")
+        kill_loop(cli, tmp_path, source, ODBC_TIMES, kill_schedule_seed(), backend="odbc")
     finally:
         os.environ.pop("MSSQL_CDC_CRASH_PASSWORD", None)
         server.terminate()

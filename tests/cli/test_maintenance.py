@@ -15,6 +15,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from deltalake import DeltaTable
 
 from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_text
@@ -33,6 +35,7 @@ def maintenance(pipeline, *args):
                             text=True, cwd=pipeline.parent)
 
 
+@pytest.mark.sigkill
 def test_optimize_and_vacuum_next_to_a_stream_killed_20_times(cli, tmp_path):
     seed = int(os.environ.get("MSSQL_CDC_CRASH_SEED", random.randrange(1 << 30)))
     print(f"kill schedule seed {seed} (MSSQL_CDC_CRASH_SEED={seed} replays it)")

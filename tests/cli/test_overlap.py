@@ -10,6 +10,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from deltalake import DeltaTable
 
 from helpers import BINARY, TABLES, pipeline_text
@@ -76,6 +78,7 @@ def test_overlapping_runs_share_no_table_and_lose_or_double_nothing(cli, tmp_pat
     assert_bronze_equals_change_tables(tmp_path, db)
 
 
+@pytest.mark.sigkill
 def test_a_sigkilled_holder_leaves_no_lock_and_the_next_run_owns_every_table(cli, tmp_path):
     db = tmp_path / "shop.sim"
     cli("sim", "create", "--db", db)

@@ -410,3 +410,21 @@ def test_first_status_after_a_bootstrap_is_what_the_snapshot_proves(cli, tmp_pat
     assert result.returncode == 0, result.stdout
     for table in json.loads(result.stdout)["tables"]:
         assert table["alerts"] == [] and table["verdict"]["finalized_until"] is not None, table
+
+
+def test_status_names_the_data_files_a_table_lost(cli, tmp_path):
+    """A bronze data file deleted by hand: every reader of the table fails on it, so status says
+    which files the log names that are gone, and the way out."""
+    make_db(cli, tmp_path, transactions=60)
+    pipeline = write_pipeline(tmp_path)
+    cli("run", pipeline)
+    assert cli("status", "--json", pipeline, check=False).stdout.count("missing_files") == 0
+    lost = sorted((tmp_path / "lake" / "bronze" / "dbo_orders").glob("*.parquet"))[0]
+    lost.unlink()
+    result = cli("status", "--json", pipeline, check=False)
+    assert result.returncode == 1
+    tables = {t["capture_instance"]: t for t in json.loads(result.stdout)["tables"]}
+    (alert,) = [a for a in tables["dbo_orders"]["alerts"] if a["check"] == "missing_files"]
+    assert lost.name in alert["message"] and "bootstrap = true" in alert["message"]
+    assert not any(a["check"] == "missing_files" for t in ("dbo_customers", "dbo_order_items")
+                   for a in tables[t]["alerts"])

@@ -14,11 +14,15 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from deltalake import DeltaTable
 
 from helpers import BINARY, bronze_keys, change_table_keys, pipeline_text, run_then_kill
 from sim_workload import stop_workload
 from test_crash import kill_schedule_seed
+
+pytestmark = pytest.mark.sigkill
 
 KILLS = 10
 OLD, NEW = "dbo_orders", "dbo_orders_v2"

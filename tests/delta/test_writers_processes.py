@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import pyarrow as pa
 from deltalake import DeltaTable
 
@@ -108,6 +110,7 @@ def committed_markers(path):
     return log_txn_versions(path, "crash")
 
 
+@pytest.mark.sigkill
 def test_sigkill_at_random_moments_leaves_exactly_the_committed_appends(core, spark, tmp_path):
     rng = random.Random(int(os.environ.get("MSSQL_CDC_KILL_SEED", "20261129")))
     path = tmp_path / "killed"

@@ -1,4 +1,4 @@
-"""The public API of the reference library 0.8.0 (reference-features section 1), name by name:
+"""The public API of the reference library 0.8.0 (docs/spark.md), name by name:
 every name whose feature exists here is importable, and the details users' code depends on."""
 
 import importlib

@@ -3,6 +3,7 @@ session (jars from scripts/setup_spark.sh), a check that no test leaves a query 
 simulated shop database per test (spark_helpers.py)."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -16,14 +17,18 @@ MODE = os.environ.get("MSSQL_CDC_TEST_SPARK", "classic")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Through Spark Connect, the tests that take no `spark` session are left out: they start
-    classic sessions of their own, so a second run would repeat the classic suite's exactly."""
+    """Every test here is marked `spark`. Through Spark Connect, only the tests marked `connect`
+    run: those whose behaviour differs there (README.md in this folder says which and why)."""
+    here = Path(__file__).parent
+    mine = [item for item in items if here in item.path.parents]
+    for item in mine:
+        item.add_marker(pytest.mark.spark)
     if MODE != "connect":
         return
-    own_sessions = [item for item in items if "spark" not in getattr(item, "fixturenames", ())]
-    if own_sessions:
-        config.hook.pytest_deselected(items=own_sessions)
-        items[:] = [item for item in items if item not in own_sessions]
+    not_rerun = [item for item in mine if item.get_closest_marker("connect") is None]
+    if not_rerun:
+        config.hook.pytest_deselected(items=not_rerun)
+        items[:] = [item for item in items if item not in not_rerun]
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,7 @@ def described(spark, table):
     return columns, detail["description"], properties
 
 
+@pytest.mark.connect
 def test_named_tables_are_the_tables_the_engine_writes_at_a_path(spark, shop, lake, tmp_path):
     from mssql_cdc import stream
 
@@ -60,6 +61,7 @@ def test_named_tables_are_the_tables_the_engine_writes_at_a_path(spark, shop, la
     assert spark.table("lake.bronze_orders").count() == delta(f"{tmp_path}/bronze").num_rows
 
 
+@pytest.mark.connect
 def test_a_named_table_is_written_exactly_once_under_replay(spark, shop, lake, tmp_path):
     from mssql_cdc import handoff, stream
     from mssql_cdc.metrics_dir import MetricsDir
@@ -123,6 +125,7 @@ def test_bootstrap_into_a_named_table_snapshots_once(spark, shop, cli, lake, tmp
     assert streamed == len(after)
 
 
+@pytest.mark.connect
 def test_concurrent_writers_move_a_named_verdict_forward_only(spark, lake):
     from mssql_cdc import finalization
 
@@ -170,6 +173,7 @@ def test_concurrent_writers_move_a_named_verdict_forward_only(spark, lake):
     ("lake.wrong_types", None, "_start_lsn"),
     ("relative/bronze", None, "is a relative path"),
 ])
+@pytest.mark.connect
 def test_bad_table_names_are_refused_before_anything_is_written(spark, shop, lake, tmp_path, target, facts, message):
     from mssql_cdc import ConfigError, stream
 
@@ -259,6 +263,7 @@ def health_query():
     return text.split("```sql\n", 1)[1].split("```", 1)[0]
 
 
+@pytest.mark.connect
 def test_a_new_process_finds_the_tables_by_name_and_runs_the_consumer_queries(shop, tmp_path, cli):
     warehouse = tmp_path / "warehouse"
     health = tmp_path / "health.sql"
@@ -292,6 +297,7 @@ def test_a_new_process_finds_the_tables_by_name_and_runs_the_consumer_queries(sh
         assert row["capture_lag_seconds"] > 600 and row["alert"] is True
 
 
+@pytest.mark.connect
 def test_track_on_a_query_that_already_finished_writes_its_verdict(spark, shop, lake, tmp_path):
     from mssql_cdc import finalization, stream
 

@@ -26,6 +26,7 @@ def bronze_of(spark, ci):
     return table_location(spark, f"bronze.{ci}")
 
 
+@pytest.mark.connect
 def test_start_them_together_then_advance_each_verdict(spark, shop, cli, guide_tables):
     ########## the guide's example: only `options` differs
     from mssql_cdc import await_all, finalization, start_many
@@ -121,6 +122,7 @@ def test_options_per_table(spark, shop, cli, guide_tables):
         assert_bronze_equals_change_table(shop, ci, bronze_of(spark, ci))
 
 
+@pytest.mark.connect
 def test_keep_them_running_with_trackers(spark, shop, guide_tables):
     options = sim_options(shop)
     ########## the guide's example, with a timeout of seconds instead of four hours (and, marked
@@ -220,6 +222,7 @@ def test_a_failing_start_stops_the_queries_already_started(spark, shop, tmp_path
     assert not (tmp_path / "checkpoints" / "dbo_order_items").exists()
 
 
+@pytest.mark.connect
 def test_a_failing_table_fails_alone_and_the_others_restart_from_their_checkpoints(spark, shop, cli, tmp_path):
     from mssql_cdc import await_all, is_data_loss, start_many, stop_all
 

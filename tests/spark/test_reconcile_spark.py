@@ -11,6 +11,7 @@ from spark_helpers import sim_options, workload
 from test_silver_spark import stream_once
 
 
+@pytest.mark.connect
 def test_reconcile_matches_then_names_every_difference(spark, shop, cli, tmp_path):
     from mssql_cdc import apply_changes, reconcile
 

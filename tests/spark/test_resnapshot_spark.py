@@ -51,7 +51,7 @@ def test_a_purged_stream_snapshots_again_as_generation_one(spark, shop, cli, tmp
     # The table as a fresh snapshot reads it (the change table lost its early rows to cleanup).
     cdc.snapshot(f"{tmp_path}/fresh")
     table = latest_images(delta(f"{tmp_path}/fresh").to_pylist())
-    # After a loss, bronze is rebuilt from the newest snapshot (reference-features 4.4): its rows
+    # After a loss, bronze is rebuilt from the newest snapshot (docs/snapshots.md): its rows
     # and the changes after it; a delete lost in the gap leaves older rows behind it.
     s1 = state["snapshot_lsn"]
     ours = latest_images([r for r in delta(target).to_pylist()
@@ -91,6 +91,7 @@ def test_resnapshot_refusals_come_before_anything_is_written(spark, shop, tmp_pa
     assert not os.path.exists(target) and not os.path.exists(facts) and not os.path.exists(f"{tmp_path}/ckpt")
 
 
+@pytest.mark.connect
 def test_a_checkpoint_this_process_cannot_see_is_refused(spark, shop, tmp_path):
     """The facts table has batches of the stream, but the checkpoint holds none of Spark's: the
     pre-flight would read nothing, so to_delta refuses rather than start over silently."""

@@ -1,4 +1,4 @@
-"""Schema changes on Spark (reference-features 4.5): a newer capture instance with a new column
+"""Schema changes on Spark (docs/schema-changes.md): a newer capture instance with a new column
 stops the running query at its start with "The stream reaches capture instance", the restart
 infers the new column and goes on, every change once (the older instance below the start, the
 newer from it), with one capture_instance_switched and one schema_change facts row; a type the
@@ -47,6 +47,7 @@ def switch_to_a_new_instance(cli, db):
     cli("sim", "enable-cdc", "--db", db, "--table", "dbo.orders", "--capture-instance", NEW)
 
 
+@pytest.mark.connect
 def test_a_new_instance_stops_the_query_at_its_start_and_the_restart_goes_on(spark, shop, cli, tmp_path):
     query = running(spark, shop, tmp_path)
     switch_to_a_new_instance(cli, shop)
@@ -230,6 +231,7 @@ def test_two_instances_typing_a_column_incompatibly_are_refused_before_anything_
     assert delta(f"{tmp_path}/bronze").schema.field("shipped").type == "string"
 
 
+@pytest.mark.connect
 def test_a_new_column_that_needs_column_mapping_gets_the_alter_then_goes_on(spark, shop, cli, tmp_path):
     """Bronze without column mapping meets "Unit price": the restart is refused before anything is
     written, with the ALTER TABLE that enables mapping; after it, the stream goes on. A new bronze

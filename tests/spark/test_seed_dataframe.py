@@ -49,6 +49,7 @@ def latest_images(bronze_rows):
     return {k: r for k, (_, r) in latest.items() if r["_operation"] != 1}
 
 
+@pytest.mark.connect
 def test_a_seed_then_a_bootstrapped_stream_gives_the_table_reading_nothing(spark, shop, cli, tmp_path):
     from mssql_cdc import stream
 

@@ -77,6 +77,7 @@ def test_native_and_spark_make_the_same_silver(spark, shop, cli, tmp_path):
     assert native.exceptAll(on_spark).count() == 0 and on_spark.exceptAll(native).count() == 0
 
 
+@pytest.mark.connect
 def test_named_tables_go_through_the_catalog(spark, shop, tmp_path):
     from mssql_cdc import apply_changes
 

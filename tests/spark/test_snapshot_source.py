@@ -54,6 +54,7 @@ def test_the_snapshot_source_reads_the_table_as_operation_zero_rows(spark, shop)
             (want["product_code"], want["quantity"], want["description"])
 
 
+@pytest.mark.connect
 def test_chunks_are_read_by_a_task_each_and_say_which_chunk_read_a_row(spark, shop):
     from mssql_cdc import register
 

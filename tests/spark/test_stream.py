@@ -27,6 +27,7 @@ def commit_infos(table):
     return out
 
 
+@pytest.mark.connect
 def test_to_delta_refuses_bad_arguments_before_starting_anything(spark, shop, tmp_path, capfd):
     from mssql_cdc import ConfigError, NotFoundError, stream
 
@@ -39,7 +40,7 @@ def test_to_delta_refuses_bad_arguments_before_starting_anything(spark, shop, tm
         (dict(on_data_loss="sometimes"), "on_data_loss"),
         (dict(snapshot="partial"), "snapshot"),
         (dict(on_data_loss="resnapshot"), "needs facts_table"),
-        (dict(snapshot="chunked"), "needs a facts_table"),
+        (dict(snapshot="chunked"), "needs facts_table"),
         (dict(snapshot_on_switch="yes"), "snapshot_on_switch must be True or False"),
         (dict(trigger="availableNow"), "trigger"),
     ]
@@ -69,6 +70,7 @@ def test_to_delta_refuses_bad_arguments_before_starting_anything(spark, shop, tm
     assert not (tmp_path / "f").exists() and not (tmp_path / "metrics").exists()
 
 
+@pytest.mark.connect
 def test_batches_of_max_commits_exactly_once_under_replay(spark, shop, tmp_path):
     from mssql_cdc import stream
     from mssql_cdc.sink import delta_sink
@@ -140,6 +142,7 @@ def test_batches_of_max_commits_exactly_once_under_replay(spark, shop, tmp_path)
     assert _core.delta_snapshot(target)["version"] == version + 1
 
 
+@pytest.mark.connect
 def test_the_registered_format_reads_every_change(spark, shop):
     from mssql_cdc import register
 
@@ -221,6 +224,7 @@ def test_a_stream_started_natively_continues_on_spark_with_the_native_schema(spa
     assert sum(r["rows"] for r in handed) == delta(native_bronze / "dbo_orders").num_rows - native_rows
 
 
+@pytest.mark.connect
 def test_data_loss_fails_the_query_with_a_data_loss_error(spark, shop, cli, tmp_path):
     from mssql_cdc import await_all, is_data_loss, is_schema_changed, stream
 
@@ -279,6 +283,7 @@ def test_a_deleted_or_rewound_checkpoint_fails_its_first_batch_before_writing(sp
     assert delta(target).num_rows == bronze_rows
 
 
+@pytest.mark.connect
 def test_bootstrap_snapshots_once_then_streams_from_the_snapshot(spark, shop, cli, tmp_path):
     from mssql_cdc import stream
 
@@ -435,6 +440,7 @@ def _refusing_the_cache(sink):
     return run
 
 
+@pytest.mark.connect
 def test_the_sink_writes_the_same_bronze_and_facts_where_the_cache_api_is_refused(spark, shop, tmp_path):
     from mssql_cdc import register
     from mssql_cdc.sink import delta_sink
@@ -476,6 +482,7 @@ def test_stream_warns_once_in_the_callers_log_naming_every_unknown_option(spark,
     assert "'colums', 'startLSN'" in message and "MAXCOMMITSPERBATCH" not in message
 
 
+@pytest.mark.connect
 def test_get_spark_returns_the_active_session(spark):
     from mssql_cdc import spark as spark_module
 

@@ -171,6 +171,7 @@ def test_two_runs_racing_on_one_pipeline_never_both_write_a_batch(store, place, 
         assert sorted(versions) == list(range(len(versions))), ci
 
 
+@pytest.mark.sigkill
 def test_sigkill_twenty_times_under_a_workload_loses_and_duplicates_nothing(store, place, tmp_path):
     seed = random.randrange(1 << 30)
     print("kill schedule seed", seed)
