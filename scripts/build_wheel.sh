@@ -19,9 +19,9 @@ else
   [[ -x $venv/bin/python ]] || "$PYTHON" -m venv "$venv"
 fi
 stamp=$venv/.requirements-wheel.sha256
-want=$(cat scripts/requirements.txt scripts/requirements-wheel.txt | sha256sum | cut -d' ' -f1)
+want=$(cat scripts/requirements-demo.txt scripts/requirements.txt scripts/requirements-wheel.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
-  build_requirements=$(grep -E '^(pyarrow|nanobind|scikit-build-core)==' scripts/requirements.txt)
+  build_requirements=$(grep -hE '^(pyarrow|nanobind|scikit-build-core)==' scripts/requirements-demo.txt scripts/requirements.txt)
   $venv/bin/python -m pip install -q $build_requirements -r scripts/requirements-wheel.txt
   $venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
   echo "$want" > "$stamp"

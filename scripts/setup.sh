@@ -1,29 +1,71 @@
 #!/usr/bin/env bash
-# Installs everything the build, the tests and the demo need, on Debian 12, as root.
-# Idempotent: a second run checks and returns in seconds.
+# Installs what the demo needs (`scripts/setup.sh demo`) or what the build, the tests and the
+# benchmarks need (`scripts/setup.sh`, everything), on Debian 12, as root.
+#
+# The demo needs only the compiler, the engine's libraries and pyarrow (whose Arrow C++ the
+# engine links); a JDK, Maven, the Delta jars, the storage emulators, GoogleTest and the test
+# suites' Python packages are the tests'. Idempotent: a second run checks and returns in seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-all}
+case $mode in
+  demo|all) ;;
+  *) echo "usage: scripts/setup.sh [demo|all]" >&2; exit 2 ;;
+esac
 
-APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config ccache git
+DEMO_PACKAGES=(
+  build-essential cmake ninja-build pkg-config ccache
   python3 python3-venv python3-dev
-  libsqlite3-dev sqlite3
-  unixodbc unixodbc-dev tdsodbc libssl-dev openssl
+  libsqlite3-dev unixodbc-dev libssl-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libasio-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   tzdata
-  openjdk-17-jdk-headless maven
 )
+TEST_PACKAGES=(
+  git sqlite3 unixodbc tdsodbc openssl
+  libgtest-dev libgmock-dev libbenchmark-dev
+  openjdk-17-jdk-headless maven
+  chromium
+)
+packages=("${DEMO_PACKAGES[@]}")
+[[ $mode == all ]] && packages+=("${TEST_PACKAGES[@]}")
 
 missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
+for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # dpkg's progress is shown only when the install fails.
+  log=$(mktemp)
+  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } > "$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "setup: installing Debian packages failed" >&2
+    exit 1
+  fi
+  rm -f "$log"
+fi
+
+# Installs a requirements file into .venv unless the stamp says it is there already.
+install_requirements() {
+  local file=$1 stamp=.venv/.$(basename "$1" .txt).sha256 want
+  want=$(cat scripts/requirements-demo.txt "$file" | sha256sum | cut -d' ' -f1)
+  [[ -x .venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$want" ]] && return 0
+  echo "setup: installing $file into .venv"
+  if [[ ! -x .venv/bin/python ]]; then
+    "${PYTHON:-python3}" -m venv .venv
+    .venv/bin/python -m pip install -q --upgrade pip
+  fi
+  .venv/bin/python -m pip install -q -r "$file"
+  # The wheel ships libarrow.so.<abi>; the linker wants the unversioned names too.
+  .venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
+  echo "$want" > "$stamp"
+}
+
+if [[ $mode == demo ]]; then
+  install_requirements scripts/requirements-demo.txt
+  exit 0
 fi
 
 # fake-gcs-server, the GCS emulator of the object-store tests (cached; fast when present),
@@ -31,18 +73,7 @@ fi
 scripts/setup_fake_gcs.sh >/dev/null &
 fake_gcs=$!
 
-PYTHON=${PYTHON:-python3}
-stamp=.venv/.requirements.sha256
-want=$(sha256sum scripts/requirements.txt | cut -d' ' -f1)
-if [[ ! -x .venv/bin/python || ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
-  echo "setup: creating .venv with scripts/requirements.txt"
-  [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r scripts/requirements.txt
-  # The wheel ships libarrow.so.<abi>; the linker wants the unversioned names too.
-  .venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
-  echo "$want" > "$stamp"
-fi
+install_requirements scripts/requirements.txt
 
 # The Delta Lake jars for the local Spark of the interop tests (cached; fast when present).
 scripts/setup_spark.sh >/dev/null

@@ -1,50 +1,104 @@
 #!/usr/bin/env bash
-# Runs every test suite against the tree `make build` left: GoogleTest (ctest), then pytest
-# (the Python package, the CLI, the Delta tables read back by delta-rs and Spark, the engine on
-# an S3 emulator, and Spark mode on a classic session), the command-line tests again through the console script a pip
-# install gives, then Spark mode again through a local Spark Connect server that
-# the tests start themselves (MSSQL_CDC_TEST_SPARK=connect), then the wheel: built by
-# scripts/build_wheel.sh and installed in a minimal Debian root (tests/wheel).
-# Exits non-zero when any suite fails. Each pytest run ends with its slowest tests, so that the
-# suites' share of the 45-minute budget can be watched.
+# Runs the test suites against the tree `make build` left, each part timed, and prints every
+# part's time at the end so that each run shows the suite's share of its budget (25 minutes on
+# two cores for `make test`, 5 for `make test-quick`). Exits non-zero when any part fails.
+#
+#   scripts/test.sh        every part (make test):
+#     - the demo's build (scripts/build_demo.sh), which compiles the engine a batch at a time;
+#     - GoogleTest (ctest);
+#     - pytest of the command line and the object stores, on two workers (they mostly wait on
+#       child processes), beside
+#     - pytest of the Python package, the Delta tables read back by delta-rs and Spark, the
+#       engine, and Spark mode on a classic session;
+#     - Spark mode again through a local Spark Connect server, only the tests marked `connect`
+#       (tests/spark/README.md says which and why);
+#     - the users' guide built as a site (make docs) and looked at in headless Chromium;
+#     - the wheel (make wheel), installed and used in a minimal Debian root, and the abi3 wheel.
+#   scripts/test.sh quick  the edit-compile-test loop (make test-quick): ctest and the Python
+#                          tests not marked spark, sigkill or slow.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-all}
 status=0
-ctest --test-dir build --output-on-failure -j2 || status=1
-export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
-# The suites that drive child processes run on two workers (pytest-xdist): they mostly wait.
-.venv/bin/python -m pytest -q -n 2 --durations=12 tests/cli tests/storage || status=1
-.venv/bin/python -m pytest -q --durations=12 tests/python tests/delta tests/engine tests/sql tests/spark || status=1
-echo "The command-line suite again, through the package's mssql-cdc console script:"
-MSSQL_CDC_BIN="$PWD/.venv/bin/mssql-cdc" .venv/bin/python -m pytest -q -n 2 tests/cli || status=1
-echo "Spark mode again, through Spark Connect:"
-MSSQL_CDC_TEST_SPARK=connect .venv/bin/python -m pytest -q --durations=12 tests/spark || status=1
-# Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path
-# in the variable named; the build's log is shown only when the build fails.
-wheel_suite() {
-  local python=$1 test=$2 variable=$3 wheel
-  shift 3
-  if wheel=$(PYTHON=$python scripts/build_wheel.sh 2> build-wheel.log | tail -1) && [[ -f "$wheel" ]]; then
-    env "$variable=$PWD/$wheel" "$@" .venv/bin/python -m pytest -q "$test" || status=1
-  else
-    cat build-wheel.log >&2
-    status=1
-  fi
+times=()
+# Runs a part, records its time and outcome, and goes on whatever it returned.
+part() {
+  local name=$1 start=$SECONDS outcome=passed
+  shift
+  echo "== $name"
+  "$@" || { outcome=FAILED; status=1; }
+  times+=("$(printf '%-44s %5d s  %s' "$name" $((SECONDS - start)) "$outcome")")
 }
-echo "The wheel (make wheel), installed and used in a minimal Debian root:"
-wheel_suite "" tests/wheel/test_wheel_in_debian.py MSSQL_CDC_WHEEL
-# The abi3 wheel needs a Python 3.12 or later to build; Debian 12 has none, so it is built and
-# tested where one is installed (pyenv's, on the machines CI runs on), and said so otherwise.
-abi3_pythons=()
-for version in 3.12 3.13; do
-  found=$(command -v pyenv >/dev/null && pyenv prefix "$(pyenv versions --bare | grep "^$version" | tail -1)" 2>/dev/null || true)
-  [[ -n "$found" && -x "$found/bin/python$version" ]] && abi3_pythons+=("$found/bin/python$version")
-done
-if ((${#abi3_pythons[@]})); then
-  echo "The abi3 wheel, on ${abi3_pythons[*]}:"
-  wheel_suite "${abi3_pythons[0]}" tests/wheel/test_abi3_wheel.py MSSQL_CDC_ABI3_WHEEL \
-    MSSQL_CDC_ABI3_PYTHONS="$(IFS=:; echo "${abi3_pythons[*]}")"
+pytest() { .venv/bin/python -m pytest -q "$@"; }
+# A part run beside the next ones, its output kept until part_wait shows it: the command-line
+# and object-store tests mostly wait on child processes, so they share the machine with the
+# Spark tests at little cost to either.
+part_background() {
+  local name=$1
+  shift
+  background_name=$name
+  background_log=$(mktemp)
+  background_start=$SECONDS
+  ( "$@" ) > "$background_log" 2>&1 &
+  background_pid=$!
+}
+part_wait() {
+  local outcome=passed
+  wait "$background_pid" || { outcome=FAILED; status=1; }
+  echo "== $background_name (beside the parts above)"
+  cat "$background_log"
+  rm -f "$background_log"
+  times+=("$(printf '%-44s %5d s  %s' "$background_name" $((SECONDS - background_start)) "$outcome")")
+}
+export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
+
+if [[ $mode == quick ]]; then
+  part "ctest" ctest --test-dir build --output-on-failure -j2
+  part "pytest (no spark, sigkill or slow)" pytest -n 2 -m "not spark and not sigkill and not slow" \
+    tests/python tests/cli tests/delta tests/engine tests/sql
 else
-  echo "The abi3 wheel was not built: no Python 3.12 or later is installed here (pyenv)."
+  part "demo build (unity)" scripts/build_demo.sh
+  part "ctest" ctest --test-dir build --output-on-failure -j2
+  part_background "pytest cli, storage (2 workers)" pytest -n 2 --durations=12 tests/cli tests/storage
+  part "pytest python, delta, engine, sql, spark" pytest --durations=12 \
+    tests/python tests/delta tests/engine tests/sql tests/spark
+  part_wait
+  part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \
+    .venv/bin/python -m pytest -q --durations=12 tests/spark
+
+  docs_site() { scripts/build_docs.sh > /dev/null && pytest tests/docs; }
+  part "docs site, in Chromium" docs_site
+
+  # Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path
+  # in the variable named; the build's log is shown only when the build fails.
+  wheel_suite() {
+    local python=$1 test=$2 variable=$3 wheel
+    shift 3
+    if wheel=$(PYTHON=$python scripts/build_wheel.sh 2> build-wheel.log | tail -1) && [[ -f "$wheel" ]]; then
+      env "$variable=$PWD/$wheel" "$@" .venv/bin/python -m pytest -q "$test"
+    else
+      cat build-wheel.log >&2
+      return 1
+    fi
+  }
+  part "wheel in a minimal Debian root" wheel_suite "" tests/wheel/test_wheel_in_debian.py MSSQL_CDC_WHEEL
+  # The abi3 wheel needs a Python 3.12 or later to build; Debian 12 has none, so it is built and
+  # tested where one is installed (pyenv's, on the machines CI runs on), and said so otherwise.
+  abi3_pythons=()
+  for version in 3.12 3.13; do
+    found=$(command -v pyenv >/dev/null && pyenv prefix "$(pyenv versions --bare | grep "^$version" | tail -1)" 2>/dev/null || true)
+    [[ -n "$found" && -x "$found/bin/python$version" ]] && abi3_pythons+=("$found/bin/python$version")
+  done
+  if ((${#abi3_pythons[@]})); then
+    part "abi3 wheel on ${#abi3_pythons[@]} Pythons" wheel_suite "${abi3_pythons[0]}" tests/wheel/test_abi3_wheel.py \
+      MSSQL_CDC_ABI3_WHEEL MSSQL_CDC_ABI3_PYTHONS="$(IFS=:; echo "${abi3_pythons[*]}")"
+  else
+    echo "The abi3 wheel was not built: no Python 3.12 or later is installed here (pyenv)."
+  fi
 fi
+
+echo
+echo "Time of each part:"
+printf '  %s\n' "${times[@]}"
+echo "  total $((SECONDS / 60)) min $((SECONDS % 60)) s"
 exit $status
