@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace mssql_cdc {
 namespace {
@@ -19,6 +21,15 @@ int PhaseLogDescriptor() {
   return fd;
 }
 
+// The step MSSQL_CDC_PHASE_PAUSE names, or empty.
+const std::string& PauseStep() {
+  static const std::string step = [] {
+    const char* value = std::getenv("MSSQL_CDC_PHASE_PAUSE");
+    return std::string(value == nullptr ? "" : value);
+  }();
+  return step;
+}
+
 }  // namespace
 
 void NotePhase(std::string_view line) {
@@ -28,6 +39,10 @@ void NotePhase(std::string_view line) {
   text += '\n';
   // One write: O_APPEND keeps the lines of concurrent writers whole.
   [[maybe_unused]] const ssize_t written = ::write(fd, text.data(), text.size());
+  const std::string& pause = PauseStep();
+  if (!pause.empty() && line.size() > pause.size() && line.ends_with(" " + pause)) {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // until the test kills it
+  }
 }
 
 }  // namespace mssql_cdc

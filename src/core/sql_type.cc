@@ -12,13 +12,6 @@
 namespace mssql_cdc {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool ParseInt(std::string_view s, int* out) {
   s = TrimAsciiSpace(s);
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -58,10 +51,10 @@ SqlType SqlType::Parse(std::string_view declaration) {
   auto open = decl.find('(');
   std::string_view args;
   if (open == std::string_view::npos) {
-    t.name = Lower(TrimAsciiSpace(decl));
+    t.name = AsciiLower(TrimAsciiSpace(decl));
   } else {
     if (decl.back() != ')') Malformed(declaration, "missing ')'");
-    t.name = Lower(TrimAsciiSpace(decl.substr(0, open)));
+    t.name = AsciiLower(TrimAsciiSpace(decl.substr(0, open)));
     args = TrimAsciiSpace(decl.substr(open + 1, decl.size() - open - 2));
   }
   if (t.name.empty()) Malformed(declaration, "no type name");
@@ -84,7 +77,7 @@ SqlType SqlType::Parse(std::string_view declaration) {
   }
   switch (kind) {
     case Kind::kLength:
-      if (Lower(args) == "max" && t.name != "float" && t.name != "char" && t.name != "nchar" &&
+      if (AsciiLower(args) == "max" && t.name != "float" && t.name != "char" && t.name != "nchar" &&
           t.name != "binary") {
         t.max_length = -1;
       } else if (!ParseInt(args, &t.max_length) || t.max_length < 1 || t.max_length > 8000) {

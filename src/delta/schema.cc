@@ -11,18 +11,13 @@
 #include <regex>
 #include <unordered_map>
 
+#include "core/ascii.h"
 #include "core/errors.h"
 
 namespace mssql_cdc::delta {
 namespace {
 
 using OrderedJson = nlohmann::ordered_json;
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 struct Decimal {
   int precision = 0;
@@ -264,13 +259,13 @@ bool SameColumns(const arrow::Schema& a, const arrow::Schema& b) {
 SchemaMergeResult MergeSchemas(const arrow::Schema& table, const arrow::Schema& incoming,
                                const SchemaMergeRules& rules) {
   std::unordered_map<std::string, int> table_index;
-  for (int i = 0; i < table.num_fields(); ++i) table_index[Lower(table.field(i)->name())] = i;
+  for (int i = 0; i < table.num_fields(); ++i) table_index[AsciiLower(table.field(i)->name())] = i;
 
   SchemaMergeResult result;
   arrow::FieldVector fields = table.fields();
   std::unordered_map<std::string, std::string> seen;  // lower-case name -> incoming spelling
   for (const auto& in : incoming.fields()) {
-    std::string key = Lower(in->name());
+    std::string key = AsciiLower(in->name());
     if (auto [it, fresh] = seen.emplace(key, in->name()); !fresh) {
       throw ConfigError("the incoming data has columns '" + it->second + "' and '" + in->name() +
                         "', which Delta treats as the same name");
@@ -317,12 +312,12 @@ std::shared_ptr<arrow::RecordBatch> AlignBatchToSchema(const arrow::RecordBatch&
                                                        const std::string& table) {
   std::unordered_map<std::string, int> by_name;
   for (int i = 0; i < batch.num_columns(); ++i) {
-    by_name[Lower(batch.schema()->field(i)->name())] = i;
+    by_name[AsciiLower(batch.schema()->field(i)->name())] = i;
   }
   arrow::ArrayVector columns;
   for (const auto& field : schema->fields()) {
     std::shared_ptr<arrow::Array> column;
-    auto found = by_name.find(Lower(field->name()));
+    auto found = by_name.find(AsciiLower(field->name()));
     if (found == by_name.end()) {
       auto nulls = arrow::MakeArrayOfNull(field->type(), batch.num_rows());
       if (!nulls.ok()) {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/ascii.h"
 #include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/checkpoint.h"
@@ -39,21 +40,16 @@ std::int64_t NowMs() {
       .count();
 }
 
-std::string Lower(std::string text) {
-  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 int FieldIndexIgnoringCase(const arrow::Schema& schema, const std::string& name) {
   for (int i = 0; i < schema.num_fields(); ++i) {
-    if (Lower(schema.field(i)->name()) == Lower(name)) return i;
+    if (AsciiLower(schema.field(i)->name()) == AsciiLower(name)) return i;
   }
   throw InternalError("column '" + name + "' is missing from " + schema.ToString());
 }
 
 bool PropertyIsTrue(const StringMap& configuration, const std::string& key) {
   auto it = configuration.find(key);
-  return it != configuration.end() && Lower(it->second) == "true";
+  return it != configuration.end() && AsciiLower(it->second) == "true";
 }
 
 // Data file paths in add actions are relative URIs; the files live at the decoded path.
@@ -207,7 +203,7 @@ DeltaTable DeltaTable::Create(const std::string& uri, const CreateOptions& optio
   CheckTableProperties(properties);
   std::unordered_set<std::string> names;
   for (const auto& field : options.schema->fields()) {
-    if (!names.insert(Lower(field->name())).second) {
+    if (!names.insert(AsciiLower(field->name())).second) {
       throw ConfigError("column name '" + field->name() + "' appears twice (Delta column names "
                         "are unique regardless of case)");
     }

@@ -406,7 +406,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
     read.snapshot = s;
     // Past every wave bronze or the facts know: Delta skips a txn version it holds.
     read.wave = std::max(last_wave, progress->last_wave()) + 1;
-    NotePhase("wave " + std::to_string(read.wave) + " reading");
+    NotePhase(ci + " wave " + std::to_string(read.wave) + " reading");
     const auto wave_started = Clock::now();
     const UtcMicros wave_started_at = NowUtc();
     std::optional<Lsn> max_after;
@@ -433,10 +433,10 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
       if (auto theirs = WaveOfMetadata(metadata, s, tables)) written = *theirs;
       read.wave = version;
     }
-    NotePhase("wave " + std::to_string(read.wave) + " in_bronze");
+    NotePhase(ci + " wave " + std::to_string(read.wave) + " in_bronze");
     const std::int64_t wave_ms = MillisSince(wave_started);
     record_wave(read.wave, written, stamp, max_after, wave_started_at, wave_ms);
-    NotePhase("wave " + std::to_string(read.wave) + " recorded");
+    NotePhase(ci + " wave " + std::to_string(read.wave) + " recorded");
     last_wave = read.wave;
     ++waves;
     spdlog::info("backfill of '{}': wave {} read {} chunks ({} rows) in {:.1f} s; {} of {} done", ci,

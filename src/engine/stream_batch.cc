@@ -157,7 +157,8 @@ std::string_view BatchStepName(BatchStep step) {
 }
 
 void BatchRunner::Hook(BatchStep step, std::int64_t batch_id) {
-  NotePhase("batch " + std::to_string(batch_id) + " " + std::string(BatchStepName(step)));
+  NotePhase(context_.config.source.capture_instance + " batch " + std::to_string(batch_id) + " " +
+            std::string(BatchStepName(step)));
   if (context_.config.step_hook) context_.config.step_hook(step, batch_id);
 }
 

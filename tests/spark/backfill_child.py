@@ -28,7 +28,7 @@ def main():
                      trigger={"availableNow": True}).awaitTermination()
     print("ready", flush=True)
     while True:
-        status = cdc.backfill(target, app_id=app_id, facts_table=facts, chunk_rows=3, max_waves=1,
+        status = cdc.backfill(target, app_id=app_id, facts_table=facts, chunk_rows=8, max_waves=1,
                               target_wave_seconds=0)
         print(f"wave {status['state']} {status['chunks_done']}/{status['chunks_total']}", flush=True)
         if status["state"] == "done":

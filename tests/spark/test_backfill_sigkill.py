@@ -1,21 +1,19 @@
 """Exactly once for Spark's backfill across crashes: the driver calling backfill() is killed with
-SIGKILL in each phase of a wave (tests/kill_phases.py: while it reads, with the wave in bronze
-but not yet in the facts, and with both written), at least twice in each, and started again;
+SIGKILL in each phase of a wave (tests/kill_phases.py: about to read, with the wave in bronze
+but not yet in the facts, and with both written), twice in each, and started again;
 at the end every chunk was read once, each key is once in the snapshot, the chunk facts rows
-agree with bronze, and bronze's latest images are the table. The seed of the kills' jitter is
-printed, and MSSQL_CDC_CRASH_SEED replays one."""
+agree with bronze, and bronze's latest images are the table."""
 
 import collections
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kill_phases import KillPlan, kill_after
+from kill_phases import KillPlan, kill_at, phase_env
 from spark_helpers import delta, make_shop
 from test_seed_dataframe import latest_images
 from test_snapshot_source import current_rows
@@ -25,33 +23,30 @@ pytestmark = pytest.mark.sigkill
 CHILD = Path(__file__).resolve().parent / "backfill_child.py"
 
 
-def child(shop, work, phase_log, *flags):
-    env = dict(os.environ, MSSQL_CDC_PHASE_LOG=str(phase_log))
+def child(shop, work, env, *flags):
     return subprocess.Popen([sys.executable, str(CHILD), str(shop), str(work), *flags], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, env=env)
 
 
 def test_sigkill_of_the_backfill_driver_in_every_phase_of_a_wave(cli, tmp_path):
-    seed = int(os.environ.get("MSSQL_CDC_CRASH_SEED", random.randrange(1 << 30)))
-    print(f"kill jitter seed {seed} (MSSQL_CDC_CRASH_SEED={seed} replays it)")
-    rng = random.Random(seed)
     shop = make_shop(cli, tmp_path, transactions=300)
     work, phase_log = tmp_path / "work", tmp_path / "phases.log"
     plan = KillPlan(["reading", "in_bronze", "recorded"], times=2, max_kills=14)
     opened = False
     while not plan.done():
-        process = child(shop, work, phase_log, *([] if opened else ["--open"]))
+        aim = plan.aim()
+        process = child(shop, work, phase_env(phase_log, aim), *([] if opened else ["--open"]))
         for line in process.stdout:  # the engine's log lines come first
             if line.startswith("ready"):
                 break
         opened = True
-        landed = kill_after(process, phase_log, plan.aim(), rng, timeout=60)
+        landed = kill_at(process, phase_log, aim, timeout=120)
         assert landed is not None, "the backfill ended before it was killed: give it more chunks"
         plan.kills += 1
         plan.landed[landed] += 1
     print(f"{plan.kills} kills landed in {dict(plan.landed)}")
     plan.assert_covered()
-    final = child(shop, work, phase_log)
+    final = child(shop, work, dict(os.environ))
     out, _ = final.communicate(timeout=600)
     assert final.returncode == 0 and "wave done" in out, out
 
