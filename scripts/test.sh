@@ -38,17 +38,19 @@ part_background() {
   shift
   background_name=$name
   background_log=$(mktemp)
-  background_start=$SECONDS
-  ( "$@" ) > "$background_log" 2>&1 &
+  # The part's own time, written when it ends: the wait may come long after.
+  ( start=$SECONDS; rc=0; "$@" || rc=$?; echo $((SECONDS - start)) > "$background_log.seconds"; exit $rc ) \
+    > "$background_log" 2>&1 &
   background_pid=$!
 }
 part_wait() {
-  local outcome=passed
+  local outcome=passed seconds
   wait "$background_pid" || { outcome=FAILED; status=1; }
   echo "== $background_name (beside the parts above)"
   cat "$background_log"
-  rm -f "$background_log"
-  times+=("$(printf '%-44s %5d s  %s' "$background_name" $((SECONDS - background_start)) "$outcome")")
+  seconds=$(cat "$background_log.seconds" 2>/dev/null || echo 0)
+  rm -f "$background_log" "$background_log.seconds"
+  times+=("$(printf '%-44s %5d s  %s' "$background_name (beside)" "$seconds" "$outcome")")
 }
 export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
 
