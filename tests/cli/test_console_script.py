@@ -18,6 +18,7 @@ from pathlib import Path
 from deltalake import DeltaTable
 
 from helpers import TABLES, bronze_keys, change_table_keys, pipeline_text
+from test_run import json_lines, make_db, read_events, write_pipeline
 
 # The script pip installed beside the interpreter running the tests (.venv/bin/mssql-cdc).
 SCRIPT = str(Path(sys.executable).with_name("mssql-cdc"))
@@ -29,25 +30,6 @@ def script(*args, check=True):
         raise AssertionError(f"{SCRIPT} {' '.join(map(str, args))} exited with {result.returncode}:\n"
                              f"{result.stderr}\n{result.stdout[-3000:]}")
     return result
-
-
-def make_db(cli, tmp_path, transactions=150):
-    db = tmp_path / "shop.sim"
-    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-01-01 00:00:00")
-    cli("sim", "demo-schema", "--db", db)
-    cli("sim", "workload", "--db", db, "--tps", 100, "--transactions", transactions, "--seed", 5,
-        "--statements", 2)
-    return db
-
-
-def write_pipeline(tmp_path, trigger="availableNow", name="pipeline.toml"):
-    path = tmp_path / name
-    path.write_text(pipeline_text(trigger, 'simPath = "shop.sim"\nsourceTimeZone = "UTC"'))
-    return path
-
-
-def lines_of(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def assert_bronze_is_the_change_table(tmp_path, db):
@@ -70,7 +52,7 @@ def test_a_run_and_a_status_through_the_script(cli, tmp_path):
     db = make_db(cli, tmp_path)
     pipeline = write_pipeline(tmp_path)
     run = script("run", "--json", pipeline)
-    summary = lines_of(run.stdout)[-1]
+    summary = json_lines(run.stdout)[-1]
     assert summary["event"] == "summary" and summary["exit_status"] == 0 and summary["failed"] == []
     assert_bronze_is_the_change_table(tmp_path, db)
 
@@ -99,22 +81,15 @@ def test_sigterm_stops_the_script_cleanly(cli, tmp_path):
     proc = subprocess.Popen([SCRIPT, "run", "--json", str(pipeline)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        seen, deadline = set(), time.time() + 60
-        while len(seen) < len(TABLES) and time.time() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            event = json.loads(line)
-            if event["event"] == "batch":
-                seen.add(event["table"])
-        assert seen == set(TABLES)
+        seen = set()
+        read_events(proc, lambda e: e["event"] == "batch" and (seen.add(e["table"]) or seen == set(TABLES)), 60)
         proc.send_signal(signal.SIGTERM)
         rest, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, stderr
-    summary = lines_of(rest)[-1]
+    summary = json_lines(rest)[-1]
     assert summary["event"] == "summary" and {t["status"] for t in summary["tables"].values()} == {"stopped"}
     assert_bronze_is_the_change_table(tmp_path, db)
 
@@ -123,9 +98,7 @@ def test_a_sigkilled_script_resumes_exactly_once(cli, tmp_path):
     """Killed after its first batches are committed, with most of the backlog still unread, then
     run again: bronze holds every change once."""
     db = make_db(cli, tmp_path, transactions=600)
-    pipeline = write_pipeline(tmp_path, trigger="processingTime=100 ms")
-    pipeline.write_text(pipeline.read_text().replace('sourceTimeZone = "UTC"',
-                                                     'sourceTimeZone = "UTC"\nmaxCommitsPerBatch = 10'))
+    pipeline = write_pipeline(tmp_path, trigger="processingTime=100 ms", source_extra="maxCommitsPerBatch = 10")
     proc = subprocess.Popen([SCRIPT, "run", "--json", str(pipeline)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
@@ -146,6 +119,6 @@ def test_a_sigkilled_script_resumes_exactly_once(cli, tmp_path):
     assert 0 < read < sum(len(change_table_keys(db, ci)) for ci in TABLES)
 
     pipeline.write_text(pipeline.read_text().replace("processingTime=100 ms", "availableNow"))
-    summary = lines_of(script("run", "--json", pipeline).stdout)[-1]
+    summary = json_lines(script("run", "--json", pipeline).stdout)[-1]
     assert summary["failed"] == []
     assert_bronze_is_the_change_table(tmp_path, db)
