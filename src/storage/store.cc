@@ -40,7 +40,7 @@ std::pair<std::shared_ptr<FileSystem>, std::string> OpenStore(const std::string&
 void CheckDirectoryLocation(const std::string& uri, const std::string& what) {
   if (IsObjectStoreUri(uri)) return;
   namespace fs = std::filesystem;
-  const fs::path location = fs::absolute(fs::path(LocalPathOfUri(uri))).lexically_normal();
+  const fs::path location(LocalPathOfUri(uri));  // absolute and normalised already
   for (fs::path path = location; !path.empty(); path = path.parent_path()) {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
