@@ -37,7 +37,7 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, backfill, generations, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
-from mssql_cdc._glue import copy_options, get_option, join, set_option
+from mssql_cdc._glue import copy_options, get_option, join, option_text, set_option
 from mssql_cdc.datasource import NAME, register
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.metrics_dir import MetricsDir
@@ -50,8 +50,9 @@ BOOTSTRAP_DIR = "_mssql_cdc_bootstrap"
 
 
 def _stream_params(**values: Any) -> dict[str, str]:
-    """to_delta's keyword arguments as the engine's parameter text (core/options.h, StreamParams):
-    strings as they are, True/False as "true"/"false", numbers as digits; None leaves one out.
+    """to_delta's keyword arguments as the engine's parameter text (core/stream_params.h):
+    strings as they are, True/False as option_text writes them, days as a float's digits; None
+    leaves one out.
     A value of another type is refused here, since no text stands for it."""
     params = {}
     for name, value in values.items():
@@ -60,7 +61,7 @@ def _stream_params(**values: Any) -> dict[str, str]:
         if name in ("bootstrap", "snapshot_on_switch"):
             if not isinstance(value, bool):
                 raise ConfigError(f"to_delta: {name} must be True or False, not {value!r}")
-            params[name] = "true" if value else "false"
+            params[name] = option_text(value)
         elif name == "resnapshot_interval_days":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"to_delta: {name} must be a number of days, 0 or more, not {value!r}")
