@@ -6,13 +6,12 @@
 #   scripts/test.sh        every part (make test):
 #     - the demo's build (scripts/build_demo.sh), which compiles the engine a batch at a time;
 #     - GoogleTest (ctest);
-#     - pytest of the command line and the object stores, on two workers (they mostly wait on
-#       child processes), beside
-#     - pytest of the Python package, the Delta tables read back by delta-rs and Spark, the
-#       engine, and Spark mode on a classic session;
-#     - Spark mode again through a local Spark Connect server, only the tests marked `connect`
-#       (tests/spark/README.md says which and why);
-#     - the users' guide built as a site (make docs) and looked at in headless Chromium;
+#     - Spark mode on a classic session, then again through a local Spark Connect server (only
+#       the tests marked `connect`: tests/spark/README.md says which and why), then the users'
+#       guide built as a site (make docs) and looked at in headless Chromium; beside them, in
+#       a lane of their own,
+#     - pytest of the command line, the object stores, the Python package, the Delta tables
+#       read back by delta-rs and Spark, and the engine, on two workers;
 #     - the wheel (make wheel), installed and used in a minimal Debian root, and the abi3 wheel.
 #   scripts/test.sh quick  the edit-compile-test loop (make test-quick): ctest and the Python
 #                          tests not marked spark, sigkill or slow.
@@ -20,37 +19,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
 status=0
-times=()
+# Each part's line for the summary, written to a file so that parts run in a background lane
+# record theirs too.
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
 # Runs a part, records its time and outcome, and goes on whatever it returned.
 part() {
   local name=$1 start=$SECONDS outcome=passed
   shift
   echo "== $name"
   "$@" || { outcome=FAILED; status=1; }
-  times+=("$(printf '%-44s %5d s  %s' "$name" $((SECONDS - start)) "$outcome")")
+  printf '%-52s %5d s  %s\n' "$name" $((SECONDS - start)) "$outcome" >> "$times_file"
+  return 0
 }
 pytest() { .venv/bin/python -m pytest -q "$@"; }
-# A part run beside the next ones, its output kept until part_wait shows it: the command-line
-# and object-store tests mostly wait on child processes, so they share the machine with the
-# Spark tests at little cost to either.
-part_background() {
-  local name=$1
-  shift
-  background_name=$name
-  background_log=$(mktemp)
-  # The part's own time, written when it ends: the wait may come long after.
-  ( start=$SECONDS; rc=0; "$@" || rc=$?; echo $((SECONDS - start)) > "$background_log.seconds"; exit $rc ) \
-    > "$background_log" 2>&1 &
-  background_pid=$!
+# A lane of parts run one after another beside the parts that follow it, its output kept until
+# lane_wait shows it: the command-line, object-store and package tests mostly wait on child
+# processes and the wheel builds are served by ccache, so they share the machine with the Spark
+# tests at little cost to either.
+lane_start() {
+  lane_log=$(mktemp)
+  ( "$@" ) > "$lane_log" 2>&1 &
+  lane_pid=$!
 }
-part_wait() {
-  local outcome=passed seconds
-  wait "$background_pid" || { outcome=FAILED; status=1; }
-  echo "== $background_name (beside the parts above)"
-  cat "$background_log"
-  seconds=$(cat "$background_log.seconds" 2>/dev/null || echo 0)
-  rm -f "$background_log" "$background_log.seconds"
-  times+=("$(printf '%-44s %5d s  %s' "$background_name (beside)" "$seconds" "$outcome")")
+lane_wait() {
+  wait "$lane_pid" || status=1
+  echo "== the lane run beside the parts above"
+  cat "$lane_log"
+  rm -f "$lane_log"
 }
 export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
 
@@ -59,18 +55,6 @@ if [[ $mode == quick ]]; then
   part "pytest (no spark, sigkill or slow)" pytest -n 2 -m "not spark and not sigkill and not slow" \
     tests/python tests/cli tests/delta tests/engine tests/sql
 else
-  part "demo build (unity)" scripts/build_demo.sh
-  part "ctest" ctest --test-dir build --output-on-failure -j2
-  part_background "pytest cli, storage (2 workers)" pytest -n 2 --durations=12 tests/cli tests/storage
-  part "pytest python, delta, engine, sql, spark" pytest --durations=12 \
-    tests/python tests/delta tests/engine tests/sql tests/spark
-  part_wait
-  part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \
-    .venv/bin/python -m pytest -q --durations=12 tests/spark
-
-  docs_site() { scripts/build_docs.sh > /dev/null && pytest tests/docs; }
-  part "docs site, in Chromium" docs_site
-
   # Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path
   # in the variable named; the build's log is shown only when the build fails.
   wheel_suite() {
@@ -83,7 +67,6 @@ else
       return 1
     fi
   }
-  part "wheel in a minimal Debian root" wheel_suite "" tests/wheel/test_wheel_in_debian.py MSSQL_CDC_WHEEL
   # The abi3 wheel needs a Python 3.12 or later to build; Debian 12 has none, so it is built and
   # tested where one is installed (pyenv's, on the machines CI runs on), and said so otherwise.
   abi3_pythons=()
@@ -91,16 +74,33 @@ else
     found=$(command -v pyenv >/dev/null && pyenv prefix "$(pyenv versions --bare | grep "^$version" | tail -1)" 2>/dev/null || true)
     [[ -n "$found" && -x "$found/bin/python$version" ]] && abi3_pythons+=("$found/bin/python$version")
   done
-  if ((${#abi3_pythons[@]})); then
-    part "abi3 wheel on ${#abi3_pythons[@]} Pythons" wheel_suite "${abi3_pythons[0]}" tests/wheel/test_abi3_wheel.py \
-      MSSQL_CDC_ABI3_WHEEL MSSQL_CDC_ABI3_PYTHONS="$(IFS=:; echo "${abi3_pythons[*]}")"
-  else
-    echo "The abi3 wheel was not built: no Python 3.12 or later is installed here (pyenv)."
-  fi
-fi
+  # Everything but the Spark suites, in the lane beside them.
+  beside_spark() {
+    part "pytest cli, storage, python, delta, engine, sql (2 workers)" pytest -n 2 --durations=12 \
+      tests/cli tests/storage tests/python tests/delta tests/engine tests/sql
+    part "wheel in a minimal Debian root" wheel_suite "" tests/wheel/test_wheel_in_debian.py MSSQL_CDC_WHEEL
+    if ((${#abi3_pythons[@]})); then
+      part "abi3 wheel on ${#abi3_pythons[@]} Pythons" wheel_suite "${abi3_pythons[0]}" \
+        tests/wheel/test_abi3_wheel.py MSSQL_CDC_ABI3_WHEEL \
+        MSSQL_CDC_ABI3_PYTHONS="$(IFS=:; echo "${abi3_pythons[*]}")"
+    else
+      echo "The abi3 wheel was not built: no Python 3.12 or later is installed here (pyenv)."
+    fi
+  }
 
+  part "demo build (unity)" scripts/build_demo.sh
+  part "ctest" ctest --test-dir build --output-on-failure -j2
+  lane_start beside_spark
+  part "pytest spark (classic session)" pytest --durations=12 tests/spark
+  part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \
+    .venv/bin/python -m pytest -q --durations=12 tests/spark
+  docs_site() { scripts/build_docs.sh > /dev/null && pytest tests/docs; }
+  part "docs site, in Chromium" docs_site
+  lane_wait
+fi
 echo
-echo "Time of each part:"
-printf '  %s\n' "${times[@]}"
+echo "Time of each part (the lane's parts ran beside the Spark suites):"
+sed 's/^/  /' "$times_file"
+grep -q ' FAILED$' "$times_file" && status=1
 echo "  total $((SECONDS / 60)) min $((SECONDS % 60)) s"
 exit $status
