@@ -7,9 +7,9 @@
 #     - the demo's build (scripts/build_demo.sh), which compiles the engine a batch at a time;
 #     - GoogleTest (ctest);
 #     - Spark mode on a classic session, then again through a local Spark Connect server (only
-#       the tests marked `connect`: tests/spark/README.md says which and why), then the users'
-#       guide built as a site (make docs) and looked at in headless Chromium; beside them, in
-#       a lane of their own,
+#       the tests marked `connect`: tests/spark/README.md says which and why), then the Spark
+#       SIGKILL scenarios, then the users' guide built as a site (make docs) and looked at in
+#       headless Chromium; beside them, in a lane of their own,
 #     - pytest of the command line, the object stores, the Python package, the Delta tables
 #       read back by delta-rs and Spark, and the engine, on two workers;
 #     - the wheel (make wheel), installed and used in a minimal Debian root, and the abi3 wheel.
@@ -91,9 +91,12 @@ else
   part "demo build (unity)" scripts/build_demo.sh
   part "ctest" ctest --test-dir build --output-on-failure -j2
   lane_start beside_spark
-  part "pytest spark (classic session)" pytest --durations=12 tests/spark
+  part "pytest spark (classic session)" pytest --durations=12 -m "not sigkill" tests/spark
   part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \
     .venv/bin/python -m pytest -q --durations=12 tests/spark
+  # Last, when the lane has most likely ended: each kill starts a Spark driver again, whose
+  # start-up and waves a busy machine stretches several times over.
+  part "pytest spark SIGKILL scenarios (classic session)" pytest --durations=12 -m sigkill tests/spark
   docs_site() { scripts/build_docs.sh > /dev/null && pytest tests/docs; }
   part "docs site, in Chromium" docs_site
   lane_wait
