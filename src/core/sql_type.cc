@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <unordered_map>
 
 #include "core/errors.h"
 #include "core/ascii.h"
@@ -18,25 +19,25 @@ bool ParseInt(std::string_view s, int* out) {
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
-enum class Kind { kFixed, kLength, kDecimal, kFraction, kUnknown };
+// How a declaration's arguments read: none, a length (or float's mantissa bits), a precision
+// and scale, or fractional-second digits.
+enum class Arguments { kNone, kLength, kDecimal, kFraction, kUnknown };
 
-Kind KindOf(const std::string& name) {
-  static const char* kFixed[] = {"bit",   "tinyint", "smallint",   "int",   "bigint",
-                                 "real",  "money",   "smallmoney", "date",  "datetime",
-                                 "smalldatetime",    "text",       "ntext", "image",
-                                 "xml",   "uniqueidentifier",      "timestamp", "rowversion",
-                                 "sql_variant",      "geography",  "geometry", "hierarchyid"};
-  for (const char* f : kFixed) {
-    if (name == f) return Kind::kFixed;
+Arguments ArgumentsOf(SqlTypeKind kind) {
+  switch (kind) {
+    case SqlTypeKind::kChar: case SqlTypeKind::kVarChar: case SqlTypeKind::kNChar:
+    case SqlTypeKind::kNVarChar: case SqlTypeKind::kBinary: case SqlTypeKind::kVarBinary:
+    case SqlTypeKind::kFloat:  // float(n): n is the mantissa bits
+      return Arguments::kLength;
+    case SqlTypeKind::kDecimal: case SqlTypeKind::kNumeric:
+      return Arguments::kDecimal;
+    case SqlTypeKind::kTime: case SqlTypeKind::kDateTime2: case SqlTypeKind::kDateTimeOffset:
+      return Arguments::kFraction;
+    case SqlTypeKind::kUnknown:
+      return Arguments::kUnknown;
+    default:
+      return Arguments::kNone;
   }
-  if (name == "char" || name == "varchar" || name == "nchar" || name == "nvarchar" ||
-      name == "binary" || name == "varbinary") {
-    return Kind::kLength;
-  }
-  if (name == "decimal" || name == "numeric") return Kind::kDecimal;
-  if (name == "float") return Kind::kLength;  // float(n): n is the mantissa bits
-  if (name == "time" || name == "datetime2" || name == "datetimeoffset") return Kind::kFraction;
-  return Kind::kUnknown;
 }
 
 [[noreturn]] void Malformed(std::string_view decl, std::string_view why) {
@@ -58,36 +59,39 @@ SqlType SqlType::Parse(std::string_view declaration) {
     args = TrimAsciiSpace(decl.substr(open + 1, decl.size() - open - 2));
   }
   if (t.name.empty()) Malformed(declaration, "no type name");
-  const Kind kind = KindOf(t.name);
+  const SqlTypeKind kind = t.kind();
+  const Arguments arguments = ArgumentsOf(kind);
   // Defaults SQL Server applies when the declaration gives none.
-  if (t.name == "char" || t.name == "nchar" || t.name == "binary" || t.name == "varchar" ||
-      t.name == "nvarchar" || t.name == "varbinary") {
-    t.max_length = 1;
+  switch (kind) {
+    case SqlTypeKind::kFloat: t.max_length = 53; break;
+    case SqlTypeKind::kMoney: t.precision = 19, t.scale = 4; break;
+    case SqlTypeKind::kSmallMoney: t.precision = 10, t.scale = 4; break;
+    case SqlTypeKind::kTimestamp: case SqlTypeKind::kRowVersion: t.max_length = 8; break;
+    case SqlTypeKind::kDateTime: t.scale = 3; break;
+    default:
+      if (arguments == Arguments::kLength) t.max_length = 1;
+      if (arguments == Arguments::kDecimal) t.precision = 18;
+      if (arguments == Arguments::kFraction) t.scale = 7;
   }
-  if (kind == Kind::kDecimal) t.precision = 18;
-  if (kind == Kind::kFraction) t.scale = 7;
-  if (t.name == "float") t.max_length = 53;
-  if (t.name == "money") t.precision = 19, t.scale = 4;
-  if (t.name == "smallmoney") t.precision = 10, t.scale = 4;
-  if (t.name == "timestamp" || t.name == "rowversion") t.max_length = 8;
-  if (t.name == "datetime") t.scale = 3;
   if (args.empty()) {
     if (open != std::string_view::npos) Malformed(declaration, "empty '()'");
     return t;
   }
-  switch (kind) {
-    case Kind::kLength:
-      if (AsciiLower(args) == "max" && t.name != "float" && t.name != "char" && t.name != "nchar" &&
-          t.name != "binary") {
+  switch (arguments) {
+    case Arguments::kLength: {
+      const bool fixed = kind == SqlTypeKind::kFloat || kind == SqlTypeKind::kChar ||
+                         kind == SqlTypeKind::kNChar || kind == SqlTypeKind::kBinary;
+      if (AsciiLower(args) == "max" && !fixed) {
         t.max_length = -1;
       } else if (!ParseInt(args, &t.max_length) || t.max_length < 1 || t.max_length > 8000) {
         Malformed(declaration, "the length must be 1 to 8000, or max for var types");
       }
-      if (t.name == "float") {
-        if (t.max_length > 53) Malformed(declaration, "float(n) takes n from 1 to 53");
+      if (kind == SqlTypeKind::kFloat && t.max_length > 53) {
+        Malformed(declaration, "float(n) takes n from 1 to 53");
       }
       break;
-    case Kind::kDecimal: {
+    }
+    case Arguments::kDecimal: {
       auto comma = args.find(',');
       if (!ParseInt(args.substr(0, comma), &t.precision) || t.precision < 1 || t.precision > 38) {
         Malformed(declaration, "the precision must be 1 to 38");
@@ -99,27 +103,29 @@ SqlType SqlType::Parse(std::string_view declaration) {
       }
       break;
     }
-    case Kind::kFraction:
+    case Arguments::kFraction:
       if (!ParseInt(args, &t.scale) || t.scale < 0 || t.scale > 7) {
         Malformed(declaration, "fractional-second precision must be 0 to 7");
       }
       break;
-    case Kind::kFixed:
+    case Arguments::kNone:
       Malformed(declaration, "this type takes no arguments");
-    case Kind::kUnknown:
+    case Arguments::kUnknown:
       break;  // kept as written; ArrowTypeFor refuses it by name
   }
   return t;
 }
 
 std::string SqlType::ToString() const {
-  switch (KindOf(name)) {
-    case Kind::kLength:
-      if (name == "float") return max_length == 53 ? name : name + "(" + std::to_string(max_length) + ")";
+  switch (ArgumentsOf(kind())) {
+    case Arguments::kLength:
+      if (kind() == SqlTypeKind::kFloat) {
+        return max_length == 53 ? name : name + "(" + std::to_string(max_length) + ")";
+      }
       return name + "(" + (max_length == -1 ? std::string("max") : std::to_string(max_length)) + ")";
-    case Kind::kDecimal:
+    case Arguments::kDecimal:
       return name + "(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
-    case Kind::kFraction:
+    case Arguments::kFraction:
       return name + "(" + std::to_string(scale) + ")";
     default:
       return name;
@@ -127,28 +133,31 @@ std::string SqlType::ToString() const {
 }
 
 std::shared_ptr<arrow::DataType> ArrowTypeFor(const SqlType& t, std::string_view column) {
-  const std::string& n = t.name;
-  if (n == "bit") return arrow::boolean();
-  if (n == "tinyint" || n == "smallint") return arrow::int16();
-  if (n == "int") return arrow::int32();
-  if (n == "bigint") return arrow::int64();
-  if (n == "real") return arrow::float32();
-  if (n == "float") return t.max_length <= 24 ? arrow::float32() : arrow::float64();
-  if (n == "decimal" || n == "numeric") return arrow::decimal128(t.precision, t.scale);
-  if (n == "money") return arrow::decimal128(19, 4);
-  if (n == "smallmoney") return arrow::decimal128(10, 4);
-  if (n == "date") return arrow::date32();
-  if (n == "datetime" || n == "datetime2" || n == "smalldatetime") {
-    return arrow::timestamp(arrow::TimeUnit::MICRO);
-  }
-  if (n == "datetimeoffset") return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
-  if (n == "time" || n == "char" || n == "varchar" || n == "nchar" || n == "nvarchar" ||
-      n == "text" || n == "ntext" || n == "xml" || n == "uniqueidentifier") {
-    return arrow::utf8();
-  }
-  if (n == "binary" || n == "varbinary" || n == "image" || n == "timestamp" ||
-      n == "rowversion") {
-    return arrow::binary();
+  switch (t.kind()) {
+    case SqlTypeKind::kBit: return arrow::boolean();
+    case SqlTypeKind::kTinyInt: case SqlTypeKind::kSmallInt: return arrow::int16();
+    case SqlTypeKind::kInt: return arrow::int32();
+    case SqlTypeKind::kBigInt: return arrow::int64();
+    case SqlTypeKind::kReal: return arrow::float32();
+    case SqlTypeKind::kFloat: return t.max_length <= 24 ? arrow::float32() : arrow::float64();
+    case SqlTypeKind::kDecimal: case SqlTypeKind::kNumeric:
+      return arrow::decimal128(t.precision, t.scale);
+    case SqlTypeKind::kMoney: return arrow::decimal128(19, 4);
+    case SqlTypeKind::kSmallMoney: return arrow::decimal128(10, 4);
+    case SqlTypeKind::kDate: return arrow::date32();
+    case SqlTypeKind::kDateTime: case SqlTypeKind::kDateTime2: case SqlTypeKind::kSmallDateTime:
+      return arrow::timestamp(arrow::TimeUnit::MICRO);
+    case SqlTypeKind::kDateTimeOffset: return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+    case SqlTypeKind::kTime: case SqlTypeKind::kChar: case SqlTypeKind::kVarChar:
+    case SqlTypeKind::kNChar: case SqlTypeKind::kNVarChar: case SqlTypeKind::kText:
+    case SqlTypeKind::kNText: case SqlTypeKind::kXml: case SqlTypeKind::kUniqueIdentifier:
+      return arrow::utf8();
+    case SqlTypeKind::kBinary: case SqlTypeKind::kVarBinary: case SqlTypeKind::kImage:
+    case SqlTypeKind::kTimestamp: case SqlTypeKind::kRowVersion:
+      return arrow::binary();
+    case SqlTypeKind::kSqlVariant: case SqlTypeKind::kGeography: case SqlTypeKind::kGeometry:
+    case SqlTypeKind::kHierarchyId: case SqlTypeKind::kUnknown:
+      break;
   }
   throw UnsupportedTypeError(
       "column '" + std::string(column) + "' has SQL Server type " + t.ToString() +
@@ -184,23 +193,98 @@ std::string SparkTypeName(const arrow::DataType& type_ref) {
   }
 }
 
+SqlTypeFamily SqlTypeFamilyOf(SqlTypeKind kind) {
+  using K = SqlTypeKind;
+  switch (kind) {
+    case K::kBit: case K::kTinyInt: case K::kSmallInt: case K::kInt: case K::kBigInt:
+      return SqlTypeFamily::kInteger;
+    case K::kReal: case K::kFloat:
+      return SqlTypeFamily::kFloatingPoint;
+    case K::kDecimal: case K::kNumeric: case K::kMoney: case K::kSmallMoney:
+      return SqlTypeFamily::kDecimal;
+    case K::kDate: case K::kTime: case K::kDateTime: case K::kDateTime2: case K::kSmallDateTime:
+    case K::kDateTimeOffset:
+      return SqlTypeFamily::kTemporal;
+    case K::kChar: case K::kVarChar: case K::kNChar: case K::kNVarChar: case K::kText:
+    case K::kNText: case K::kXml:
+      return SqlTypeFamily::kCharacter;
+    case K::kBinary: case K::kVarBinary: case K::kImage:
+      return SqlTypeFamily::kBinary;
+    case K::kTimestamp: case K::kRowVersion:
+      return SqlTypeFamily::kRowVersion;
+    case K::kUniqueIdentifier:
+      return SqlTypeFamily::kUniqueIdentifier;
+    case K::kSqlVariant: case K::kGeography: case K::kGeometry: case K::kHierarchyId:
+    case K::kUnknown:
+      return SqlTypeFamily::kUnsupported;
+  }
+  return SqlTypeFamily::kUnsupported;
+}
+
+bool SqlType::IsOneOf(std::initializer_list<SqlTypeKind> kinds) const {
+  const SqlTypeKind mine = kind();
+  return std::find(kinds.begin(), kinds.end(), mine) != kinds.end();
+}
+
 bool CanBoundRange(const SqlType& type) {
-  static constexpr std::string_view kRangeTypes[] = {
-      "bit", "tinyint", "smallint", "int", "bigint", "decimal", "numeric", "money",
-      "smallmoney", "date", "time", "datetime", "datetime2", "smalldatetime", "datetimeoffset",
-      "char", "varchar", "nchar", "nvarchar", "binary", "varbinary", "uniqueidentifier"};
   if (type.IsMax()) return false;
-  for (std::string_view name : kRangeTypes) {
-    if (type.name == name) return true;
+  switch (type.kind()) {
+    case SqlTypeKind::kBit: case SqlTypeKind::kTinyInt: case SqlTypeKind::kSmallInt:
+    case SqlTypeKind::kInt: case SqlTypeKind::kBigInt: case SqlTypeKind::kDecimal:
+    case SqlTypeKind::kNumeric: case SqlTypeKind::kMoney: case SqlTypeKind::kSmallMoney:
+    case SqlTypeKind::kDate: case SqlTypeKind::kTime: case SqlTypeKind::kDateTime:
+    case SqlTypeKind::kDateTime2: case SqlTypeKind::kSmallDateTime:
+    case SqlTypeKind::kDateTimeOffset: case SqlTypeKind::kChar: case SqlTypeKind::kVarChar:
+    case SqlTypeKind::kNChar: case SqlTypeKind::kNVarChar: case SqlTypeKind::kBinary:
+    case SqlTypeKind::kVarBinary: case SqlTypeKind::kUniqueIdentifier:
+      return true;
+    case SqlTypeKind::kReal: case SqlTypeKind::kFloat:  // rounding
+    case SqlTypeKind::kText: case SqlTypeKind::kNText: case SqlTypeKind::kXml:
+    case SqlTypeKind::kImage: case SqlTypeKind::kTimestamp: case SqlTypeKind::kRowVersion:
+    case SqlTypeKind::kSqlVariant: case SqlTypeKind::kGeography: case SqlTypeKind::kGeometry:
+    case SqlTypeKind::kHierarchyId: case SqlTypeKind::kUnknown:
+      return false;
   }
   return false;
 }
 
 bool IsIntegerKeyType(const SqlType& type) {
-  return type.name == "tinyint" || type.name == "smallint" || type.name == "int" ||
-         type.name == "bigint";
+  switch (type.kind()) {
+    case SqlTypeKind::kTinyInt: case SqlTypeKind::kSmallInt: case SqlTypeKind::kInt:
+    case SqlTypeKind::kBigInt:
+      return true;
+    default:
+      return false;
+  }
 }
 
-bool IsSliceableKeyType(const SqlType& type) { return IsIntegerKeyType(type) || type.name == "date"; }
+bool IsSliceableKeyType(const SqlType& type) {
+  return IsIntegerKeyType(type) || type.kind() == SqlTypeKind::kDate;
+}
+
+SqlTypeKind SqlTypeKindOf(std::string_view name) {
+  static const std::unordered_map<std::string_view, SqlTypeKind> kKinds = {
+      {"bit", SqlTypeKind::kBit}, {"tinyint", SqlTypeKind::kTinyInt},
+      {"smallint", SqlTypeKind::kSmallInt}, {"int", SqlTypeKind::kInt},
+      {"bigint", SqlTypeKind::kBigInt}, {"real", SqlTypeKind::kReal},
+      {"float", SqlTypeKind::kFloat}, {"decimal", SqlTypeKind::kDecimal},
+      {"numeric", SqlTypeKind::kNumeric}, {"money", SqlTypeKind::kMoney},
+      {"smallmoney", SqlTypeKind::kSmallMoney}, {"date", SqlTypeKind::kDate},
+      {"time", SqlTypeKind::kTime}, {"datetime", SqlTypeKind::kDateTime},
+      {"datetime2", SqlTypeKind::kDateTime2}, {"smalldatetime", SqlTypeKind::kSmallDateTime},
+      {"datetimeoffset", SqlTypeKind::kDateTimeOffset}, {"char", SqlTypeKind::kChar},
+      {"varchar", SqlTypeKind::kVarChar}, {"nchar", SqlTypeKind::kNChar},
+      {"nvarchar", SqlTypeKind::kNVarChar}, {"text", SqlTypeKind::kText},
+      {"ntext", SqlTypeKind::kNText}, {"xml", SqlTypeKind::kXml},
+      {"binary", SqlTypeKind::kBinary}, {"varbinary", SqlTypeKind::kVarBinary},
+      {"image", SqlTypeKind::kImage}, {"timestamp", SqlTypeKind::kTimestamp},
+      {"rowversion", SqlTypeKind::kRowVersion},
+      {"uniqueidentifier", SqlTypeKind::kUniqueIdentifier},
+      {"sql_variant", SqlTypeKind::kSqlVariant}, {"geography", SqlTypeKind::kGeography},
+      {"geometry", SqlTypeKind::kGeometry}, {"hierarchyid", SqlTypeKind::kHierarchyId},
+  };
+  auto it = kKinds.find(name);
+  return it == kKinds.end() ? SqlTypeKind::kUnknown : it->second;
+}
 
 }  // namespace mssql_cdc

@@ -2,6 +2,7 @@
 // Arrow type under the engine's mapping (the output schema contract: docs/reference/tables.md).
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,31 @@ class DataType;
 }
 
 namespace mssql_cdc {
+
+// The base types of SQL Server the engine knows, one each, so that a rule about a type is a
+// switch over them rather than a comparison of names; kUnknown for any other name.
+enum class SqlTypeKind {
+  kBit, kTinyInt, kSmallInt, kInt, kBigInt,
+  kReal, kFloat, kDecimal, kNumeric, kMoney, kSmallMoney,
+  kDate, kTime, kDateTime, kDateTime2, kSmallDateTime, kDateTimeOffset,
+  kChar, kVarChar, kNChar, kNVarChar, kText, kNText, kXml,
+  kBinary, kVarBinary, kImage, kTimestamp, kRowVersion, kUniqueIdentifier,
+  kSqlVariant, kGeography, kGeometry, kHierarchyId,
+  kUnknown,
+};
+
+// The kind of a lower-case base type name ("nvarchar"); kUnknown when it names none.
+SqlTypeKind SqlTypeKindOf(std::string_view name);
+
+// The kinds grouped by how their values are written: whole numbers (bit to bigint), binary
+// floating point (real, float), exact decimals (decimal, numeric, money, smallmoney), dates and
+// times, character text (xml included), bytes (binary, varbinary, image), the row version
+// (timestamp, rowversion), uniqueidentifier, and the kinds the engine has no type for.
+enum class SqlTypeFamily {
+  kInteger, kFloatingPoint, kDecimal, kTemporal, kCharacter, kBinary, kRowVersion,
+  kUniqueIdentifier, kUnsupported,
+};
+SqlTypeFamily SqlTypeFamilyOf(SqlTypeKind kind);
 
 struct SqlType {
   std::string name;     // lower-case base type name: "int", "nvarchar", "decimal", ...
@@ -26,6 +52,9 @@ struct SqlType {
   // The declaration text, e.g. "nvarchar(max)", "decimal(18,2)", "datetime2(7)".
   std::string ToString() const;
   bool IsMax() const { return max_length == -1; }
+  SqlTypeKind kind() const { return SqlTypeKindOf(name); }
+  SqlTypeFamily family() const { return SqlTypeFamilyOf(kind()); }
+  bool IsOneOf(std::initializer_list<SqlTypeKind> kinds) const;
 
   friend bool operator==(const SqlType&, const SqlType&) = default;
 };

@@ -344,13 +344,12 @@ int StoredRowBytes(const CaptureInstance& instance) {
   int bytes = 48;  // __$start_lsn, __$seqval, __$operation, __$update_mask, __$command_id
   for (const auto& column : instance.columns) {
     const SqlType& type = column.type;
-    const bool wide_chars = type.name == "nchar" || type.name == "nvarchar";
-    if (type.IsMax() || type.name == "text" || type.name == "ntext" || type.name == "image" ||
-        type.name == "xml") {
+    const bool wide_chars = type.IsOneOf({SqlTypeKind::kNChar, SqlTypeKind::kNVarChar});
+    if (type.IsMax() || IsLob(type)) {
       bytes += 64;
     } else if (type.max_length > 0) {
       bytes += type.max_length * (wide_chars ? 3 : 1);
-    } else if (type.name == "decimal" || type.name == "numeric") {
+    } else if (type.IsOneOf({SqlTypeKind::kDecimal, SqlTypeKind::kNumeric})) {
       bytes += type.precision + 2;
     } else {
       bytes += 36;  // dates and times as text, uniqueidentifier; numbers take less

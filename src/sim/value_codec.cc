@@ -27,13 +27,6 @@ constexpr std::int64_t kTicksPerDay = 86'400 * kTicksPerSecond;
                     shown + " " + std::string(why));
 }
 
-bool Is(const SqlType& t, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (t.name == n) return true;
-  }
-  return false;
-}
-
 // ---- integers and floats ----
 
 Value EncodeInteger(const SqlType& t, const Value& v, std::string_view column) {
@@ -46,11 +39,11 @@ Value EncodeInteger(const SqlType& t, const Value& v, std::string_view column) {
   } else {
     Reject(column, t, v, "is not an integer");
   }
-  if (t.name == "bit") return Value(static_cast<std::int64_t>(x != 0));
+  if (t.kind() == SqlTypeKind::kBit) return Value(static_cast<std::int64_t>(x != 0));
   std::int64_t lo = INT64_MIN, hi = INT64_MAX;
-  if (t.name == "tinyint") lo = 0, hi = 255;
-  if (t.name == "smallint") lo = -32768, hi = 32767;
-  if (t.name == "int") lo = INT32_MIN, hi = INT32_MAX;
+  if (t.kind() == SqlTypeKind::kTinyInt) lo = 0, hi = 255;
+  if (t.kind() == SqlTypeKind::kSmallInt) lo = -32768, hi = 32767;
+  if (t.kind() == SqlTypeKind::kInt) lo = INT32_MIN, hi = INT32_MAX;
   if (x < lo || x > hi) {
     Reject(column, t, v,
            "is out of range (" + std::to_string(lo) + " to " + std::to_string(hi) + ")");
@@ -68,7 +61,7 @@ Value EncodeFloat(const SqlType& t, const Value& v, std::string_view column) {
     Reject(column, t, v, "is not a number");
   }
   if (!std::isfinite(x)) Reject(column, t, v, "is not finite (SQL Server has no NaN or infinity)");
-  const bool single = t.name == "real" || t.max_length <= 24;
+  const bool single = t.kind() == SqlTypeKind::kReal || t.max_length <= 24;
   if (single) {
     if (std::fabs(x) > 3.40282346638528859811704183484516925e38) {
       Reject(column, t, v, "is out of the range of real");
@@ -164,8 +157,8 @@ Value EncodeDecimal(const SqlType& t, const Value& v, std::string_view column) {
   }
   auto unscaled = ParseDecimal(text, scale);
   if (!unscaled) Reject(column, t, v, "is not a decimal number like \"-12.34\"");
-  if (Is(t, {"money", "smallmoney"})) {
-    const Int128 limit = t.name == "money" ? (Int128(922337203685477) * 10000 + 5807)
+  if (t.IsOneOf({SqlTypeKind::kMoney, SqlTypeKind::kSmallMoney})) {
+    const Int128 limit = t.kind() == SqlTypeKind::kMoney ? (Int128(922337203685477) * 10000 + 5807)
                                            : Int128(2147483647);
     if (*unscaled > limit || *unscaled < -limit - 1) Reject(column, t, v, "is out of range");
   } else if (*unscaled >= Pow10(precision) || *unscaled <= -Pow10(precision)) {
@@ -262,15 +255,15 @@ bool ParseOffset(std::string_view s, std::size_t* pos, int* minutes) {
 std::optional<Parsed> ParseTemporal(const SqlType& t, std::string_view s) {
   Parsed p;
   std::size_t pos = 0;
-  if (t.name == "time") {
+  if (t.kind() == SqlTypeKind::kTime) {
     if (!ParseTime(s, &pos, &p.ticks)) return std::nullopt;
   } else {
     if (!ParseDate(s, &pos, &p.days)) return std::nullopt;
-    if (t.name != "date" && pos < s.size() && (s[pos] == ' ' || s[pos] == 'T')) {
+    if (t.kind() != SqlTypeKind::kDate && pos < s.size() && (s[pos] == ' ' || s[pos] == 'T')) {
       ++pos;
       if (!ParseTime(s, &pos, &p.ticks)) return std::nullopt;
     }
-    if (t.name == "datetimeoffset" && pos < s.size()) {
+    if (t.kind() == SqlTypeKind::kDateTimeOffset && pos < s.size()) {
       int minutes;
       if (!ParseOffset(s, &pos, &minutes)) return std::nullopt;
       p.offset_minutes = minutes;
@@ -302,38 +295,38 @@ Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) 
   static const std::string kFormats[] = {"YYYY-MM-DD", "HH:MM:SS[.fffffff]",
                                          "YYYY-MM-DD HH:MM:SS[.fffffff]",
                                          "YYYY-MM-DD HH:MM:SS[.fffffff] [+HH:MM]"};
-  const std::string& format = t.name == "date"             ? kFormats[0]
-                              : t.name == "time"           ? kFormats[1]
-                              : t.name == "datetimeoffset" ? kFormats[3]
+  const std::string& format = t.kind() == SqlTypeKind::kDate             ? kFormats[0]
+                              : t.kind() == SqlTypeKind::kTime           ? kFormats[1]
+                              : t.kind() == SqlTypeKind::kDateTimeOffset ? kFormats[3]
                                                            : kFormats[2];
   if (!v.is_string()) Reject(column, t, v, "is not a string of the form " + format);
   auto p = ParseTemporal(t, v.as_string());
   if (!p) Reject(column, t, v, "is not a valid " + t.name + " of the form " + format);
   // Round the fraction to the type's precision; a carry may roll into the next day.
   std::int64_t total = p->days * kTicksPerDay + p->ticks;
-  if (t.name == "datetime") {
+  if (t.kind() == SqlTypeKind::kDateTime) {
     // 1/300 s, shown as milliseconds ending in 0, 3 or 7.
     const std::int64_t fraction = FloorMod(total, kTicksPerSecond);
     const std::int64_t base = total - fraction;
     const std::int64_t three_hundredths = (fraction * 300 + kTicksPerSecond / 2) / kTicksPerSecond;
     const std::int64_t ms = (three_hundredths * 10 + 1) / 3;
     total = base + ms * 10'000;
-  } else if (t.name == "smalldatetime") {
+  } else if (t.kind() == SqlTypeKind::kSmallDateTime) {
     total = RoundTo(total, 60 * kTicksPerSecond);
-  } else if (t.name != "date") {
+  } else if (t.kind() != SqlTypeKind::kDate) {
     std::int64_t unit = 1;
     for (int i = t.scale; i < 7; ++i) unit *= 10;
     total = RoundTo(total, unit);
   }
-  if (t.name == "time") {
+  if (t.kind() == SqlTypeKind::kTime) {
     if (total >= kTicksPerDay) Reject(column, t, v, "rounds past 23:59:59.9999999");
     return Value(FormatTicks(total));
   }
   const std::int64_t days = FloorDiv(total, kTicksPerDay);
   const std::int64_t ticks = FloorMod(total, kTicksPerDay);
   std::int64_t min_days = DaysFromCivil(1, 1, 1), max_days = DaysFromCivil(9999, 12, 31);
-  if (t.name == "datetime") min_days = DaysFromCivil(1753, 1, 1);
-  if (t.name == "smalldatetime") {
+  if (t.kind() == SqlTypeKind::kDateTime) min_days = DaysFromCivil(1753, 1, 1);
+  if (t.kind() == SqlTypeKind::kSmallDateTime) {
     min_days = DaysFromCivil(1900, 1, 1);
     max_days = DaysFromCivil(2079, 6, 6);
   }
@@ -342,9 +335,9 @@ Value EncodeTemporal(const SqlType& t, const Value& v, std::string_view column) 
            "is outside the range of " + t.name + " (" + FormatDate(min_days) + " to " +
                FormatDate(max_days) + ")");
   }
-  if (t.name == "date") return Value(FormatDate(days));
+  if (t.kind() == SqlTypeKind::kDate) return Value(FormatDate(days));
   std::string out = FormatDate(days) + " " + FormatTicks(ticks);
-  if (t.name == "datetimeoffset") {
+  if (t.kind() == SqlTypeKind::kDateTimeOffset) {
     const int m = p->offset_minutes.value_or(0);
     char buf[64];
     std::snprintf(buf, sizeof buf, " %c%02d:%02d", m < 0 ? '-' : '+', std::abs(m) / 60,
@@ -372,17 +365,21 @@ Value EncodeString(const SqlType& t, const Value& v, std::string_view column) {
   std::string s = v.as_string();
   const std::int64_t units = Utf16Length(s);
   if (units < 0) Reject(column, t, v, "is not valid UTF-8");
-  const bool unicode = Is(t, {"nchar", "nvarchar", "ntext"});
+  const bool unicode =
+      t.IsOneOf({SqlTypeKind::kNChar, SqlTypeKind::kNVarChar, SqlTypeKind::kNText});
   // char/varchar lengths count bytes, nchar/nvarchar UTF-16 code units, as SQL Server does.
   const std::int64_t length = unicode ? units : static_cast<std::int64_t>(s.size());
-  if (t.max_length > 0 && Is(t, {"char", "varchar", "nchar", "nvarchar"}) &&
+  if (t.max_length > 0 &&
+      t.IsOneOf({SqlTypeKind::kChar, SqlTypeKind::kVarChar, SqlTypeKind::kNChar, SqlTypeKind::kNVarChar}) &&
       length > t.max_length) {
     Reject(column, t, v,
            "is " + std::to_string(length) + (unicode ? " characters" : " bytes") +
                " long, more than " + std::to_string(t.max_length) +
                " (String or binary data would be truncated)");
   }
-  if (Is(t, {"char", "nchar"})) s.append(static_cast<std::size_t>(t.max_length - length), ' ');
+  if (t.IsOneOf({SqlTypeKind::kChar, SqlTypeKind::kNChar})) {
+    s.append(static_cast<std::size_t>(t.max_length - length), ' ');
+  }
   return Value(std::move(s));
 }
 
@@ -422,7 +419,9 @@ Value EncodeBinary(const SqlType& t, const Value& v, std::string_view column) {
            "is " + std::to_string(bytes.size()) + " bytes long, more than " +
                std::to_string(t.max_length) + " (String or binary data would be truncated)");
   }
-  if (t.name == "binary") bytes.append(static_cast<std::size_t>(t.max_length) - bytes.size(), '\0');
+  if (t.kind() == SqlTypeKind::kBinary) {
+    bytes.append(static_cast<std::size_t>(t.max_length) - bytes.size(), '\0');
+  }
   return Value(Bytes{std::move(bytes)});
 }
 
@@ -448,65 +447,62 @@ Value EncodeGuid(const SqlType& t, const Value& v, std::string_view column) {
 
 }  // namespace
 
-bool IsLegacyLob(const SqlType& t) { return Is(t, {"text", "ntext", "image"}); }
-
-bool IsLob(const SqlType& t) {
-  return IsLegacyLob(t) || (t.IsMax() && Is(t, {"varchar", "nvarchar", "varbinary"})) ||
-         t.name == "xml";
+bool IsLegacyLob(const SqlType& t) {
+  return t.IsOneOf({SqlTypeKind::kText, SqlTypeKind::kNText, SqlTypeKind::kImage});
 }
 
-bool IsRowversion(const SqlType& t) { return Is(t, {"timestamp", "rowversion"}); }
+bool IsLob(const SqlType& t) {
+  return IsLegacyLob(t) || t.kind() == SqlTypeKind::kXml ||
+         (t.IsMax() && t.IsOneOf({SqlTypeKind::kVarChar, SqlTypeKind::kNVarChar, SqlTypeKind::kVarBinary}));
+}
+
+bool IsRowversion(const SqlType& t) { return t.family() == SqlTypeFamily::kRowVersion; }
 
 void CheckSimulatedType(const SqlType& t, std::string_view column) {
-  if (Is(t, {"bit", "tinyint", "smallint", "int", "bigint", "real", "float", "decimal",
-             "numeric", "money", "smallmoney", "date", "time", "datetime", "smalldatetime",
-             "datetime2", "datetimeoffset", "char", "varchar", "nchar", "nvarchar", "text",
-             "ntext", "xml", "uniqueidentifier", "binary", "varbinary", "image", "timestamp",
-             "rowversion"})) {
-    return;
-  }
+  if (t.family() != SqlTypeFamily::kUnsupported) return;
   throw ConfigError("column " + std::string(column) + ": type " + t.ToString() +
                     " is not supported by the simulator (use one of the numeric, character, "
                     "date/time, binary or uniqueidentifier types)");
 }
 
 std::string_view StorageAffinity(const SqlType& t) {
-  if (Is(t, {"bit", "tinyint", "smallint", "int", "bigint"})) return "INTEGER";
-  if (Is(t, {"real", "float"})) return "REAL";
-  if (Is(t, {"binary", "varbinary", "image", "timestamp", "rowversion"})) return "BLOB";
-  return "TEXT";
+  switch (t.family()) {
+    case SqlTypeFamily::kInteger: return "INTEGER";
+    case SqlTypeFamily::kFloatingPoint: return "REAL";
+    case SqlTypeFamily::kBinary: case SqlTypeFamily::kRowVersion: return "BLOB";
+    default: return "TEXT";
+  }
 }
 
 Value EncodeValue(const SqlType& t, const Value& v, std::string_view column) {
   if (v.is_null()) return v;
-  if (Is(t, {"bit", "tinyint", "smallint", "int", "bigint"})) return EncodeInteger(t, v, column);
-  if (Is(t, {"real", "float"})) return EncodeFloat(t, v, column);
-  if (Is(t, {"decimal", "numeric", "money", "smallmoney"})) return EncodeDecimal(t, v, column);
-  if (Is(t, {"date", "time", "datetime", "smalldatetime", "datetime2", "datetimeoffset"})) {
-    return EncodeTemporal(t, v, column);
-  }
-  if (Is(t, {"char", "varchar", "nchar", "nvarchar", "text", "ntext", "xml"})) {
-    return EncodeString(t, v, column);
-  }
-  if (Is(t, {"binary", "varbinary", "image"})) return EncodeBinary(t, v, column);
-  if (t.name == "uniqueidentifier") return EncodeGuid(t, v, column);
-  if (IsRowversion(t)) {
-    throw ConfigError("column " + std::string(column) +
-                      " is a rowversion column: the database sets it, leave it out");
+  switch (t.family()) {
+    case SqlTypeFamily::kInteger: return EncodeInteger(t, v, column);
+    case SqlTypeFamily::kFloatingPoint: return EncodeFloat(t, v, column);
+    case SqlTypeFamily::kDecimal: return EncodeDecimal(t, v, column);
+    case SqlTypeFamily::kTemporal: return EncodeTemporal(t, v, column);
+    case SqlTypeFamily::kCharacter: return EncodeString(t, v, column);
+    case SqlTypeFamily::kBinary: return EncodeBinary(t, v, column);
+    case SqlTypeFamily::kUniqueIdentifier: return EncodeGuid(t, v, column);
+    case SqlTypeFamily::kRowVersion:
+      throw ConfigError("column " + std::string(column) +
+                        " is a rowversion column: the database sets it, leave it out");
+    case SqlTypeFamily::kUnsupported:
+      break;
   }
   CheckSimulatedType(t, column);
   throw InternalError("no encoding for type " + t.ToString());
 }
 
 Value EncodeCastText(const SqlType& t, const std::string& text, std::string_view column) {
-  if (Is(t, {"bit", "tinyint", "smallint", "int", "bigint"})) {
+  if (t.family() == SqlTypeFamily::kInteger) {
     std::int64_t x = 0;
     const char* end = text.data() + text.size();
     const auto [at, error] = std::from_chars(text.data(), end, x);
     if (error != std::errc() || at != end) Reject(column, t, Value(text), "is not an integer");
     return EncodeInteger(t, Value(x), column);
   }
-  if (Is(t, {"real", "float"})) {
+  if (t.family() == SqlTypeFamily::kFloatingPoint) {
     char* end = nullptr;
     const double x = std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size()) {

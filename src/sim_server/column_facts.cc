@@ -1,29 +1,18 @@
 #include "sim_server/column_facts.h"
 
-#include <string_view>
-
 namespace mssql_cdc::sim_server {
-namespace {
-
-bool IsOneOf(const std::string& name, std::initializer_list<std::string_view> names) {
-  for (std::string_view n : names) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 ColumnFacts FactsOf(const SqlType& type) {
-  const std::string& n = type.name;
+  using K = SqlTypeKind;
+  const K kind = type.kind();
   ColumnFacts facts;
-  if (IsOneOf(n, {"char", "varchar", "nchar", "nvarchar", "binary", "varbinary"})) {
+  if (type.IsOneOf({K::kChar, K::kVarChar, K::kNChar, K::kNVarChar, K::kBinary, K::kVarBinary})) {
     facts.character_maximum_length = type.max_length;
-  } else if (n == "text" || n == "image") {
+  } else if (kind == K::kText || kind == K::kImage) {
     facts.character_maximum_length = 2147483647;
-  } else if (n == "ntext") {
+  } else if (kind == K::kNText) {
     facts.character_maximum_length = 1073741823;
-  } else if (n == "xml") {
+  } else if (kind == K::kXml) {
     facts.character_maximum_length = -1;
   }
   auto exact = [&](int precision, int scale) {
@@ -31,18 +20,19 @@ ColumnFacts FactsOf(const SqlType& type) {
     facts.numeric_precision_radix = 10;
     facts.numeric_scale = scale;
   };
-  if (n == "tinyint") exact(3, 0);
-  if (n == "smallint") exact(5, 0);
-  if (n == "int") exact(10, 0);
-  if (n == "bigint") exact(19, 0);
-  if (IsOneOf(n, {"decimal", "numeric", "money", "smallmoney"})) exact(type.precision, type.scale);
-  if (n == "real" || n == "float") {
-    facts.numeric_precision = n == "real" ? 24 : type.max_length;
+  if (kind == K::kTinyInt) exact(3, 0);
+  if (kind == K::kSmallInt) exact(5, 0);
+  if (kind == K::kInt) exact(10, 0);
+  if (kind == K::kBigInt) exact(19, 0);
+  if (type.family() == SqlTypeFamily::kDecimal) exact(type.precision, type.scale);
+  if (kind == K::kReal || kind == K::kFloat) {
+    facts.numeric_precision = kind == K::kReal ? 24 : type.max_length;
     facts.numeric_precision_radix = 2;
   }
-  if (IsOneOf(n, {"time", "datetime2", "datetimeoffset", "datetime"})) {
+  if (type.IsOneOf({K::kTime, K::kDateTime2, K::kDateTimeOffset,
+                    K::kDateTime})) {
     facts.datetime_precision = type.scale;
-  } else if (n == "date" || n == "smalldatetime") {
+  } else if (kind == K::kDate || kind == K::kSmallDateTime) {
     facts.datetime_precision = 0;
   }
   return facts;

@@ -59,77 +59,80 @@ void PutUnsigned(std::uint8_t* p, unsigned __int128 v, int bytes) {
 ColumnCodec::ColumnCodec(const ResultColumn& column)
     : name_(column.name), type_text_(column.type.ToString()), nullable_(column.nullable) {
   const SqlType& t = column.type;
-  const std::string& n = t.name;
+  using K = SqlTypeKind;
+  const K kind = t.kind();
   max_length_ = t.max_length;
   precision_ = t.precision;
   scale_ = t.scale;
-  if (n == "bit") {
-    wire_ = Wire::kBit;
-  } else if (n == "tinyint" || n == "smallint" || n == "int" || n == "bigint") {
-    wire_ = Wire::kInt;
-    width_ = n == "tinyint" ? 1 : n == "smallint" ? 2 : n == "int" ? 4 : 8;
-  } else if (n == "real" || (n == "float" && t.max_length > 0 && t.max_length <= 24)) {
-    wire_ = Wire::kReal;
-  } else if (n == "float") {
-    wire_ = Wire::kFloat;
-  } else if (n == "decimal" || n == "numeric") {
-    wire_ = Wire::kDecimal;
-    numeric_ = n == "numeric";
-    if (precision_ < 1 || precision_ > 38 || scale_ < 0 || scale_ > precision_) {
-      throw UnsupportedTypeError("column '" + name_ + "' has type " + type_text_ +
-                                 ": precision must be 1 to 38 and scale 0 to the precision");
-    }
-    width_ = DecimalBytes(precision_);
-  } else if (n == "money") {
-    wire_ = Wire::kMoney;
-  } else if (n == "smallmoney") {
-    wire_ = Wire::kSmallMoney;
-  } else if (n == "date") {
-    wire_ = Wire::kDate;
-  } else if (n == "time" || n == "datetime2" || n == "datetimeoffset") {
-    wire_ = n == "time" ? Wire::kTime : n == "datetime2" ? Wire::kDateTime2
-                                                         : Wire::kDateTimeOffset;
-    if (scale_ < 0 || scale_ > 7) {
-      throw UnsupportedTypeError("column '" + name_ + "' has type " + type_text_ +
-                                 ": fractional-second precision must be 0 to 7");
-    }
-    width_ = TimeBytes(scale_);
-  } else if (n == "datetime") {
-    wire_ = Wire::kDateTime;
-  } else if (n == "smalldatetime") {
-    wire_ = Wire::kSmallDateTime;
-  } else if (n == "char" || n == "varchar") {
-    if (t.IsMax() || max_length_ > 8000) {
-      wire_ = Wire::kVarCharMax;
-    } else {
-      wire_ = n == "char" ? Wire::kChar : Wire::kVarChar;
-    }
-  } else if (n == "text") {
-    wire_ = Wire::kVarCharMax;
-  } else if (n == "nchar" || n == "nvarchar") {
-    if (t.IsMax() || max_length_ > 4000) {
-      wire_ = Wire::kNVarCharMax;
-    } else {
-      wire_ = n == "nchar" ? Wire::kNChar : Wire::kNVarChar;
-    }
-  } else if (n == "ntext" || n == "xml") {
-    wire_ = Wire::kNVarCharMax;
-  } else if (n == "binary" || n == "varbinary") {
-    if (t.IsMax() || max_length_ > 8000) {
-      wire_ = Wire::kVarBinaryMax;
-    } else {
-      wire_ = n == "binary" ? Wire::kBinary : Wire::kVarBinary;
-    }
-  } else if (n == "image") {
-    wire_ = Wire::kVarBinaryMax;
-  } else if (n == "timestamp" || n == "rowversion") {
-    wire_ = Wire::kBinary;
-    max_length_ = 8;
-  } else if (n == "uniqueidentifier") {
-    wire_ = Wire::kGuid;
-  } else {
-    throw UnsupportedTypeError("column '" + name_ + "' has SQL Server type " + type_text_ +
-                               ", which the TDS server cannot send");
+  auto unsent = [&] {
+    return UnsupportedTypeError("column '" + name_ + "' has SQL Server type " + type_text_ +
+                                ", which the TDS server cannot send");
+  };
+  switch (kind) {
+    case K::kBit: wire_ = Wire::kBit; break;
+    case K::kTinyInt: wire_ = Wire::kInt, width_ = 1; break;
+    case K::kSmallInt: wire_ = Wire::kInt, width_ = 2; break;
+    case K::kInt: wire_ = Wire::kInt, width_ = 4; break;
+    case K::kBigInt: wire_ = Wire::kInt, width_ = 8; break;
+    case K::kReal: wire_ = Wire::kReal; break;
+    case K::kFloat:
+      wire_ = t.max_length > 0 && t.max_length <= 24 ? Wire::kReal : Wire::kFloat;
+      break;
+    case K::kDecimal: case K::kNumeric:
+      wire_ = Wire::kDecimal;
+      numeric_ = kind == K::kNumeric;
+      if (precision_ < 1 || precision_ > 38 || scale_ < 0 || scale_ > precision_) {
+        throw UnsupportedTypeError("column '" + name_ + "' has type " + type_text_ +
+                                   ": precision must be 1 to 38 and scale 0 to the precision");
+      }
+      width_ = DecimalBytes(precision_);
+      break;
+    case K::kMoney: wire_ = Wire::kMoney; break;
+    case K::kSmallMoney: wire_ = Wire::kSmallMoney; break;
+    case K::kDate: wire_ = Wire::kDate; break;
+    case K::kTime: case K::kDateTime2: case K::kDateTimeOffset:
+      wire_ = kind == K::kTime ? Wire::kTime : kind == K::kDateTime2 ? Wire::kDateTime2
+                                                                     : Wire::kDateTimeOffset;
+      if (scale_ < 0 || scale_ > 7) {
+        throw UnsupportedTypeError("column '" + name_ + "' has type " + type_text_ +
+                                   ": fractional-second precision must be 0 to 7");
+      }
+      width_ = TimeBytes(scale_);
+      break;
+    case K::kDateTime: wire_ = Wire::kDateTime; break;
+    case K::kSmallDateTime: wire_ = Wire::kSmallDateTime; break;
+    case K::kChar: case K::kVarChar:
+      if (t.IsMax() || max_length_ > 8000) {
+        wire_ = Wire::kVarCharMax;
+      } else {
+        wire_ = kind == K::kChar ? Wire::kChar : Wire::kVarChar;
+      }
+      break;
+    case K::kText: wire_ = Wire::kVarCharMax; break;
+    case K::kNChar: case K::kNVarChar:
+      if (t.IsMax() || max_length_ > 4000) {
+        wire_ = Wire::kNVarCharMax;
+      } else {
+        wire_ = kind == K::kNChar ? Wire::kNChar : Wire::kNVarChar;
+      }
+      break;
+    case K::kNText: case K::kXml: wire_ = Wire::kNVarCharMax; break;
+    case K::kBinary: case K::kVarBinary:
+      if (t.IsMax() || max_length_ > 8000) {
+        wire_ = Wire::kVarBinaryMax;
+      } else {
+        wire_ = kind == K::kBinary ? Wire::kBinary : Wire::kVarBinary;
+      }
+      break;
+    case K::kImage: wire_ = Wire::kVarBinaryMax; break;
+    case K::kTimestamp: case K::kRowVersion:
+      wire_ = Wire::kBinary;
+      max_length_ = 8;
+      break;
+    case K::kUniqueIdentifier: wire_ = Wire::kGuid; break;
+    case K::kSqlVariant: case K::kGeography: case K::kGeometry: case K::kHierarchyId:
+    case K::kUnknown:
+      throw unsent();
   }
   if ((wire_ == Wire::kChar || wire_ == Wire::kVarChar || wire_ == Wire::kNChar ||
        wire_ == Wire::kNVarChar || wire_ == Wire::kBinary || wire_ == Wire::kVarBinary) &&

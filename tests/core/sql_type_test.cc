@@ -3,6 +3,9 @@
 #include <arrow/type.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+
 #include "core/errors.h"
 
 namespace mssql_cdc {
@@ -82,6 +85,40 @@ TEST(SqlType, RefusesUnmappedTypesNamingColumnAndType) {
       EXPECT_NE(message.find(name), std::string::npos) << message;
     }
   }
+}
+
+TEST(SqlType, NamesEachKindOnceAndGroupsItsFamily) {
+  const std::pair<const char*, SqlTypeFamily> names[] = {
+      {"bit", SqlTypeFamily::kInteger}, {"tinyint", SqlTypeFamily::kInteger},
+      {"smallint", SqlTypeFamily::kInteger}, {"int", SqlTypeFamily::kInteger},
+      {"bigint", SqlTypeFamily::kInteger}, {"real", SqlTypeFamily::kFloatingPoint},
+      {"float", SqlTypeFamily::kFloatingPoint}, {"decimal", SqlTypeFamily::kDecimal},
+      {"numeric", SqlTypeFamily::kDecimal}, {"money", SqlTypeFamily::kDecimal},
+      {"smallmoney", SqlTypeFamily::kDecimal}, {"date", SqlTypeFamily::kTemporal},
+      {"time", SqlTypeFamily::kTemporal}, {"datetime", SqlTypeFamily::kTemporal},
+      {"datetime2", SqlTypeFamily::kTemporal}, {"smalldatetime", SqlTypeFamily::kTemporal},
+      {"datetimeoffset", SqlTypeFamily::kTemporal}, {"char", SqlTypeFamily::kCharacter},
+      {"varchar", SqlTypeFamily::kCharacter}, {"nchar", SqlTypeFamily::kCharacter},
+      {"nvarchar", SqlTypeFamily::kCharacter}, {"text", SqlTypeFamily::kCharacter},
+      {"ntext", SqlTypeFamily::kCharacter}, {"xml", SqlTypeFamily::kCharacter},
+      {"binary", SqlTypeFamily::kBinary}, {"varbinary", SqlTypeFamily::kBinary},
+      {"image", SqlTypeFamily::kBinary}, {"timestamp", SqlTypeFamily::kRowVersion},
+      {"rowversion", SqlTypeFamily::kRowVersion},
+      {"uniqueidentifier", SqlTypeFamily::kUniqueIdentifier},
+      {"sql_variant", SqlTypeFamily::kUnsupported}, {"geography", SqlTypeFamily::kUnsupported},
+      {"geometry", SqlTypeFamily::kUnsupported}, {"hierarchyid", SqlTypeFamily::kUnsupported},
+  };
+  std::set<SqlTypeKind> seen;
+  for (const auto& [name, family] : names) {
+    const SqlTypeKind kind = SqlType::Parse(name).kind();
+    EXPECT_NE(kind, SqlTypeKind::kUnknown) << name;
+    EXPECT_TRUE(seen.insert(kind).second) << name << " shares its kind";
+    EXPECT_EQ(SqlTypeFamilyOf(kind), family) << name;
+  }
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(SqlTypeKind::kUnknown));  // every kind named
+  EXPECT_EQ(SqlTypeKindOf("vector"), SqlTypeKind::kUnknown);
+  EXPECT_EQ(SqlTypeKindOf("INT"), SqlTypeKind::kUnknown);  // names are lower case, as Parse makes them
+  EXPECT_TRUE(SqlType::Parse("NVarChar(5)").IsOneOf({SqlTypeKind::kNChar, SqlTypeKind::kNVarChar}));
 }
 
 }  // namespace

@@ -4,16 +4,6 @@
 #include "core/options.h"
 
 namespace mssql_cdc::odbc {
-namespace {
-
-bool IsOneOf(const std::string& name, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 std::vector<std::string> ParseIndexColumnList(std::string_view text) {
   std::vector<std::string> out;
@@ -54,21 +44,24 @@ std::vector<std::string> ParseIndexColumnList(std::string_view text) {
 }
 
 SqlType SqlTypeFromCatalog(const CatalogType& catalog, std::string_view column) {
+  using K = SqlTypeKind;
   const std::string name = AsciiLower(catalog.data_type);
+  const K kind = SqlTypeKindOf(name);
   std::string declaration = name;
-  if (IsOneOf(name, {"char", "varchar", "nchar", "nvarchar", "binary", "varbinary"})) {
+  if (kind == K::kChar || kind == K::kVarChar || kind == K::kNChar || kind == K::kNVarChar ||
+      kind == K::kBinary || kind == K::kVarBinary) {
     if (catalog.character_maximum_length) {
       const std::int64_t length = *catalog.character_maximum_length;
       declaration += "(" + (length == -1 ? std::string("max") : std::to_string(length)) + ")";
     }
-  } else if (name == "decimal" || name == "numeric") {
+  } else if (kind == K::kDecimal || kind == K::kNumeric) {
     declaration += "(" + std::to_string(catalog.numeric_precision.value_or(18)) + "," +
                    std::to_string(catalog.numeric_scale.value_or(0)) + ")";
-  } else if (name == "float") {
+  } else if (kind == K::kFloat) {
     if (catalog.numeric_precision && *catalog.numeric_precision > 0) {
       declaration += "(" + std::to_string(*catalog.numeric_precision) + ")";
     }
-  } else if (IsOneOf(name, {"time", "datetime2", "datetimeoffset"})) {
+  } else if (kind == K::kTime || kind == K::kDateTime2 || kind == K::kDateTimeOffset) {
     // The catalog gives the fractional digits as datetime_precision, or (some versions)
     // as numeric_scale.
     const auto digits = catalog.datetime_precision ? catalog.datetime_precision : catalog.numeric_scale;

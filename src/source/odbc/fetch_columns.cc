@@ -314,17 +314,11 @@ class VariableColumn : public FetchColumn {
   std::vector<char> staging_;  // the whole unbound value
 };
 
-bool IsOneOf(const std::string& name, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool FetchColumn::IsLong(const SqlType& type) {
-  return type.IsMax() || IsOneOf(type.name, {"text", "ntext", "image", "xml"});
+  return type.IsMax() ||
+         type.IsOneOf({SqlTypeKind::kText, SqlTypeKind::kNText, SqlTypeKind::kImage, SqlTypeKind::kXml});
 }
 
 std::vector<std::size_t> SelectPositions(const std::vector<SqlType>& types) {
@@ -341,7 +335,7 @@ std::vector<std::size_t> SelectPositions(const std::vector<SqlType>& types) {
 std::unique_ptr<FetchColumn> MakeFetchColumn(const SqlType& type, std::string_view column,
                                              std::string label, const FetchOptions& options) {
   const std::shared_ptr<arrow::DataType> arrow_type = ArrowTypeFor(type, column);
-  const std::string& name = type.name;
+  const SqlTypeKind kind = type.kind();
   switch (arrow_type->id()) {
     case arrow::Type::BOOL:
       return MakeFixed<unsigned char, bool>(
@@ -359,7 +353,7 @@ std::unique_ptr<FetchColumn> MakeFetchColumn(const SqlType& type, std::string_vi
       return MakeSame<double>(arrow_type, SQL_C_DOUBLE, std::move(label));
     case arrow::Type::DECIMAL128: {
       const auto& decimal = static_cast<const arrow::Decimal128Type&>(*arrow_type);
-      if (options.numeric_struct_binary && IsOneOf(name, {"decimal", "numeric"})) {
+      if (options.numeric_struct_binary && type.IsOneOf({SqlTypeKind::kDecimal, SqlTypeKind::kNumeric})) {
         return MakeFixed<SQL_NUMERIC_STRUCT, arrow::Decimal128>(
             arrow_type, SQL_C_BINARY, std::move(label),
             [precision = decimal.precision(), scale = decimal.scale()](
@@ -381,7 +375,7 @@ std::unique_ptr<FetchColumn> MakeFetchColumn(const SqlType& type, std::string_vi
             return static_cast<std::int32_t>(DaysFromCivil(d.year, d.month, d.day));
           });
     case arrow::Type::TIMESTAMP:
-      if (name == "datetimeoffset") {
+      if (kind == SqlTypeKind::kDateTimeOffset) {
         return MakeFixed<SsTimestampOffset, std::int64_t>(
             arrow_type, SQL_C_BINARY, std::move(label),
             [](const SsTimestampOffset& t, SQLLEN length, const std::string& l) {
@@ -396,12 +390,12 @@ std::unique_ptr<FetchColumn> MakeFetchColumn(const SqlType& type, std::string_vi
           arrow_type, SQL_C_TYPE_TIMESTAMP, std::move(label),
           [](const SQL_TIMESTAMP_STRUCT& t, SQLLEN, const std::string&) { return TimestampMicros(t); });
     case arrow::Type::STRING:
-      if (name == "uniqueidentifier") {
+      if (kind == SqlTypeKind::kUniqueIdentifier) {
         auto format = [](const SQLGUID& g, char* out) { FormatGuid(g, out); };
         return std::make_unique<FormattedColumn<SQLGUID, kGuidChars, decltype(format)>>(
             SQL_C_GUID, std::move(label), format);
       }
-      if (name == "time") {
+      if (kind == SqlTypeKind::kTime) {
         auto format = [](const SsTime2& t, char* out) { FormatTime(t, out); };
         return std::make_unique<FormattedColumn<SsTime2, kTimeChars, decltype(format)>>(
             SQL_C_BINARY, std::move(label), format);
@@ -410,7 +404,7 @@ std::unique_ptr<FetchColumn> MakeFetchColumn(const SqlType& type, std::string_vi
       // it in the client charset); UTF-16 text is UTF-16 on the wire, cheapest as it is.
       return std::make_unique<VariableColumn>(
           arrow_type, std::move(label),
-          options.utf8_char_data && IsOneOf(name, {"char", "varchar", "text"})
+          options.utf8_char_data && type.IsOneOf({SqlTypeKind::kChar, SqlTypeKind::kVarChar, SqlTypeKind::kText})
               ? VariableForm::kUtf8
               : VariableForm::kUtf16);
     case arrow::Type::BINARY:

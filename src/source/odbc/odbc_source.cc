@@ -479,8 +479,7 @@ class OdbcSource final : public Source {
     for (std::size_t i = 0; i < key.size(); ++i) {
       const auto text = statement.GetText(static_cast<SQLUSMALLINT>(i + 1));
       if (!text) throw SourceError("key column " + key[i].name + " read back NULL");
-      const std::string& type = key[i].type.name;
-      if (type == "tinyint" || type == "smallint" || type == "int" || type == "bigint") {
+      if (IsIntegerKeyType(key[i].type)) {
         parts.push_back(ParseRowCount(*text, key[i].name));
       } else {
         parts.push_back(*text);

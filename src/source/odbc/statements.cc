@@ -129,14 +129,9 @@ std::string SessionSettings(bool snapshot_isolation, long long lock_timeout_ms) 
   return sql;
 }
 
-bool IsOneOf(const SqlType& type, std::initializer_list<std::string_view> names) {
-  for (auto name : names) {
-    if (type.name == name) return true;
-  }
-  return false;
+bool IsBinaryKey(const SqlType& type) {
+  return type.IsOneOf({SqlTypeKind::kBinary, SqlTypeKind::kVarBinary});
 }
-
-bool IsBinaryKey(const SqlType& type) { return IsOneOf(type, {"binary", "varbinary"}); }
 
 // A bound part, given as text, in the key column's type.
 std::string CastParameter(const SqlType& type) {
@@ -149,10 +144,12 @@ std::string KeyText(const KeyColumn& column) {
   const std::string name = QuoteName(column.name);
   const SqlType& type = column.type;
   if (IsBinaryKey(type)) return fmt::format("CONVERT(varchar(max), {}, 1)", name);
-  if (IsOneOf(type, {"date", "time", "datetime", "datetime2", "smalldatetime", "datetimeoffset"})) {
+  if (type.family() == SqlTypeFamily::kTemporal) {
     return fmt::format("CONVERT(varchar(40), {}, 126)", name);
   }
-  if (IsOneOf(type, {"money", "smallmoney"})) return fmt::format("CONVERT(varchar(40), {}, 2)", name);
+  if (type.IsOneOf({SqlTypeKind::kMoney, SqlTypeKind::kSmallMoney})) {
+    return fmt::format("CONVERT(varchar(40), {}, 2)", name);
+  }
   return fmt::format("CAST({} AS nvarchar(4000))", name);
 }
 
@@ -307,8 +304,9 @@ std::string KeySlices(std::string_view schema, std::string_view table, const Key
                       bool snapshot_isolation, long long lock_timeout_ms) {
   // A date counts as its day number since 1970-01-01 (negative before). The expression is
   // repeated rather than filtered once in the derived table: Tier 1 is one scan of the key.
-  const std::string name = key.type.name == "date" ? "DATEDIFF(day, '19700101', " + QuoteName(key.name) + ")"
-                                                   : QuoteName(key.name);
+  const std::string name = key.type.kind() == SqlTypeKind::kDate
+                               ? "DATEDIFF(day, '19700101', " + QuoteName(key.name) + ")"
+                               : QuoteName(key.name);
   // A derived table: GROUP BY cannot repeat an expression that holds parameters.
   return SessionSettings(snapshot_isolation, lock_timeout_ms) +
          fmt::format("SELECT [slice], COUNT_BIG(*) AS [rows], SUM(CAST([k] AS decimal(38,0))) AS "

@@ -462,7 +462,7 @@ int CodePageOf(const WireType& type) {
 std::unique_ptr<WireColumn> MakeWireColumn(const CapturedColumn& captured, const WireType& wire) {
   const std::shared_ptr<arrow::DataType> type = ArrowTypeFor(captured.type, captured.name);
   const std::string label = "column '" + captured.name + "'";
-  const std::string& name = captured.type.name;
+  const SqlTypeKind kind = captured.type.kind();
   const std::uint8_t t = wire.type;
   switch (type->id()) {
     case arrow::Type::BOOL:
@@ -510,7 +510,7 @@ std::unique_ptr<WireColumn> MakeWireColumn(const CapturedColumn& captured, const
       return MakeFixed<arrow::DoubleBuilder>(type, wire, label, value);
     }
     case arrow::Type::DECIMAL128: {
-      const bool money = name == "money" || name == "smallmoney";
+      const bool money = kind == SqlTypeKind::kMoney || kind == SqlTypeKind::kSmallMoney;
       if (money ? !IsOneOf(t, {0x3C, 0x7A, 0x6E}) : !IsOneOf(t, {0x6A, 0x6C, 0x37, 0x3F})) {
         Unsupported(captured, wire);
       }
@@ -522,7 +522,7 @@ std::unique_ptr<WireColumn> MakeWireColumn(const CapturedColumn& captured, const
         return static_cast<std::int32_t>(static_cast<std::int64_t>(UnsignedLittleEndian(p, 3)) - kDaysFrom0001);
       });
     case arrow::Type::TIMESTAMP: {
-      if (name == "datetimeoffset") {
+      if (kind == SqlTypeKind::kDateTimeOffset) {
         if (t != 0x2B) Unsupported(captured, wire);
         // The wire holds the UTC date and time, then the offset.
         return MakeFixed<arrow::TimestampBuilder>(
@@ -540,7 +540,7 @@ std::unique_ptr<WireColumn> MakeWireColumn(const CapturedColumn& captured, const
       return MakeFixed<arrow::TimestampBuilder>(type, wire, label, DateTimeMicros);
     }
     case arrow::Type::STRING: {
-      if (name == "uniqueidentifier") {
+      if (kind == SqlTypeKind::kUniqueIdentifier) {
         if (t != 0x24) Unsupported(captured, wire);
         return MakeFormatted<kGuidChars>(wire, label, [](const std::uint8_t* p, std::size_t, char* out) {
           SQLGUID guid;
@@ -551,7 +551,7 @@ std::unique_ptr<WireColumn> MakeWireColumn(const CapturedColumn& captured, const
           FormatGuid(guid, out);
         });
       }
-      if (name == "time") {
+      if (kind == SqlTypeKind::kTime) {
         if (t != 0x29) Unsupported(captured, wire);
         return MakeFormatted<kTimeChars>(
             wire, label, [scale = wire.scale](const std::uint8_t* p, std::size_t, char* out) {

@@ -243,7 +243,9 @@ std::vector<SliceCount> SimCountKeySlices(sim::SqliteDb& db, const SimKeyTable& 
   }
   const std::int64_t end = SliceGridEnd(start, width, slices);
   const std::string key = sim::QuoteIdent(table.key[0].name);
-  if (table.key[0].type.name == "date") return SimCountDateSlices(db, table, start, width, end);
+  if (table.key[0].type.kind() == SqlTypeKind::kDate) {
+    return SimCountDateSlices(db, table, start, width, end);
+  }
   // The keys in order through the key's index, counted as they come (a stream aggregate, as
   // SQL Server's plan over an index in key order is): SQLite would group by a temporary b-tree.
   sim::Statement keys(db, "SELECT " + key + " FROM " + sim::QuoteIdent(table.table) + " WHERE " +

@@ -272,7 +272,7 @@ std::unique_ptr<ColumnDecoder> MakeColumnDecoder(const SqlType& type, std::strin
             return ParsedText(c, v, ParseStoredDate);
           });
     case arrow::Type::TIMESTAMP:
-      if (type.name == "datetimeoffset") {
+      if (type.kind() == SqlTypeKind::kDateTimeOffset) {
         return MakeFixed<arrow::TimestampBuilder>(
             arrow_type, std::move(context), [](const ColumnContext& c, sqlite3_value* v) {
               return ParsedText(c, v, ParseStoredDateTimeOffset);
