@@ -13,10 +13,11 @@ namespace mssql_cdc::python {
 
 inline void SetResnapshot(FeedBootstrapRequest& request, const std::string& preflight_json) {
   const auto doc = nlohmann::json::parse(preflight_json);
-  request.kind = "resnapshot";
-  request.generation = doc.at("generation").get<int>();
-  for (auto [key, into] : {std::pair{"lost_from_ts", &request.lost_from_ts},
-                           std::pair{"lost_to_ts", &request.lost_to_ts}}) {
+  SnapshotCause& cause = request.cause;
+  cause.kind = "resnapshot";
+  cause.generation = doc.at("generation").get<int>();
+  for (auto [key, into] : {std::pair{"lost_from_ts", &cause.lost_from_ts},
+                           std::pair{"lost_to_ts", &cause.lost_to_ts}}) {
     if (!doc.contains(key) || !doc[key].is_string()) continue;
     if (auto micros = ParseDateTime(doc[key].get<std::string>())) *into = UtcMicros{*micros};
   }

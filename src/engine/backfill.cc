@@ -95,41 +95,43 @@ std::string BackfillStatus::ToJson() const {
       .dump();
 }
 
-ChunkedOpenResult OpenChunkedSnapshot(const ChunkedOpenRequest& request, Source& source,
-                                      const SourceClock& clock, BackfillTables& tables) {
+ChunkedOpenResult OpenChunkedSnapshot(const SnapshotSubject& subject, const SnapshotCause& cause,
+                                      Source& source, const SourceClock& clock,
+                                      BackfillTables& tables) {
   const auto events = tables.SnapshotEvents();
-  const std::string& ci = request.instance.name;
-  CheckModeLock(events, request.app_id, SnapshotMode::kChunked,
+  const std::string& ci = subject.instance.name;
+  CheckModeLock(events, subject.app_id, SnapshotMode::kChunked,
                 "to_delta(bootstrap=True, snapshot=\"chunked\")", source.MinLsn(ci));
   ChunkedOpenResult result;
-  auto existing = NewestChunked(events, request.app_id);
-  if (existing && existing->opened.app_id != request.app_id) existing.reset();  // another generation's
+  auto existing = NewestChunked(events, subject.app_id);
+  // Another generation's.
+  if (existing && existing->opened.app_id != subject.app_id) existing.reset();
   if (existing) {
-    result.snapshot = SnapshotStamp(source, clock, request.instance, existing->opened.snapshot);
+    result.snapshot = SnapshotStamp(source, clock, subject.instance, existing->opened.snapshot);
     spdlog::info("bootstrap of capture instance '{}': the chunked snapshot at LSN {} is {}; the "
                  "stream starts there",
                  ci, result.snapshot.lsn.ToString(), existing->opened.complete ? "complete" : "open");
     return result;
   }
-  if (auto found = request.kind == "resnapshot" ? std::nullopt : tables.FindSnapshot(request.instances)) {
+  if (auto found = cause.is_resnapshot() ? std::nullopt : tables.FindSnapshot(subject.instances)) {
     result.found = found;
     result.snapshot = found->offset;
     return result;
   }
   std::vector<std::string> keys;
-  const std::string kind = ChunkPlanKind(request.instance, request.columns, request.key_columns, &keys);
+  const std::string kind =
+      ChunkPlanKind(subject.instance, subject.columns, subject.key_columns, &keys);
   // Recorded before anything is read: every change after S reaches bronze through the stream.
-  result.snapshot = SnapshotStamp(source, clock, request.instance);
+  result.snapshot = SnapshotStamp(source, clock, subject.instance);
   const std::int64_t estimate = source.RowEstimate(ci);
-  tables.AppendFacts(FactsToRecordBatch({ChunkedOpenFactsRow(request.app_id, request.target,
-                                                             result.snapshot, request.kind,
-                                                             request.generation, keys, kind, estimate,
-                                                             request.lost_from_ts, request.lost_to_ts)}),
-                     delta::Txn{OpensTxnAppId(request.app_id), request.generation, std::nullopt});
+  tables.AppendFacts(FactsToRecordBatch({ChunkedOpenFactsRow(subject.app_id, subject.target,
+                                                             result.snapshot, cause, keys, kind,
+                                                             estimate)}),
+                     delta::Txn{OpensTxnAppId(subject.app_id), cause.generation, std::nullopt});
   result.opened_now = true;
   spdlog::info("bootstrap of capture instance '{}' into {}: chunked snapshot opened at LSN {} "
                "(about {} rows); backfill reads it in waves next to the stream",
-               ci, request.target, result.snapshot.lsn.ToString(), estimate);
+               ci, subject.target, result.snapshot.lsn.ToString(), estimate);
   return result;
 }
 

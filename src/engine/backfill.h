@@ -41,6 +41,7 @@
 #include "delta/actions.h"
 #include "snapshot/chunk_plan.h"
 #include "snapshot/chunked_state.h"
+#include "engine/snapshot_request.h"
 #include "snapshot/snapshot_finder.h"
 #include "source/source.h"
 
@@ -93,18 +94,6 @@ class BackfillTables {
   virtual std::optional<FoundSnapshot> FindSnapshot(const std::vector<std::string>& instances) = 0;
 };
 
-struct ChunkedOpenRequest {
-  CaptureInstanceInfo instance;
-  std::vector<std::string> instances;  // of the instance's table
-  std::vector<CapturedColumn> columns;
-  std::vector<std::string> key_columns;  // snapshotKeys; empty: the instance's index
-  std::string app_id;
-  std::string target;
-  // A re-snapshot after data loss (generations.h): never one bronze holds already.
-  std::string kind = "bootstrap";
-  int generation = 0;
-  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
-};
 
 struct ChunkedOpenResult {
   Offset snapshot;           // S: where the stream starts
@@ -115,8 +104,9 @@ struct ChunkedOpenResult {
   std::optional<FoundSnapshot> found;
 };
 
-ChunkedOpenResult OpenChunkedSnapshot(const ChunkedOpenRequest& request, Source& source,
-                                      const SourceClock& clock, BackfillTables& tables);
+ChunkedOpenResult OpenChunkedSnapshot(const SnapshotSubject& subject, const SnapshotCause& cause,
+                                      Source& source, const SourceClock& clock,
+                                      BackfillTables& tables);
 
 struct BackfillRequest {
   CaptureInstanceInfo instance;

@@ -88,13 +88,15 @@ void AppendBootstrapFacts(const BootstrapRequest& request, BootstrapTables& tabl
   if (!tables.has_facts()) return;
   const auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
-  FactsRow row = BootstrapFactsRow(request.app_id, request.target, offset, rows, started_at,
+  const SnapshotSubject& subject = request.subject;
+  const SnapshotCause& cause = request.cause;
+  FactsRow row = BootstrapFactsRow(subject.app_id, subject.target, offset, rows, started_at,
                                    duration.count());
-  row.event = request.kind;
-  row.lost_from_ts = request.lost_from_ts;
-  row.lost_to_ts = request.lost_to_ts;
+  row.event = cause.kind;
+  row.lost_from_ts = cause.lost_from_ts;
+  row.lost_to_ts = cause.lost_to_ts;
   tables.AppendFacts(FactsToRecordBatch({row}),
-                     delta::Txn{EventsTxnAppId(request.app_id), request.generation, std::nullopt});
+                     delta::Txn{EventsTxnAppId(subject.app_id), cause.generation, std::nullopt});
 }
 
 }  // namespace
@@ -128,19 +130,23 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
     result.rows = state->rows;
     return result;
   }
-  const std::string& ci = request.instance.name;
+  const SnapshotSubject& subject = request.subject;
+  const std::string& ci = subject.instance.name;
   const UtcMicros started_at = NowUtc();
   const auto started = std::chrono::steady_clock::now();
   if (!state) {
-    auto found = request.kind == "resnapshot" ? std::nullopt : tables.FindSnapshot(request.instances);
+    auto found =
+        request.cause.is_resnapshot() ? std::nullopt : tables.FindSnapshot(subject.instances);
     if (found) {
       // Bronze holds a snapshot of the table already (a seed, a snapshot() call, a stream
       // before this checkpoint): the stream starts from it, and nothing is read.
       Offset offset = found->offset;
-      if (!offset.commit_ts) offset.commit_ts = SnapshotStamp(source, clock, request.instance, offset.lsn).commit_ts;
+      if (!offset.commit_ts) {
+        offset.commit_ts = SnapshotStamp(source, clock, subject.instance, offset.lsn).commit_ts;
+      }
       spdlog::info("bootstrap of capture instance '{}': {} already holds a {}snapshot of the "
                    "table at LSN {}; nothing is read",
-                   ci, request.target, found->chunked ? "chunked " : "", offset.lsn.ToString());
+                   ci, subject.target, found->chunked ? "chunked " : "", offset.lsn.ToString());
       const std::int64_t rows = tables.SnapshotRows(offset.lsn);
       AppendBootstrapFacts(request, tables, offset, rows, started_at, started);
       checkpoint.WriteSnapshot(SnapshotState{true, offset, rows, -1});
@@ -149,31 +155,30 @@ BootstrapResult RunBootstrap(const BootstrapRequest& request, Source& source, So
       return result;
     }
     // Recorded before the read, so no change after L can be missing from bronze.
-    state = SnapshotState{false, SnapshotStamp(source, clock, request.instance), 0, -1};
+    state = SnapshotState{false, SnapshotStamp(source, clock, subject.instance), 0, -1};
     checkpoint.WriteSnapshot(*state);
     if (tables.has_facts()) {
       // Before any row is read; once per stamp (a retake at the same stamp writes none).
       tables.AppendFacts(
-          FactsToRecordBatch({SnapshotOpenFactsRow(request.app_id, request.target, state->offset,
-                                                   request.kind, request.generation,
-                                                   request.lost_from_ts, request.lost_to_ts)}),
-          delta::Txn{OpenTxnAppId(request.app_id), request.generation, std::nullopt});
+          FactsToRecordBatch({SnapshotOpenFactsRow(subject.app_id, subject.target, state->offset,
+                                                   request.cause)}),
+          delta::Txn{OpenTxnAppId(subject.app_id), request.cause.generation, std::nullopt});
     }
   }
   const Offset offset = state->offset;
   spdlog::info("bootstrap of capture instance '{}' into {}: snapshot at LSN {}", ci,
-               request.target, offset.lsn.ToString());
+               subject.target, offset.lsn.ToString());
 
-  const delta::Txn txn{SnapshotTxnAppId(request.app_id), 0, std::nullopt};
+  const delta::Txn txn{SnapshotTxnAppId(subject.app_id), 0, std::nullopt};
   std::int64_t rows = 0;
   if (tables.HoldsSnapshot(txn, offset.lsn)) {
     // The snapshot landed before a crash: count it, read nothing.
     rows = tables.SnapshotRows(offset.lsn);
   } else {
     RangePlanRequest ranges;
-    ranges.instance = request.instance;
-    ranges.columns = request.columns;
-    ranges.key_columns = request.key_columns;
+    ranges.instance = subject.instance;
+    ranges.columns = subject.columns;
+    ranges.key_columns = subject.key_columns;
     ranges.ranges = request.partitions;
     ranges.min_range_rows = request.min_range_rows;
     ParallelSnapshotRequest read;

@@ -35,6 +35,7 @@
 #include "delta/actions.h"
 #include "delta/grouped_appender.h"
 #include "delta/table.h"
+#include "engine/snapshot_request.h"
 #include "snapshot/parallel_snapshot.h"
 #include "snapshot/range_plan.h"
 #include "snapshot/snapshot_finder.h"
@@ -100,24 +101,13 @@ class DeltaBootstrapTables final : public BootstrapTables {
 };
 
 struct BootstrapRequest {
-  CaptureInstanceInfo instance;
-  // The capture instances of the instance's table (InstancesOfTable): a snapshot of any of
-  // them in bronze is the table's.
-  std::vector<std::string> instances;
-  std::vector<CapturedColumn> columns;  // the instance's, for the key's types
+  SnapshotSubject subject;
+  SnapshotCause cause;
   std::shared_ptr<arrow::Schema> bronze_schema;
-  std::string app_id;
-  std::string target;  // as the facts row names it
   std::int64_t arrow_batch_size = 10'000;
   std::int64_t arrow_batch_bytes = kDefaultBatchDataBytes;
   int partitions = 1;                    // ranges read at once, at most
-  std::vector<std::string> key_columns;  // snapshotKeys; empty: the instance's index
   std::int64_t min_range_rows = kMinRangeRows;
-  // A re-snapshot after data loss (generations.h): kind "resnapshot", the generation it starts,
-  // the lost interval; it never starts from a snapshot bronze holds already.
-  std::string kind = "bootstrap";
-  int generation = 0;
-  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
 };
 
 struct BootstrapResult {

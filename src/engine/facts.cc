@@ -167,43 +167,41 @@ FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
 namespace {
 
 // What a snapshot_open row's detail says of any snapshot: mode, kind, generation, lost interval.
-nlohmann::json OpenDetail(const std::string& mode, const std::string& kind, int generation,
-                          const std::optional<UtcMicros>& lost_from_ts,
-                          const std::optional<UtcMicros>& lost_to_ts) {
+nlohmann::json OpenDetail(const std::string& mode, const SnapshotCause& cause) {
   auto time = [](const std::optional<UtcMicros>& t) {
     return t ? nlohmann::json(FormatIsoMillis(t->value)) : nlohmann::json(nullptr);
   };
   return {{"mode", mode},
-          {"kind", kind},
-          {"generation", generation},
-          {"lost_from_ts", time(lost_from_ts)},
-          {"lost_to_ts", time(lost_to_ts)}};
+          {"kind", cause.kind},
+          {"generation", cause.generation},
+          {"lost_from_ts", time(cause.lost_from_ts)},
+          {"lost_to_ts", time(cause.lost_to_ts)}};
+}
+
+// A snapshot_open row of `cause`, its detail still to be written.
+FactsRow OpenRow(const std::string& app_id, const std::string& target, const Offset& offset,
+                 const SnapshotCause& cause) {
+  FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
+  row.lost_from_ts = cause.lost_from_ts;
+  row.lost_to_ts = cause.lost_to_ts;
+  return row;
 }
 
 }  // namespace
 
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
-                              const Offset& offset, const std::string& kind, int generation,
-                              const std::optional<UtcMicros>& lost_from_ts,
-                              const std::optional<UtcMicros>& lost_to_ts) {
-  FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
-  row.lost_from_ts = lost_from_ts;
-  row.lost_to_ts = lost_to_ts;
-  row.detail = OpenDetail("full", kind, generation, lost_from_ts, lost_to_ts).dump();
+                              const Offset& offset, const SnapshotCause& cause) {
+  FactsRow row = OpenRow(app_id, target, offset, cause);
+  row.detail = OpenDetail("full", cause).dump();
   return row;
 }
 
-
 FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
-                             const Offset& offset, const std::string& kind, int generation,
+                             const Offset& offset, const SnapshotCause& cause,
                              const std::vector<std::string>& keys, const std::string& plan_kind,
-                             std::int64_t rows_estimate,
-                             const std::optional<UtcMicros>& lost_from_ts,
-                             const std::optional<UtcMicros>& lost_to_ts) {
-  FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
-  row.lost_from_ts = lost_from_ts;
-  row.lost_to_ts = lost_to_ts;
-  auto detail = OpenDetail("chunked", kind, generation, lost_from_ts, lost_to_ts);
+                             std::int64_t rows_estimate) {
+  FactsRow row = OpenRow(app_id, target, offset, cause);
+  auto detail = OpenDetail("chunked", cause);
   detail["keys"] = keys;
   detail["plan"] = {{"kind", plan_kind}, {"rows", rows_estimate}};
   row.detail = detail.dump();

@@ -13,6 +13,7 @@
 
 #include "core/offset.h"
 #include "core/time.h"
+#include "engine/snapshot_request.h"
 
 namespace mssql_cdc {
 
@@ -46,19 +47,15 @@ std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRo
 // before any row is read: detail {"mode": "full", "kind", "generation", "lost_from_ts",
 // "lost_to_ts"} (docs/reference/tables.md, SnapshotOpenDetail).
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
-                              const Offset& offset, const std::string& kind, int generation,
-                              const std::optional<UtcMicros>& lost_from_ts = std::nullopt,
-                              const std::optional<UtcMicros>& lost_to_ts = std::nullopt);
+                              const Offset& offset, const SnapshotCause& cause);
 
 // The `snapshot_open` row of a chunked snapshot opened at `offset` (S): detail adds "keys" and
 // "plan" {"kind": "int"|"keyset", "rows": the table's row estimate}. No key value: bounds
 // live in the plans table.
 FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
-                             const Offset& offset, const std::string& kind, int generation,
+                             const Offset& offset, const SnapshotCause& cause,
                              const std::vector<std::string>& keys, const std::string& plan_kind,
-                             std::int64_t rows_estimate,
-                             const std::optional<UtcMicros>& lost_from_ts = std::nullopt,
-                             const std::optional<UtcMicros>& lost_to_ts = std::nullopt);
+                             std::int64_t rows_estimate);
 
 // The `snapshot_plan` row: detail {"snapshot", "kind", "keys", "chunk_rows", "chunks" (how
 // many), "digest" (ChunkPlanDigest), "plans_table"}.

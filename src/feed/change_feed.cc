@@ -194,19 +194,12 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
   StreamCheckpoint state(request.state_dir);
   state.ClaimFor({request.app_id, instance_.name, request.target});
   BootstrapRequest snapshot;
-  snapshot.instance = SnapshotInstance(mssql_cdc::TableInstances::Of(*source_, instance_), instance_);
-  snapshot.instances = TableInstances();
-  snapshot.columns = source_->CapturedColumns(snapshot.instance.name);
+  snapshot.subject = SnapshotSubjectFor(*source_, instance_, request.app_id, request.target,
+                                        options_.snapshot_keys);
+  snapshot.cause = request.cause;
   snapshot.bronze_schema = BronzeSchema(output_schema_);
-  snapshot.app_id = request.app_id;
-  snapshot.target = request.target;
   snapshot.arrow_batch_size = options_.arrow_batch_size;
   snapshot.partitions = ReadPartitions(options_);
-  snapshot.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
-  snapshot.kind = request.kind;
-  snapshot.generation = request.generation;
-  snapshot.lost_from_ts = request.lost_from_ts;
-  snapshot.lost_to_ts = request.lost_to_ts;
   // The feed's own Source reads the first range; the others open their own for the snapshot.
   SourcePool sources(factory_, std::max(1, snapshot.partitions - 1));
   const Offset start = RunBootstrap(snapshot, *source_, sources, clock_, state, tables).offset;
@@ -217,18 +210,10 @@ Offset ChangeFeed::Bootstrap(const FeedBootstrapRequest& request, BootstrapTable
 std::optional<Offset> ChangeFeed::OpenChunked(const FeedBootstrapRequest& request,
                                               BackfillTables& tables) {
   CheckBootstrap(request, SnapshotMode::kChunked);
-  ChunkedOpenRequest open;
-  open.instance = instance_;
-  open.instances = TableInstances();
-  open.columns = source_->CapturedColumns(instance_.name);
-  open.key_columns = options_.snapshot_keys.value_or(std::vector<std::string>{});
-  open.app_id = request.app_id;
-  open.target = request.target;
-  open.kind = request.kind;
-  open.generation = request.generation;
-  open.lost_from_ts = request.lost_from_ts;
-  open.lost_to_ts = request.lost_to_ts;
-  const ChunkedOpenResult result = OpenChunkedSnapshot(open, *source_, clock_, tables);
+  const SnapshotSubject subject = SnapshotSubjectFor(*source_, instance_, request.app_id,
+                                                     request.target, options_.snapshot_keys);
+  const ChunkedOpenResult result =
+      OpenChunkedSnapshot(subject, request.cause, *source_, clock_, tables);
   if (result.found) return std::nullopt;
   return result.snapshot;
 }

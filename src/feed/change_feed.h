@@ -26,6 +26,7 @@
 #include "engine/batch_measures.h"
 #include "engine/generations.h"
 #include "engine/retention_guard.h"
+#include "engine/snapshot_request.h"
 #include "plan/planner.h"
 #include "schema_change/batch_schema.h"
 #include "source/open_source.h"
@@ -48,11 +49,7 @@ struct FeedBootstrapRequest {
   std::string app_id;      // the stream's app id: names the snapshot's txn and facts row
   std::string state_dir;   // where the snapshot state is kept (a native checkpoint's layout)
   std::optional<std::string> facts_table;  // gets the `bootstrap` event row when given
-  // A re-snapshot after data loss (generations.h): kind "resnapshot", its generation and the
-  // lost interval.
-  std::string kind = "bootstrap";
-  int generation = 0;
-  std::optional<UtcMicros> lost_from_ts, lost_to_ts;
+  SnapshotCause cause;  // a stream's first snapshot, or a re-snapshot after data loss
 };
 
 class ChangeFeed {
