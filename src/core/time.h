@@ -53,5 +53,7 @@ std::int64_t ParseUtcMillis(std::string_view text);
 std::optional<std::int64_t> ParseDateDays(std::string_view text);
 
 UtcMicros NowUtc();
+// Milliseconds since the epoch, as Delta logs write times.
+inline std::int64_t NowUnixMillis() { return NowUtc().value / 1000; }
 
 }  // namespace mssql_cdc

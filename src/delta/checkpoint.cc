@@ -13,6 +13,7 @@
 
 #include "core/arrow_status.h"
 #include "core/errors.h"
+#include "core/time.h"
 #include "storage/file_system.h"
 #include "delta/log_files.h"
 
@@ -161,12 +162,6 @@ Json JsonAt(const arrow::Array& array, std::int64_t i) {
   }
 }
 
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 std::int64_t TombstoneRetentionMs(const StringMap& configuration) {
@@ -232,7 +227,7 @@ LastCheckpoint WriteCheckpoint(storage::FileSystem& fs, const std::string& table
     actions.push_back(std::move(state));
     ++adds;
   }
-  std::int64_t expire_before = NowMs() - TombstoneRetentionMs(snapshot.metadata.configuration);
+  std::int64_t expire_before = NowUnixMillis() - TombstoneRetentionMs(snapshot.metadata.configuration);
   for (const auto& [path, remove] : snapshot.tombstones) {
     if (remove.deletion_timestamp && *remove.deletion_timestamp < expire_before) continue;
     RemoveFile tombstone = remove;
