@@ -162,16 +162,30 @@ def advance(
     return finalized_until(spark, control_table, table_name)
 
 
+def control_rows(spark: Any, control: tables.TableArg, name: str) -> Any:
+    """`name`'s rows of a control table named in the catalog, as a pyarrow.Table for the engine
+    to read by its own rules (None: no such table)."""
+    if not tables.check(spark, control, "control"):
+        return None
+    return tables.read(spark, control).where(F.col("table_name") == name).toArrow()
+
+
+def verdict_json(spark: Any, control: tables.TableArg, name: str) -> str | None:
+    """`name`'s verdict as the engine's JSON ({finalized_until, end_lsn, end_commit_ts}), read by
+    the engine's rule wherever the control table is; None when it has none."""
+    if not control.is_name:
+        return _core.read_verdict(control.text, name)
+    rows = control_rows(spark, control, name)
+    return None if rows is None else _core.verdict_among(rows, name)
+
+
 def finalized_until(spark: Any, control_table: str, table_name: str) -> datetime | None:
     """`table_name`'s verdict: every period ending at or before it is complete; None when none."""
     control = tables.TableArg(control_table, "control_table")
     if not control.is_name:
         return _parse_time(_core.finalized_until(control_table, table_name))
-    if not tables.check(spark, control, "control"):
-        return None
-    row = (tables.read(spark, control).where(F.col("table_name") == table_name)
-           .agg(F.max("finalized_until").alias("until")).collect()[0])
-    return row["until"]
+    verdict = verdict_json(spark, control, table_name)
+    return None if verdict is None else _parse_time(json.loads(verdict)["finalized_until"])
 
 
 def is_final(spark: Any, control_table: str, table_name: str, period_end: datetime) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from mssql_cdc import _core, backfill, tables
+from mssql_cdc import _core, backfill, finalization, tables
 from mssql_cdc._glue import get_option
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.types import ApplyResult
@@ -33,37 +33,12 @@ log = logging.getLogger("mssql_cdc")
 _warned_no_facts: set[str] = set()
 
 
-def _json_time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat(timespec="microseconds")
-
-
-def _control_row(spark: Any, control: tables.TableArg, name: str) -> dict | None:
-    if not tables.check(spark, control, "control"):
-        return None
-    rows = tables.read(spark, control).where(F.col("table_name") == name).collect()
-    if not rows:
-        return None
-    return max((row.asDict() for row in rows), key=lambda r: (r.get("applied_lsn") or "", str(r.get("finalized_until"))))
-
-
 def position_of(spark: Any, control: tables.TableArg, silver_name: str) -> str | None:
     """Silver's position in the control table, as the JSON the engine reads (None: none yet)."""
     if not control.is_name:
         return _core.read_silver_position(control.text, silver_name)
-    row = _control_row(spark, control, silver_name)
-    if row is None or not any(row.get(k) is not None for k in ("applied_lsn", "snapshot_lsn", "open_snapshot_lsn")):
-        return None
-    return json.dumps({k: row.get(k) for k in ("applied_lsn", "snapshot_lsn", "open_snapshot_lsn", "snapshot_wave")})
-
-
-def _verdict(spark: Any, control: tables.TableArg, name: str) -> str | None:
-    if not control.is_name:
-        return _core.read_verdict(control.text, name)
-    row = _control_row(spark, control, name)
-    if row is None or row.get("finalized_until") is None:
-        return None
-    return json.dumps({"finalized_until": _json_time(row["finalized_until"]), "end_lsn": row.get("end_lsn") or "",
-                       "end_commit_ts": _json_time(row.get("end_commit_ts") or row["finalized_until"])})
+    rows = finalization.control_rows(spark, control, silver_name)
+    return None if rows is None else _core.silver_position_among(rows)
 
 
 def _newest_snapshot(spark: Any, bronze_sql: str, version: int, instances: list[str],
@@ -145,7 +120,7 @@ def apply_changes(
         return ApplyResult(rebuilt=False, applied_lsn=None, finalized_until=None, bronze_found=False)
 
     # The verdict first: bronze read afterwards holds at least what it covers.
-    bronze_verdict = _verdict(spark, control, bronze)
+    bronze_verdict = finalization.verdict_json(spark, control, bronze)
     position = position_of(spark, control, target)
     bronze_sql = tables.sql_ref(bronze_arg)
     detail = spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]
@@ -230,7 +205,7 @@ def apply_changes(
             _core.silver_position_moved(control_table, target)
     else:
         _core.write_silver_position(control.text, target, position, moved, verdict)
-    after = _verdict(spark, control, target)
+    after = finalization.verdict_json(spark, control, target)
     until = json.loads(after)["finalized_until"] if after else None
     return ApplyResult(rebuilt=bool(plan["rebuild"]), applied_lsn=json.loads(moved)["applied_lsn"],
                        finalized_until=datetime.fromisoformat(until) if until else None, bronze_found=True)

@@ -161,4 +161,11 @@ inline std::shared_ptr<arrow::RecordBatchReader> ImportArrowStream(nb::handle ob
   return *std::move(result);
 }
 
+// The whole table an object with `__arrow_c_stream__` holds, read into memory.
+inline std::shared_ptr<arrow::Table> ImportArrowTable(nb::handle obj, const char* what) {
+  auto table = ImportArrowStream(obj, what)->ToTable();
+  if (!table.ok()) throw ConfigError(std::string(what) + ": " + table.status().ToString());
+  return *std::move(table);
+}
+
 }  // namespace mssql_cdc::python

@@ -110,6 +110,14 @@ std::vector<std::string> AddedColumnsSql(const std::string& silver_sql, const ar
   return {"ALTER TABLE " + silver_sql + " ADD COLUMNS (" + added + ")"};
 }
 
+// A verdict as the JSON the Python package reads: times in microseconds, 'T'-separated.
+std::string VerdictJson(const Verdict& verdict) {
+  return json{{"finalized_until", FormatDateTime(verdict.finalized_until.value, 6, 'T')},
+              {"end_lsn", verdict.end_lsn},
+              {"end_commit_ts", FormatDateTime(verdict.end_commit_ts.value, 6, 'T')}}
+      .dump();
+}
+
 }  // namespace
 
 void BindSilver(nb::module_& m) {
@@ -236,6 +244,17 @@ void BindSilver(nb::module_& m) {
         },
         nb::arg("control"), nb::arg("silver_name"), nb::arg("expected"), nb::arg("position"), nb::arg("verdict"),
         "The compare-and-set MERGE of silver's position (and verdict) into a named control table.");
+  m.def("silver_position_among",
+        [](nb::handle rows) -> std::optional<std::string> {
+          const auto table = ImportArrowTable(rows, "rows");
+          nb::gil_scoped_release release;
+          auto position = SilverPositionAmong(table);
+          if (!position) return std::nullopt;
+          return PositionJson(*position).dump();
+        },
+        nb::arg("rows"),
+        "Silver's position among one name's control rows read through Spark (a pyarrow.Table), "
+        "by the rule read_silver_position applies to a control table at a path.");
   m.def("read_silver_position",
         [](const std::string& control, const std::string& silver_name) -> std::optional<std::string> {
           TableRef::RequirePath(control, "control_table");
@@ -263,12 +282,20 @@ void BindSilver(nb::module_& m) {
           nb::gil_scoped_release release;
           auto verdict = ReadVerdict(control, table_name);
           if (!verdict) return std::nullopt;
-          return json{{"finalized_until", FormatDateTime(verdict->finalized_until.value, 6, 'T')},
-                      {"end_lsn", verdict->end_lsn},
-                      {"end_commit_ts", FormatDateTime(verdict->end_commit_ts.value, 6, 'T')}}
-              .dump();
+          return VerdictJson(*verdict);
         },
         nb::arg("control"), nb::arg("table_name"), "A table's verdict (JSON) in a control table at a path.");
+  m.def("verdict_among",
+        [](nb::handle rows, const std::string& table_name) -> std::optional<std::string> {
+          const auto table = ImportArrowTable(rows, "rows");
+          nb::gil_scoped_release release;
+          auto verdict = VerdictAmong(table, table_name);
+          if (!verdict) return std::nullopt;
+          return VerdictJson(*verdict);
+        },
+        nb::arg("rows"), nb::arg("table_name"),
+        "A table's verdict (JSON) among its control rows read through Spark (a pyarrow.Table), by "
+        "the rule read_verdict applies to a control table at a path.");
 }
 
 }  // namespace mssql_cdc::python

@@ -340,8 +340,10 @@ void VerdictWriter::Advance(const std::string& table_name, const Offset& end) {
 
 namespace {
 
-// The verdict among `rows` (one name's stored rows); nullopt when none holds one.
-std::optional<Verdict> VerdictIn(const std::shared_ptr<arrow::Table>& rows, const std::string& table_name) {
+}  // namespace
+
+std::optional<Verdict> VerdictAmong(const std::shared_ptr<arrow::Table>& rows,
+                                    const std::string& table_name) {
   auto row = VerdictRow(rows);
   if (!row) return std::nullopt;
   auto until = delta::TimestampCell(*rows, kFinalizedUntil, *row);
@@ -355,11 +357,9 @@ std::optional<Verdict> VerdictIn(const std::shared_ptr<arrow::Table>& rows, cons
   return verdict;
 }
 
-}  // namespace
-
 std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name) {
   if (!delta::DeltaTable::Exists(control_uri)) return std::nullopt;
-  return VerdictIn(RowsNamed(delta::DeltaTable::Open(control_uri), table_name), table_name);
+  return VerdictAmong(RowsNamed(delta::DeltaTable::Open(control_uri), table_name), table_name);
 }
 
 std::map<std::string, Verdict> ReadVerdicts(const std::string& control_uri) {
@@ -367,7 +367,7 @@ std::map<std::string, Verdict> ReadVerdicts(const std::string& control_uri) {
   if (!delta::DeltaTable::Exists(control_uri)) return verdicts;
   const auto stored = delta::DeltaTable::Open(control_uri).Read();
   for (const auto& [name, positions] : PositionsByName(*stored)) {
-    if (auto verdict = VerdictIn(RowsAt(stored, positions), name)) verdicts.emplace(name, std::move(*verdict));
+    if (auto verdict = VerdictAmong(RowsAt(stored, positions), name)) verdicts.emplace(name, std::move(*verdict));
   }
   return verdicts;
 }
@@ -390,7 +390,9 @@ constexpr char kSnapshotLsn[] = "snapshot_lsn";
 constexpr char kOpenSnapshotLsn[] = "open_snapshot_lsn";
 constexpr char kSnapshotWave[] = "snapshot_wave";
 
-std::optional<SilverPosition> PositionIn(const std::shared_ptr<arrow::Table>& rows) {
+}  // namespace
+
+std::optional<SilverPosition> SilverPositionAmong(const std::shared_ptr<arrow::Table>& rows) {
   if (rows->num_rows() == 0) return std::nullopt;
   // One row per name; a stray duplicate yields to the row with the newest applied_lsn.
   std::int64_t row = 0;
@@ -408,12 +410,10 @@ std::optional<SilverPosition> PositionIn(const std::shared_ptr<arrow::Table>& ro
   return position;
 }
 
-}  // namespace
-
 std::optional<SilverPosition> ReadSilverPosition(const std::string& control_uri,
                                                  const std::string& table_name) {
   if (!delta::DeltaTable::Exists(control_uri)) return std::nullopt;
-  return PositionIn(RowsNamed(delta::DeltaTable::Open(control_uri), table_name));
+  return SilverPositionAmong(RowsNamed(delta::DeltaTable::Open(control_uri), table_name));
 }
 
 void WriteSilverPosition(const std::string& control_uri, const std::string& table_name,
@@ -445,7 +445,7 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
         const auto positions = PositionsByName(*stored);
         const auto found = positions.find(table_name);
         const auto rows = RowsAt(stored, found == positions.end() ? std::vector<std::int64_t>{} : found->second);
-        const auto now = PositionIn(rows);
+        const auto now = SilverPositionAmong(rows);
         const bool same = now.has_value() == expected.has_value() &&
                           (!now || (now->applied_lsn == expected->applied_lsn &&
                                     now->snapshot_lsn == expected->snapshot_lsn &&

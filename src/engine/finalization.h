@@ -4,6 +4,8 @@
 // crash makes the verdict lag, never lead.
 #pragma once
 
+#include <arrow/type_fwd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -77,6 +79,10 @@ class VerdictWriter {
 };
 
 std::optional<Verdict> ReadVerdict(const std::string& control_uri, const std::string& table_name);
+// The verdict among `rows`, one name's stored control rows (of a control table named in Spark's
+// catalog, read through the session): the rule ReadVerdict applies at a path.
+std::optional<Verdict> VerdictAmong(const std::shared_ptr<arrow::Table>& rows,
+                                    const std::string& table_name);
 // Every table's verdict in the control table, by table name, from one read of it.
 std::map<std::string, Verdict> ReadVerdicts(const std::string& control_uri);
 
@@ -123,6 +129,9 @@ struct SilverPosition {
 // nullopt when the control table has no position for `table_name`.
 std::optional<SilverPosition> ReadSilverPosition(const std::string& control_uri,
                                                  const std::string& table_name);
+// Silver's position among `rows`, one name's stored control rows read elsewhere: the rule
+// ReadSilverPosition applies at a path.
+std::optional<SilverPosition> SilverPositionAmong(const std::shared_ptr<arrow::Table>& rows);
 
 // Sets silver's position, and its verdict to `verdict` when that is later than the stored one
 // (never backwards), in one commit; other names' rows are kept as a concurrent commit left

@@ -224,6 +224,34 @@ TEST(FinalizationReadVerdicts, RowsWithoutAVerdictAndAMissingTableGiveNone) {
   EXPECT_EQ(verdicts.at("dbo.orders").table_name, "dbo.orders");
 }
 
+// `row` with finalized_until set to `until`.
+std::shared_ptr<arrow::Table> WithVerdict(const std::shared_ptr<arrow::Table>& row, const char* until) {
+  const int i = row->schema()->GetFieldIndex("finalized_until");
+  const auto type = row->schema()->field(i)->type();
+  auto value = *arrow::MakeArrayFromScalar(arrow::TimestampScalar(At(until).value, type), 1);
+  return *row->SetColumn(i, row->schema()->field(i), std::make_shared<arrow::ChunkedArray>(value));
+}
+
+TEST(FinalizationAmong, ADuplicatedNameYieldsItsLatestVerdictAndItsNewestPosition) {
+  // Two rows of one name, as a control table named in a catalog may hold them: the verdict is
+  // the latest finalized_until and the position the row of the newest applied_lsn, in either
+  // order, as a read of the table at a path decides.
+  const auto ahead = WithVerdict(SilverRow("silver.orders", "0xA2", 2), "2024-03-01 09:00");
+  const auto behind = WithVerdict(SilverRow("silver.orders", "0xA1", 1), "2024-03-01 10:00");
+  for (const auto& rows : {*arrow::ConcatenateTables({ahead, behind}),
+                           *arrow::ConcatenateTables({behind, ahead})}) {
+    const auto verdict = VerdictAmong(rows, "silver.orders");
+    ASSERT_TRUE(verdict);
+    EXPECT_EQ(verdict->finalized_until, At("2024-03-01 10:00"));
+    const auto position = SilverPositionAmong(rows);
+    ASSERT_TRUE(position);
+    EXPECT_EQ(position->applied_lsn, "0xA2");
+    EXPECT_EQ(position->snapshot_wave, 2);
+  }
+  EXPECT_FALSE(VerdictAmong(SilverRow("silver.orders", "0xA1", 1), "silver.orders"));
+  EXPECT_FALSE(SilverPositionAmong(SilverRow("silver.orders", "0xA1", 1)->Slice(0, 0)));
+}
+
 TEST(FinalizationIsFinal, PeriodsEndingAtOrBeforeTheVerdictAreFinal) {
   TempDir dir(TempDir::Mode::kNameOnly);
   EXPECT_FALSE(IsFinal(dir.path(), "dbo.orders", At("2000-01-01")));  // no control table

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,13 @@ def test_concurrent_writers_move_a_named_verdict_forward_only(spark, lake):
                                                             "commit_ts": "2026-01-01T02:30:00.000"})
     assert back.hour == last and finalization.finalized_until(spark, control, "bronze.a").hour == last
     assert finalization.finalized_until(spark, control, "bronze.none") is None
+    # The engine reads the row Spark hands it: a UTC time whatever the session's time zone.
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        assert finalization.finalized_until(spark, control, "bronze.a") == datetime(2026, 1, 1, last)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
 
 
 @pytest.mark.parametrize("target, facts, message", [
