@@ -58,18 +58,9 @@ def _quoted(name: str) -> str:
 
 
 def batch_stats(df: DataFrame) -> dict[str, Any]:
-    """The counts and ranges ``_core.batch_facts`` takes, in one Spark aggregation."""
-    op = F.col("_operation")
-    row = df.agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.min("_start_lsn").alias("min_lsn"),
-        F.max("_start_lsn").alias("max_lsn"),
-        F.min("_commit_ts").alias("min_commit_ts"),
-        F.max("_commit_ts").alias("max_commit_ts"),
-        F.count(F.when(op == 1, 1)).alias("deletes"),
-        F.count(F.when(op == 2, 1)).alias("inserts"),
-        F.count(F.when(op == 4, 1)).alias("updates"),
-    ).collect()[0]
+    """The counts and ranges ``_core.batch_facts`` takes, in one Spark aggregation of the
+    engine's expressions (which operations count as what is the engine's rule)."""
+    row = df.agg(*[F.expr(aggregate) for aggregate in _core.row_stats_aggregates()]).collect()[0]
     return {
         "rows": int(row["rows"]),
         "deletes": int(row["deletes"]),

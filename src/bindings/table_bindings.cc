@@ -246,6 +246,10 @@ void BindTables(nb::module_& m) {
         "metrics JSON documents the reader wrote; those of ranges inside (start, end] fill the "
         "measured columns (read time and MB, round trip, retention, lags), which stay NULL "
         "without them, and `measured` says whether any did.");
+  m.def("row_stats_aggregates", &RowStatsAggregates,
+        "The Spark SQL aggregate expressions of batch_facts' stats (rows, min_lsn, max_lsn, "
+        "min_commit_ts, max_commit_ts, deletes, inserts, updates) over a batch's rows: the "
+        "counts the engine takes of its own batches.");
   m.def("check_facts_agree",
         [](const std::vector<std::pair<std::int64_t, std::optional<std::string>>>& recorded,
            const std::string& app_id, const std::string& facts_table, std::int64_t batch_id,

@@ -141,6 +141,23 @@ std::shared_ptr<arrow::RecordBatch> AlignToBronze(
   return arrow::RecordBatch::Make(bronze_schema, n, std::move(columns));
 }
 
+namespace {
+
+// The operations a batch's counts count, each in its own count; before images (3) and snapshot
+// rows (0) are not counted.
+struct CountedOperation {
+  std::int32_t code;
+  std::int64_t RowStats::*count;
+  const char* name;
+};
+constexpr CountedOperation kCountedOperations[] = {
+    {1, &RowStats::deletes, "deletes"},
+    {2, &RowStats::inserts, "inserts"},
+    {4, &RowStats::updates, "updates"},
+};
+
+}  // namespace
+
 RowStats StatsOf(const arrow::RecordBatch& batch) {
   RowStats stats;
   stats.rows = batch.num_rows();
@@ -148,11 +165,8 @@ RowStats StatsOf(const arrow::RecordBatch& batch) {
     const auto& typed = static_cast<const arrow::Int32Array&>(*ops);
     for (std::int64_t i = 0; i < typed.length(); ++i) {
       if (typed.IsNull(i)) continue;
-      switch (typed.Value(i)) {
-        case 1: ++stats.deletes; break;
-        case 2: ++stats.inserts; break;
-        case 4: ++stats.updates; break;
-        default: break;  // before images (3) and snapshot rows (0) are not counted
+      for (const auto& counted : kCountedOperations) {
+        if (typed.Value(i) == counted.code) ++(stats.*counted.count);
       }
     }
   }
@@ -206,6 +220,22 @@ BatchRead ReadBatchRanges(const BatchReadRequest& request, Source& first_source,
     read.files.insert(read.files.end(), result.files.begin(), result.files.end());
   }
   return read;
+}
+
+std::vector<std::string> RowStatsAggregates() {
+  const std::string op(kOperationColumn), lsn(kStartLsnColumn), ts(kCommitTsColumn);
+  std::vector<std::string> aggregates = {
+      "count(1) AS `rows`",
+      "min(`" + lsn + "`) AS `min_lsn`",
+      "max(`" + lsn + "`) AS `max_lsn`",
+      "min(`" + ts + "`) AS `min_commit_ts`",
+      "max(`" + ts + "`) AS `max_commit_ts`",
+  };
+  for (const auto& counted : kCountedOperations) {
+    aggregates.push_back("count(CASE WHEN `" + op + "` = " + std::to_string(counted.code) +
+                         " THEN 1 END) AS `" + counted.name + "`");
+  }
+  return aggregates;
 }
 
 }  // namespace mssql_cdc

@@ -79,5 +79,9 @@ std::shared_ptr<arrow::RecordBatch> AlignToBronze(
 
 // Counts and ranges of the rows of `batch` (a bronze or output-schema batch).
 RowStats StatsOf(const arrow::RecordBatch& batch);
+// The same counts and ranges as Spark SQL aggregate expressions over a DataFrame of such rows
+// ("count(1) AS rows", ...), named as RowStats names them: Spark mode aggregates its batch where
+// it lies instead of bringing the rows to the engine.
+std::vector<std::string> RowStatsAggregates();
 
 }  // namespace mssql_cdc
