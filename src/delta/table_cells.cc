@@ -9,14 +9,23 @@ namespace {
 
 std::shared_ptr<arrow::Scalar> Cell(const arrow::Table& table, const std::string& column,
                                     std::int64_t row) {
-  auto values = table.GetColumnByName(column);
-  if (!values) return nullptr;
-  auto scalar = values->GetScalar(row);
-  if (!scalar.ok() || !(*scalar)->is_valid) return nullptr;
-  return *scalar;
+  auto scalar = ScalarCell(table, column, row);
+  return scalar && scalar->is_valid ? scalar : nullptr;
 }
 
 }  // namespace
+
+std::shared_ptr<arrow::Scalar> ScalarCell(const arrow::Table& table, const std::string& column,
+                                          std::int64_t row) {
+  auto values = table.GetColumnByName(column);
+  if (!values) return nullptr;
+  auto scalar = values->GetScalar(row);
+  if (!scalar.ok()) {
+    throw InternalError("reading column " + column + " at row " + std::to_string(row) + ": " +
+                        scalar.status().ToString());
+  }
+  return *scalar;
+}
 
 std::optional<std::string> TextCell(const arrow::Table& table, const std::string& column, std::int64_t row) {
   auto s = Cell(table, column, row);

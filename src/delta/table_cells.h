@@ -11,6 +11,10 @@
 
 namespace mssql_cdc::delta {
 
+// A cell as an Arrow scalar, NULL included (to copy a row as it is stored); nullptr for a
+// column the table lacks.
+std::shared_ptr<arrow::Scalar> ScalarCell(const arrow::Table& table, const std::string& column,
+                                          std::int64_t row);
 std::optional<std::string> TextCell(const arrow::Table& table, const std::string& column, std::int64_t row);
 // Any integer column, as int64.
 std::optional<std::int64_t> IntCell(const arrow::Table& table, const std::string& column, std::int64_t row);

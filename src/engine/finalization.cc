@@ -33,15 +33,6 @@ constexpr char kUpdatedAt[] = "updated_at";
 constexpr auto kQuietRetryFor = std::chrono::minutes(1);
 constexpr auto kRetryAtMostFor = std::chrono::minutes(10);
 
-std::shared_ptr<arrow::Scalar> CellAt(const std::shared_ptr<arrow::Table>& table,
-                                      const std::string& column, std::int64_t row) {
-  auto chunked = table->GetColumnByName(column);
-  if (!chunked) return nullptr;
-  auto scalar = chunked->GetScalar(row);
-  CheckInternal(scalar.status(), "reading control column " + column);
-  return *scalar;
-}
-
 // The row holding the table's verdict among those stored for one name: the one with the
 // latest finalized_until (upserts keep one row per name; this tolerates a stray duplicate).
 std::optional<std::int64_t> VerdictRow(const std::shared_ptr<arrow::Table>& rows) {
@@ -82,7 +73,7 @@ std::shared_ptr<arrow::Table> RowWith(const std::shared_ptr<arrow::Table>& store
       CheckInternal(cast.status(), "building a control row");
       columns.push_back(OneValue(*cast));
     } else if (stored_row) {
-      columns.push_back(OneValue(CellAt(stored, field->name(), *stored_row)));
+      columns.push_back(OneValue(delta::ScalarCell(*stored, field->name(), *stored_row)));
     } else {
       auto nulls = arrow::MakeArrayOfNull(field->type(), 1);
       CheckInternal(nulls.status(), "building a control row");
@@ -135,7 +126,7 @@ bool SameRowsByName(const std::shared_ptr<arrow::Table>& seen, const std::shared
     for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
       std::string row;
       for (const auto& field : rows->schema()->fields()) {
-        auto cell = CellAt(rows, field->name(), i);
+        auto cell = delta::ScalarCell(*rows, field->name(), i);
         row += field->name() + "=" + (cell && cell->is_valid ? cell->ToString() : "NULL") + "\x1f";
       }
       out.insert(std::move(row));
@@ -403,8 +394,8 @@ std::optional<SilverPosition> SilverPositionAmong(const std::shared_ptr<arrow::T
   position.applied_lsn = delta::TextCell(*rows, kAppliedLsn, row);
   position.snapshot_lsn = delta::TextCell(*rows, kSnapshotLsn, row);
   position.open_snapshot_lsn = delta::TextCell(*rows, kOpenSnapshotLsn, row);
-  if (auto wave = CellAt(rows, kSnapshotWave, row); wave && wave->is_valid) {
-    position.snapshot_wave = static_cast<const arrow::Int32Scalar&>(*wave).value;
+  if (auto wave = delta::IntCell(*rows, kSnapshotWave, row)) {
+    position.snapshot_wave = static_cast<std::int32_t>(*wave);
   }
   if (!position.applied_lsn && !position.snapshot_lsn && !position.open_snapshot_lsn) return std::nullopt;
   return position;
