@@ -1,6 +1,6 @@
 // Stream::Impl, the stream behind Stream (stream.h), for the files that implement it by job:
-// - stream.cc: its life: started on a thread of its own or by a scheduler's turns, stopped,
-//   ended with or without an error;
+// - stream_impl.cc: its life (started on a thread of its own or by a scheduler's turns,
+//   stopped, ended with or without an error), and Stream's calls into it;
 // - stream_setup.cc: the input checks before anything is written, and the writes before the
 //   first batch (checkpoint, tables, bootstrap, recovery);
 // - stream_turn.cc: one turn, which plans and runs at most one batch;

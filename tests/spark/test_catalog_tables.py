@@ -271,7 +271,8 @@ def health_query():
     return text.split("```sql\n", 1)[1].split("```", 1)[0]
 
 
-@pytest.mark.connect
+# Not rerun through Spark Connect: both processes run classic sessions of their own whichever
+# session the suite runs on, so a second run would repeat the first.
 def test_a_new_process_finds_the_tables_by_name_and_runs_the_consumer_queries(shop, tmp_path, cli):
     warehouse = tmp_path / "warehouse"
     health = tmp_path / "health.sql"
