@@ -93,6 +93,9 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
   const auto existing = delta::FromDeltaSchemaString(existing_schema_json, where);
   delta::SchemaMergeRules rules;
   rules.table = name.text();
+  rules.table_sql = name.QuotedName();
+  // The table's own properties, as a write at a path reads them from its log.
+  rules.type_widening_enabled = delta::TypeWideningEnabled(existing_properties);
   // The definition's data must go into the table as it is: a type it cannot be written into
   // fails here with the column, both types and the fix, before anything is written.
   delta::MergeSchemas(*existing, *definition.schema, rules);

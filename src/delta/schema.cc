@@ -207,6 +207,11 @@ std::shared_ptr<arrow::Schema> FromDeltaSchemaString(const std::string& json,
   return arrow::schema(std::move(fields));
 }
 
+bool TypeWideningEnabled(const std::map<std::string, std::string>& properties) {
+  auto it = properties.find("delta.enableTypeWidening");
+  return it != properties.end() && AsciiLower(it->second) == "true";
+}
+
 bool IsTypeWidening(const std::string& from, const std::string& to) {
   if (from == to) return false;
   int from_rank = IntegerRank(from);
@@ -296,7 +301,8 @@ SchemaMergeResult MergeSchemas(const arrow::Schema& table, const arrow::Schema& 
       throw SchemaChangedError(
           TypeChangeText(current->name(), table_type, in_type, rules.table) +
           "; widening it needs type widening on the table: run ALTER TABLE " +
-          PathTableSql(rules.table) + " SET TBLPROPERTIES ('delta.enableTypeWidening'='true')");
+          (rules.table_sql.empty() ? PathTableSql(rules.table) : rules.table_sql) +
+          " SET TBLPROPERTIES ('delta.enableTypeWidening'='true')");
     }
     fields[found->second] =
         WidenedField(*current, ArrowTypeOf(in_type, "incoming data"), table_type, in_type);

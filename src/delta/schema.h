@@ -10,6 +10,7 @@
 
 #include <arrow/type_fwd.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,7 +55,13 @@ struct SchemaMergeRules {
   bool add_columns = true;             // mergeSchema: new columns are appended
   bool type_widening_enabled = false;  // the table property delta.enableTypeWidening=true
   std::string table;                   // named in error messages
+  // How SQL names the table in a statement an error message suggests: its quoted name when it
+  // has one, delta.`<path>` (PathTableSql) when empty.
+  std::string table_sql;
 };
+
+// Whether a table's properties turn type widening on (delta.enableTypeWidening, any case).
+bool TypeWideningEnabled(const std::map<std::string, std::string>& properties);
 
 struct SchemaMergeResult {
   std::shared_ptr<arrow::Schema> schema;  // the table schema after the merge

@@ -54,8 +54,7 @@ TableChange PlanTableChange(const TableState& snapshot, const arrow::Schema* inc
   if (incoming == nullptr) return change;
   SchemaMergeRules rules;
   rules.add_columns = merge_schema;
-  rules.type_widening_enabled =
-      PropertyIsTrue(snapshot.metadata.configuration, "delta.enableTypeWidening");
+  rules.type_widening_enabled = TypeWideningEnabled(snapshot.metadata.configuration);
   rules.table = table;
   auto merged = MergeSchemas(*change.schema, *incoming, rules);
   change.schema = merged.schema;

@@ -10,6 +10,7 @@ import pytest
 from spark_helpers import change_table, delta, row_key, sim_options, wait_for, workload
 
 from mssql_cdc import _core, await_all, is_schema_changed, register, stream
+from mssql_cdc.errors import SchemaChangedError
 
 OLD, NEW = "dbo_orders", "dbo_orders_v2"
 
@@ -140,6 +141,32 @@ def test_a_widened_column_reaches_bronze_where_type_widening_is_on(spark, shop, 
     assert run(spark, shop, tmp_path) is None
     assert spark.read.format("delta").load(f"{tmp_path}/bronze").schema["customer_id"].dataType.simpleString() == "bigint"
     assert sorted(row_key(r) for r in delta(f"{tmp_path}/bronze").to_pylist()) == sorted(
+        row_key(r) for r in change_table(shop, OLD).to_pylist())
+
+
+@pytest.mark.connect
+def test_a_widened_column_reaches_a_named_bronze_where_type_widening_is_on(spark, shop, cli, tmp_path,
+                                                                          guide_tables):
+    """The seed's "Running on Databricks" item 7 with the names it uses: the start that meets the
+    widening is refused with the ALTER TABLE to run on the table's name; the seed's statement and
+    a restart give bronze.tw the wider type, and the values past int's range arrive."""
+    def run_named():
+        options = dict(sim_options(shop), captureInstance=OLD)
+        query = stream(spark, options).to_delta("bronze.tw", "tw-v1", f"{tmp_path}/ckpt", f"{tmp_path}/facts",
+                                                trigger={"availableNow": True})
+        return await_all({OLD: query}).get(OLD)
+
+    assert run_named() is None
+    cli("sim", "alter-column", "--db", shop, "--table", "dbo.orders", "--column", "customer_id bigint not null")
+    workload(cli, shop, 3, seed=26, tables=["dbo.orders"])
+    # The start after the DDL is refused by to_delta's checks, before anything is written.
+    with pytest.raises(SchemaChangedError) as refused:
+        run_named()
+    assert "ALTER TABLE `bronze`.`tw` SET TBLPROPERTIES ('delta.enableTypeWidening'='true')" in str(refused.value)
+    spark.sql("ALTER TABLE spark_catalog.bronze.tw SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    assert run_named() is None
+    assert spark.table("bronze.tw").schema["customer_id"].dataType.simpleString() == "bigint"
+    assert sorted(row_key(r) for r in spark.table("bronze.tw").toArrow().to_pylist()) == sorted(
         row_key(r) for r in change_table(shop, OLD).to_pylist())
 
 
