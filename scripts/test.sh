@@ -6,12 +6,13 @@
 #   scripts/test.sh        every part (make test):
 #     - the demo's build (scripts/build_demo.sh), which compiles the engine a batch at a time;
 #     - GoogleTest (ctest);
-#     - Spark mode on a classic session, then again through a local Spark Connect server (only
-#       the tests marked `connect`: tests/spark/README.md says which and why), then the Spark
-#       SIGKILL scenarios, then the users' guide built as a site (make docs) and looked at in
-#       headless Chromium; beside them, in a lane of their own,
+#     - Spark mode on a classic session, then the Spark SIGKILL scenarios, then the users' guide
+#       built as a site (make docs) and looked at in headless Chromium; beside them, in a lane
+#       of their own,
 #     - pytest of the command line, the object stores, the Python package, the Delta tables
 #       read back by delta-rs and Spark, and the engine, on two workers;
+#     - Spark mode again through a local Spark Connect server (only the tests marked `connect`:
+#       tests/spark/README.md says which and why);
 #     - the wheel (make wheel), installed and used in a minimal Debian root, and the abi3 wheel.
 #   scripts/test.sh quick  the edit-compile-test loop (make test-quick): ctest and the Python
 #                          tests not marked spark, sigkill or slow.
@@ -34,9 +35,9 @@ part() {
 }
 pytest() { .venv/bin/python -m pytest -q "$@"; }
 # A lane of parts run one after another beside the parts that follow it, its output kept until
-# lane_wait shows it: the command-line, object-store and package tests mostly wait on child
-# processes and the wheel builds are served by ccache, so they share the machine with the Spark
-# tests at little cost to either.
+# lane_wait shows it: the command-line, object-store, package and Spark tests mostly wait on
+# child processes and the wheel builds are served by ccache, so they share the machine with the
+# classic Spark tests at little cost to either.
 lane_start() {
   lane_log=$(mktemp)
   ( "$@" ) > "$lane_log" 2>&1 &
@@ -78,6 +79,10 @@ else
   beside_spark() {
     part "pytest cli, storage, python, delta, engine, sql (2 workers)" pytest -n 2 --durations=12 \
       tests/cli tests/storage tests/python tests/delta tests/engine tests/sql
+    # Its own Spark Connect server and metastore; the tests that run the guide's examples as
+    # written share one checkpoint folder with the classic pass and take turns holding it.
+    part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \
+      .venv/bin/python -m pytest -q --durations=12 tests/spark
     part "wheel in a minimal Debian root" wheel_suite "" tests/wheel/test_wheel_in_debian.py MSSQL_CDC_WHEEL
     if ((${#abi3_pythons[@]})); then
       part "abi3 wheel on ${#abi3_pythons[@]} Pythons" wheel_suite "${abi3_pythons[0]}" \
@@ -92,8 +97,6 @@ else
   part "ctest" ctest --test-dir build --output-on-failure -j2
   lane_start beside_spark
   part "pytest spark (classic session)" pytest --durations=12 -m "not sigkill" tests/spark
-  part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \
-    .venv/bin/python -m pytest -q --durations=12 tests/spark
   # Last, when the lane has most likely ended: each kill starts a Spark driver again, whose
   # start-up and waves a busy machine stretches several times over.
   part "pytest spark SIGKILL scenarios (classic session)" pytest --durations=12 -m sigkill tests/spark
@@ -102,7 +105,7 @@ else
   lane_wait
 fi
 echo
-echo "Time of each part (the lane's parts ran beside the Spark suites):"
+echo "Time of each part (the lane's parts ran beside the classic Spark suites):"
 sed 's/^/  /' "$times_file"
 grep -q ' FAILED$' "$times_file" && status=1
 echo "  total $((SECONDS / 60)) min $((SECONDS % 60)) s"

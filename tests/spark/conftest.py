@@ -79,12 +79,13 @@ def shop(cli, tmp_path):
 def guide_tables(spark):
     """Schemas bronze and ops, empty, and no checkpoint under /Volumes/main/ops/checkpoints: the
     names the guide's examples use, exactly as written; dropped again afterwards."""
-    from spark_helpers import GUIDE_CHECKPOINTS, reset_guide_tables
-
     import shutil
 
-    reset_guide_tables(spark)
-    yield
-    for schema in ("bronze", "ops"):
-        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    shutil.rmtree(GUIDE_CHECKPOINTS, ignore_errors=True)
+    from spark_helpers import GUIDE_CHECKPOINTS, guide_checkpoints_held, reset_guide_tables
+
+    with guide_checkpoints_held():
+        reset_guide_tables(spark)
+        yield
+        for schema in ("bronze", "ops"):
+            spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        shutil.rmtree(GUIDE_CHECKPOINTS, ignore_errors=True)

@@ -117,6 +117,23 @@ def table_location(spark, name):
 GUIDE_CHECKPOINTS = Path("/Volumes/main/ops/checkpoints")
 
 
+@contextlib.contextmanager
+def guide_checkpoints_held():
+    """Holds the guide's checkpoint folder for the length of the block. It is one folder of the
+    machine, not of a test, and the classic and Spark Connect passes run side by side
+    (scripts/test.sh): a test that runs the guide's examples as written holds it, so that the
+    other pass's test waits instead of removing its checkpoints under it."""
+    import fcntl
+
+    lock = Path("/tmp/mssql-cdc-tests-guide-checkpoints.lock")
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def reset_guide_tables(spark):
     """Drops the schemas the guide's examples name (bronze, ops) with their tables, removes their
     checkpoints, and creates the schemas empty again, as a user does once before the first run."""

@@ -13,7 +13,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from spark_helpers import ROOT, assert_bronze_equals_change_table, delta, sim_options, table_location
+from spark_helpers import (ROOT, assert_bronze_equals_change_table, delta, guide_checkpoints_held, sim_options,
+                           table_location)
 
 from mssql_cdc import _core
 
@@ -282,8 +283,9 @@ def test_a_new_process_finds_the_tables_by_name_and_runs_the_consumer_queries(sh
     # Classic sessions of their own, whichever session the suite runs on.
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     env["PYSPARK_PYTHON"] = sys.executable
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(_WRITER.format(**params))], env=env,
-                          capture_output=True, text=True, timeout=600)
+    with guide_checkpoints_held():
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(_WRITER.format(**params))], env=env,
+                              capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     read = subprocess.run([sys.executable, "-c", _READER.format(**params)], env=env, capture_output=True,
                           text=True, timeout=600)
