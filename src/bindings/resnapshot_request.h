@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/facts_events.h"
 #include "core/time.h"
 #include "feed/change_feed.h"
 
@@ -14,7 +15,7 @@ namespace mssql_cdc::python {
 inline void SetResnapshot(FeedBootstrapRequest& request, const std::string& preflight_json) {
   const auto doc = nlohmann::json::parse(preflight_json);
   SnapshotCause& cause = request.cause;
-  cause.kind = "resnapshot";
+  cause.kind = facts_event::kResnapshot;
   cause.generation = doc.at("generation").get<int>();
   for (auto [key, into] : {std::pair{"lost_from_ts", &cause.lost_from_ts},
                            std::pair{"lost_to_ts", &cause.lost_to_ts}}) {

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "core/facts_events.h"
 #include "delta/table_cells.h"
 
 namespace mssql_cdc::cli {
@@ -79,7 +80,7 @@ void Check(const PipelineConfig& config, const Thresholds& limits, UtcMicros now
   };
   if (!config.facts_table) {
     alert("no_facts_table", "the pipeline has no facts_table: nothing to check");
-  } else if (!s.last && s.last_event_at && (*s.last_event == "bootstrap" || *s.last_event == "resnapshot")) {
+  } else if (!s.last && s.last_event_at && facts_event::CompletesSnapshot(*s.last_event)) {
     // A snapshot with no change after it yet: fresh while the snapshot is; nothing measured
     // the source's retention or lags yet, so there is nothing else to check.
     const double hours = static_cast<double>(now.value - s.last_event_at->value) / kMicrosPerHour;

@@ -1,3 +1,4 @@
+#include "core/facts_events.h"
 #include "engine/facts.h"
 
 #include <arrow/api.h>
@@ -63,7 +64,7 @@ nlohmann::ordered_json JsonOrNull(const std::optional<UtcMicros>& value) {
 }
 
 // An event row at one LSN (min = max = end = the event's), nothing counted.
-FactsRow EventRow(const std::string& app_id, const std::string& target, const std::string& event,
+FactsRow EventRow(const std::string& app_id, const std::string& target, std::string_view event,
                   const Offset& at) {
   FactsRow row;
   row.app_id = app_id;
@@ -73,7 +74,7 @@ FactsRow EventRow(const std::string& app_id, const std::string& target, const st
   row.deletes = row.inserts = row.updates = 0;
   row.started_at = NowUtc();
   row.duration_ms = 0;
-  row.event = event;
+  row.event = std::string(event);
   row.target = target;
   row.written_at = NowUtc();
   return row;
@@ -157,7 +158,7 @@ std::string BatchUserMetadata(const FactsRow& row, const std::optional<std::stri
 FactsRow BootstrapFactsRow(const std::string& app_id, const std::string& target,
                            const Offset& offset, std::int64_t rows, UtcMicros started_at,
                            std::int64_t duration_ms) {
-  FactsRow row = EventRow(app_id, target, "bootstrap", offset);
+  FactsRow row = EventRow(app_id, target, facts_event::kBootstrap, offset);
   row.rows = rows;
   row.started_at = started_at;
   row.duration_ms = duration_ms;
@@ -181,7 +182,7 @@ nlohmann::json OpenDetail(const std::string& mode, const SnapshotCause& cause) {
 // A snapshot_open row of `cause`, its detail still to be written.
 FactsRow OpenRow(const std::string& app_id, const std::string& target, const Offset& offset,
                  const SnapshotCause& cause) {
-  FactsRow row = EventRow(app_id, target, "snapshot_open", offset);
+  FactsRow row = EventRow(app_id, target, facts_event::kSnapshotOpen, offset);
   row.lost_from_ts = cause.lost_from_ts;
   row.lost_to_ts = cause.lost_to_ts;
   return row;
@@ -213,7 +214,7 @@ FactsRow SnapshotPlanFactsRow(const std::string& app_id, const std::string& targ
                               const std::vector<std::string>& keys, std::int64_t chunk_rows,
                               int chunks, const std::string& digest,
                               const std::string& plans_table) {
-  FactsRow row = EventRow(app_id, target, "snapshot_plan", snapshot);
+  FactsRow row = EventRow(app_id, target, facts_event::kSnapshotPlan, snapshot);
   row.detail = nlohmann::json{{"snapshot", snapshot.lsn.ToString()},
                               {"kind", kind},
                               {"keys", keys},
@@ -229,7 +230,7 @@ FactsRow SnapshotChunkFactsRow(const std::string& app_id, const std::string& tar
                                const Lsn& snapshot, std::int64_t wave, const ChunkFacts& chunk,
                                const Offset& stamp, const std::optional<Lsn>& max_lsn_after,
                                UtcMicros started_at, std::int64_t duration_ms) {
-  FactsRow row = EventRow(app_id, target, "snapshot_chunk", stamp);
+  FactsRow row = EventRow(app_id, target, facts_event::kSnapshotChunk, stamp);
   row.rows = chunk.rows;
   row.inserts = 0;
   if (max_lsn_after) row.max_lsn = max_lsn_after->ToString();

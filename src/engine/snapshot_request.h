@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/facts_events.h"
 #include "core/time.h"
 #include "source/source.h"
 
@@ -35,11 +36,11 @@ SnapshotSubject SnapshotSubjectFor(Source& source, const CaptureInstanceInfo& co
 // kind "resnapshot", the generation it starts and the interval lost. A re-snapshot never
 // starts from a snapshot bronze holds already.
 struct SnapshotCause {
-  std::string kind = "bootstrap";
+  std::string kind{facts_event::kBootstrap};
   int generation = 0;
   std::optional<UtcMicros> lost_from_ts, lost_to_ts;
 
-  bool is_resnapshot() const { return kind == "resnapshot"; }
+  bool is_resnapshot() const { return kind == facts_event::kResnapshot; }
 };
 
 }  // namespace mssql_cdc

@@ -1,3 +1,4 @@
+#include "core/facts_events.h"
 #include "engine/stream_batch.h"
 
 #include <algorithm>
@@ -87,7 +88,7 @@ FactsRow DataSkippedRow(const std::string& app_id, const std::string& target,
   row.app_id = app_id;
   row.batch_id = offsets.batch_id;
   row.rows = 0;
-  row.event = "data_skipped";
+  row.event = facts_event::kDataSkipped;
   const Lsn resumed = offsets.read_from.value_or(offsets.start.lsn.Increment());
   row.min_lsn = row.max_lsn = resumed.ToString();
   row.lost_from_ts = offsets.start.commit_ts;

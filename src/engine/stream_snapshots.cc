@@ -1,3 +1,4 @@
+#include "core/facts_events.h"
 #include "engine/stream_impl.h"
 
 #include <spdlog/spdlog.h>
@@ -53,7 +54,7 @@ void Stream::Impl::ResnapshotIfLost() {
   c.checkpoint->ClaimFor(Identity());
 
   BootstrapRequest request = BootstrapRequestFor();
-  request.cause = SnapshotCause{"resnapshot", next, last.commit_ts, loss->retention.watermark_ts};
+  request.cause = SnapshotCause{std::string(facts_event::kResnapshot), next, last.commit_ts, loss->retention.watermark_ts};
   Offset snapshot;
   try {
     if (params.snapshot == SnapshotMode::kChunked) {

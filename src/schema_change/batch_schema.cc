@@ -90,7 +90,7 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
   for (const auto& found : ddl) {
     const DdlKind kind = ClassifyDdl(found.command);
     if (kind == DdlKind::kAlterColumn) type_changed = true;
-    out.events.push_back({std::string(kSchemaChangeEvent), found.lsn, found.command, found.instance,
+    out.events.push_back({std::string(facts_event::kSchemaChange), found.lsn, found.command, found.instance,
                           std::nullopt});
     out.warnings.push_back("capture instance '" + found.instance + "' records DDL at LSN " +
                            found.lsn.ToString() + ": " + found.command + " (" +
@@ -146,7 +146,7 @@ BatchSchema ReadBatchSchema(Source& source, const TableInstances& instances,
                              "): the stream goes on without them; add them to 'columns' to "
                              "read them");
     }
-    out.events.push_back({std::string(kCaptureInstanceSwitchedEvent), change.to.start_lsn, detail,
+    out.events.push_back({std::string(facts_event::kCaptureInstanceSwitched), change.to.start_lsn, detail,
                           change.to.name, std::nullopt});
   }
   std::stable_sort(out.events.begin(), out.events.end(),

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/facts_events.h"
 #include "core/lsn.h"
 #include "core/source_options.h"
 #include "core/time.h"
@@ -20,13 +21,9 @@
 
 namespace mssql_cdc {
 
-// Facts event names (docs/reference/tables.md).
-inline constexpr std::string_view kSchemaChangeEvent = "schema_change";
-inline constexpr std::string_view kCaptureInstanceSwitchedEvent = "capture_instance_switched";
-
 // A facts event the batch writes beside its micro-batch row.
 struct SchemaEvent {
-  std::string event;  // kSchemaChangeEvent or kCaptureInstanceSwitchedEvent
+  std::string event;  // facts_event::kSchemaChange or facts_event::kCaptureInstanceSwitched
   Lsn lsn;            // the DDL's LSN, or the newer instance's start LSN
   std::string detail;
   // The instance a switch goes to, or the one a DDL was recorded in.

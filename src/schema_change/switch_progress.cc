@@ -20,7 +20,7 @@ std::vector<SwitchProgress> SwitchesOf(const arrow::Table& facts, const std::str
       if (batch && (!latest || *batch > *latest)) latest = batch;
       continue;
     }
-    if (*event != kCaptureInstanceSwitchedEvent || !batch) continue;
+    if (*event != facts_event::kCaptureInstanceSwitched || !batch) continue;
     // detail: "old -> new" then, after "; ", what the new one leaves out.
     const std::string detail = delta::TextCell(facts, "detail", row).value_or("");
     const std::string head = detail.substr(0, detail.find(';'));

@@ -1,3 +1,4 @@
+#include "core/facts_events.h"
 #include "snapshot/chunked_state.h"
 
 #include <algorithm>
@@ -26,7 +27,7 @@ bool OfStream(const std::string& row_app_id, const std::string& app_id) {
 }
 
 bool Closes(const SnapshotEvent& event, const OpenedSnapshot& opened) {
-  if (event.event != "bootstrap" && event.event != "resnapshot") return false;
+  if (!facts_event::CompletesSnapshot(event.event)) return false;
   if (event.app_id != opened.app_id || !event.max_lsn) return false;
   return Lsn::ParseLenient(*event.max_lsn) >= opened.snapshot;
 }
@@ -87,12 +88,12 @@ std::vector<OpenedSnapshot> SnapshotsOpened(const std::vector<SnapshotEvent>& ev
                                             const std::string& app_id) {
   std::vector<OpenedSnapshot> opened;
   for (const auto& event : events) {
-    if (event.event != "snapshot_open" || !OfStream(event.app_id, app_id) || !event.max_lsn) continue;
+    if (event.event != facts_event::kSnapshotOpen || !OfStream(event.app_id, app_id) || !event.max_lsn) continue;
     const auto detail = Detail(event);
     OpenedSnapshot s;
     s.chunked = detail.value("mode", std::string("full")) == "chunked";
     s.snapshot = Lsn::ParseLenient(*event.max_lsn);
-    s.kind = detail.value("kind", std::string("bootstrap"));
+    s.kind = detail.value("kind", std::string(facts_event::kBootstrap));
     s.generation = detail.value("generation", 0);
     s.app_id = event.app_id;
     const auto plan = detail.find("plan");
@@ -131,11 +132,11 @@ std::optional<ChunkedProgress> NewestChunked(const std::vector<SnapshotEvent>& e
     if (event.app_id != progress->opened.app_id) continue;
     const auto detail = Detail(event);
     if (detail.value("snapshot", std::string()) != snapshot) continue;
-    if (event.event == "snapshot_plan") {
+    if (event.event == facts_event::kSnapshotPlan) {
       progress->planned = true;
       progress->chunks_total = detail.value("chunks", 0);
       progress->plan_digest = detail.value("digest", std::string());
-    } else if (event.event == "snapshot_chunk") {
+    } else if (event.event == facts_event::kSnapshotChunk) {
       ChunkRecord record;
       record.chunk = detail.value("chunk", -1);
       record.wave = detail.value("wave", std::int64_t{0});
