@@ -114,7 +114,8 @@ std::vector<std::string> AddedColumnsSql(const std::string& silver_sql, const ar
 std::string VerdictJson(const Verdict& verdict) {
   return json{{"finalized_until", FormatDateTime(verdict.finalized_until.value, 6, 'T')},
               {"end_lsn", verdict.end_lsn},
-              {"end_commit_ts", FormatDateTime(verdict.end_commit_ts.value, 6, 'T')}}
+              {"end_commit_ts", FormatDateTime(verdict.end_commit_ts.value, 6, 'T')},
+              {"updated_at", FormatDateTime(verdict.updated_at.value, 6, 'T')}}
       .dump();
 }
 

@@ -4,16 +4,21 @@
 #include <arrow/c/bridge.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
 
 #include "core/errors.h"
+#include "core/facts_events.h"
+#include "core/source_options.h"
+#include "core/sql_type.h"
 #include "core/timezone.h"
 #include "bindings/arrow_stream.h"
 #include "source/odbc/bundled_driver.h"
 #include "source/sim/sim_source.h"
+#include "source/output_schema.h"
 #include "source/source.h"
 #include "source/source_clock.h"
 
@@ -86,6 +91,28 @@ class PySource {
 
 void BindSource(nb::module_& m) {
   BindArrowStream(m);
+  m.def("facts_events", [] {
+    return std::vector<std::string>(facts_event::kAll.begin(), facts_event::kAll.end());
+  }, "The kinds of facts rows other than micro-batches (the event column), as core/facts_events.h names them.");
+  m.def("metadata_columns", [] {
+    std::vector<std::pair<std::string, std::string>> columns;
+    for (const auto& field : MetadataFields(/*include_command_id=*/true)) {
+      columns.emplace_back(field->name(), SparkTypeName(*field->type()));
+    }
+    return columns;
+  }, "The metadata columns of change rows, in order, with their Spark SQL types (with _command_id).");
+  m.def("reserved_column_names", [] {
+    const auto& names = ReservedColumnNames();
+    return std::vector<std::string>(names.begin(), names.end());
+  }, "The column names no source column may have: the metadata columns and bronze's own.");
+  m.def("schema_change_policies", [] {
+    return std::vector<std::string>{std::string(SchemaChangePolicyName(SchemaChangePolicy::kClassify)),
+                                    std::string(SchemaChangePolicyName(SchemaChangePolicy::kFail))};
+  }, "The values of the schemaChangePolicy option.");
+  m.def("isolation_levels", [] {
+    return std::vector<std::string>{std::string(IsolationLevelName(IsolationLevel::kReadCommitted)),
+                                    std::string(IsolationLevelName(IsolationLevel::kSnapshot))};
+  }, "The values of the isolationLevel option, as documented (matched in any case).");
   m.def("use_bundled_odbc_driver",
         [](const std::string& libs_dir) { odbc::UseBundledDriverLibs(libs_dir); },
         nb::arg("libs_dir"),

@@ -2,10 +2,13 @@
 // (engine/facts.h) for Spark mode, where Spark's Delta writer appends the rows: the schemas
 // as Spark StructType JSON, the tables created as a native stream creates them, and the facts
 // row and bronze userMetadata of a micro-batch built as a native stream builds them.
+#include <arrow/type.h>
+#include <arrow/util/key_value_metadata.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 #include <spdlog/spdlog.h>
 
@@ -16,6 +19,7 @@
 #include "core/errors.h"
 #include "core/lsn.h"
 #include "core/offset.h"
+#include "core/sql_type.h"
 #include "core/table_ref.h"
 #include "delta/schema.h"
 #include "delta/table.h"
@@ -26,6 +30,7 @@
 #include "engine/finalization.h"
 #include "engine/stream_batch.h"
 #include "engine/table_schemas.h"
+#include "source/output_schema.h"
 #include "bindings/arrow_stream.h"
 
 namespace nb = nanobind;
@@ -184,9 +189,37 @@ nb::object EventFacts(const std::string& app_id, const std::string& target,
   return ToPyArrowBatch(FactsToRecordBatch({row}));
 }
 
+// The create options of a table kind; bronze's with the library's columns only.
+delta::CreateOptions DefinitionOf(const std::string& kind) {
+  if (kind == "facts") return FactsTableOptions();
+  if (kind == "control") return ControlTableOptions();
+  if (kind == "plans") return PlansTableOptions();
+  if (kind == "bronze") {
+    return BronzeTableOptions(OutputSchema(arrow::FieldVector{}, /*include_command_id=*/true), "");
+  }
+  throw ConfigError("no table kind '" + kind + "': facts, control, plans or bronze");
+}
+
 }  // namespace
 
 void BindTables(nb::module_& m) {
+  m.def("table_definition",
+        [](const std::string& kind) {
+          const auto options = DefinitionOf(kind);
+          std::vector<std::tuple<std::string, std::string, std::optional<std::string>>> columns;
+          for (const auto& field : options.schema->fields()) {
+            std::optional<std::string> comment;
+            if (field->metadata()) {
+              if (auto found = field->metadata()->Get("comment"); found.ok()) comment = *found;
+            }
+            columns.emplace_back(field->name(), SparkTypeName(*field->type()), comment);
+          }
+          return std::make_pair(columns, options.description);
+        },
+        nb::arg("kind"),
+        "A table the engine writes, as it defines it: its columns as (name, Spark SQL type, "
+        "comment) and its comment. kind is facts, control, plans or bronze (the library's "
+        "columns only, with a comment that names no capture instance).");
   m.def("bronze_schema_json",
         [](const std::string& output_schema_json) {
           return delta::ToDeltaSchemaString(*BronzeSchema(OutputSchemaOf(output_schema_json)));

@@ -9,14 +9,19 @@
 
 namespace mssql_cdc {
 
-bool IsReservedColumnName(std::string_view name) {
-  static constexpr std::string_view kReserved[] = {
+const std::vector<std::string_view>& ReservedColumnNames() {
+  static const std::vector<std::string_view> reserved = {
       kCaptureInstanceColumn, kStartLsnColumn, kSeqvalColumn,   kOperationColumn, kCommandIdColumn,
       kCommitTsColumn,        kBatchIdColumn,  kSnapshotColumn, kChunkColumn};
+  return reserved;
+}
+
+bool IsReservedColumnName(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
+  const auto& reserved = ReservedColumnNames();
+  return std::find(reserved.begin(), reserved.end(), lower) != reserved.end();
 }
 
 std::vector<std::shared_ptr<arrow::Field>> MetadataFields(bool include_command_id) {

@@ -27,7 +27,9 @@ inline constexpr std::string_view kBatchIdColumn = "_batch_id";
 inline constexpr std::string_view kSnapshotColumn = "_snapshot";
 inline constexpr std::string_view kChunkColumn = "_chunk";
 
-// True for the names no source column may have (metadata and bronze columns, any case).
+// The names no source column may have: the metadata columns, then the columns bronze adds.
+const std::vector<std::string_view>& ReservedColumnNames();
+// True for a reserved name in any case.
 bool IsReservedColumnName(std::string_view name);
 
 // The six metadata fields (five without _command_id).
