@@ -26,9 +26,9 @@ namespace mssql_cdc {
 
 // Every source option this engine knows, as users write them. Docs headings use these;
 // names are compared in ASCII lower case (IsKnownSourceOption, KnownSourceOptionSpelling).
-inline constexpr std::array<std::string_view, 25> kSourceOptionNames = {
+inline constexpr std::array<std::string_view, 26> kSourceOptionNames = {
     "captureInstance", "connectionString", "user",            "password",
-    "accessToken",
+    "accessToken",     "tokenProvider",
     "backend",         "sourceTimeZone",   "connectTimeout",  "lockTimeoutMs",
     "startingLsn",     "maxCommitsPerBatch", "numPartitions", "failOnDataLoss",
     "includeCommandId", "columns",         "arrowBatchSize",  "metricsPath",

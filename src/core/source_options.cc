@@ -304,6 +304,15 @@ SourceOptions SourceOptions::Parse(const Options& options, CaptureInstanceRule r
   SourceOptions o;
 
   for (const auto& [name, value] : options.entries()) {
+    // The reference library's option that runs a Python function for each token: known, so
+    // that it is refused rather than ignored (a stream that ignored it would log in without
+    // the token).
+    if (AsciiLower(name) == "tokenprovider") {
+      throw ConfigError(fmt::format(
+          "option {} (mssql-cdc-pyspark's 'package.module:function' that returns an access token) "
+          "is not supported: get the token in your job and pass it as accessToken",
+          name));
+    }
     if (!IsKnownSourceOption(name)) {
       o.unknown.push_back(name);
       WarnUnknownOnce(name);

@@ -455,6 +455,22 @@ TEST(SourceOptions, UnknownOptionsAreRecordedAndWarnedOncePerProcess) {
   EXPECT_EQ(text.find("latest"), std::string::npos) << "values are not logged: " << text;
 }
 
+TEST(SourceOptions, TheReferencesTokenProviderIsRefusedNotIgnored) {
+  CapturedLog log;
+  for (const char* name : {"tokenProvider", "TOKENPROVIDER"}) {
+    try {
+      ParseOdbc({{name, "my_jobs.auth:token"}});
+      FAIL() << name << " was accepted";
+    } catch (const ConfigError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(std::string("option ") + name), std::string::npos) << message;
+      EXPECT_NE(message.find("accessToken"), std::string::npos) << message;
+      EXPECT_EQ(message.find("my_jobs"), std::string::npos) << "the value is not echoed: " << message;
+    }
+  }
+  EXPECT_EQ(Count(log.text(), "unknown source option"), 0) << log.text();
+}
+
 // ----------------------------------------------------------------------------------------------
 // Secrets
 
