@@ -44,6 +44,10 @@ SECTIONS = [
     ("Control", "control",
      "One per pipeline (`control_table`): one row per table, its completeness verdict "
      "`finalized_until`, moved forward only; silver tables keep their position here too."),
+    ("Snapshot plans", "plans",
+     "One beside each bronze table that a chunked snapshot fills (its name with "
+     "`_snapshot_plans` appended): one row per chunk of each plan, written once when the "
+     "snapshot is planned and never edited; the waves read the chunks it lists."),
 ]
 
 
@@ -82,6 +86,7 @@ def page():
         "bronze": _core.bronze_schema_json(demo_output_schema(_core)),
         "facts": _core.facts_schema_json(),
         "control": _core.control_schema_json(),
+        "plans": _core.plans_schema_json(),
     }
     parts = [HEADER]
     for title, kind, text in SECTIONS:
