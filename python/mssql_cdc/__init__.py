@@ -11,6 +11,8 @@ without it.
 
 import importlib
 import importlib.util
+import sys
+import types as _stdlib_types
 from typing import Any
 
 import pyarrow  # noqa: F401  (loads the Arrow C++ libraries the extension links against)
@@ -29,9 +31,12 @@ from mssql_cdc.errors import (
 )
 
 from mssql_cdc.lsn import Lsn
-from mssql_cdc.payloads import BatchDetail, DataSkippedDetail
+from mssql_cdc.payloads import BatchDetail, DataSkippedDetail, SnapshotCompletionDetail
 from mssql_cdc.types import (
     ApplyResult,
+    BackfillState,
+    BackfillStatus,
+    Freshness,
     Granularity,
     Isolation,
     Offset,
@@ -57,10 +62,10 @@ OPERATIONS = {0: "snapshot", 1: "delete", 2: "insert", 3: "update_before", 4: "u
 
 # name -> module that defines it; imported on first access (PEP 562).
 _SPARK_API = {
-    "MssqlCdcDataSource": "mssql_cdc.datasource",
+    "MssqlCdcDataSource": "mssql_cdc.source",
     "MssqlCdcSnapshotDataSource": "mssql_cdc.snapshot_source",
-    "HAS_ADMISSION_CONTROL": "mssql_cdc.datasource",
-    "register": "mssql_cdc.datasource",
+    "HAS_ADMISSION_CONTROL": "mssql_cdc.source",
+    "register": "mssql_cdc.source",
     "stream": "mssql_cdc.pipeline",
     "CdcStream": "mssql_cdc.pipeline",
     "start_many": "mssql_cdc.fanout",
@@ -69,10 +74,10 @@ _SPARK_API = {
     "is_data_loss": "mssql_cdc.fanout",
     "is_schema_changed": "mssql_cdc.fanout",
     "apply_changes": "mssql_cdc.silver",
-    "reconcile": "mssql_cdc.reconciliation",
+    "reconcile": "mssql_cdc.reconcile",
 }
-_SPARK_MODULES = ("finalization", "sink", "spark", "datasource", "snapshot_source", "seed",
-                  "pipeline", "fanout", "silver", "reconciliation")
+_SPARK_MODULES = ("finalization", "sink", "spark", "source", "snapshot_source", "seed",
+                  "pipeline", "fanout", "silver")
 
 
 def _import(module: str) -> Any:
@@ -85,6 +90,21 @@ def _import(module: str) -> Any:
         raise
 
 
+class _Package(_stdlib_types.ModuleType):
+    """The package's module type: importing the submodule ``reconcile`` binds the package's
+    attribute of that name to the function, not the module, as the reference library does, so
+    that ``mssql_cdc.reconcile(...)`` works whatever was imported first."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _FUNCTIONS_NAMED_AS_MODULES and isinstance(value, _stdlib_types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_FUNCTIONS_NAMED_AS_MODULES = ("reconcile",)
+sys.modules[__name__].__class__ = _Package
+
+
 def __getattr__(name: str) -> Any:
     if name in _SPARK_API:
         return getattr(_import(_SPARK_API[name]), name)
@@ -95,11 +115,14 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ApplyResult",
+    "BackfillState",
+    "BackfillStatus",
     "BatchDetail",
     "CdcStream",
     "ConfigError",
     "DataLossError",
     "DataSkippedDetail",
+    "Freshness",
     "Granularity",
     "HAS_ADMISSION_CONTROL",
     "Isolation",
@@ -114,6 +137,7 @@ __all__ = [
     "PermissionError",
     "ReconcileResult",
     "SchemaChangedError",
+    "SnapshotCompletionDetail",
     "SnapshotMode",
     "SourceError",
     "SourceOptions",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import StreamingQueryException
 
@@ -26,6 +26,10 @@ from mssql_cdc import _core, tables
 from mssql_cdc._glue import copy_options, merged_options, set_option
 from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError
 from mssql_cdc.pipeline import stream
+from mssql_cdc.types import SourceOptions, SparkSessionLike, StreamingQueryLike
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming import StreamingQuery
 
 _TEMPLATES = ("target", "app_id", "checkpoint")
 _START_POLL_SECONDS = 0.1
@@ -59,16 +63,16 @@ def _wait_until_source_started(query: Any, timeout: float = _START_WAIT_SECONDS)
 
 
 def start_many(
-    spark: Any,
-    options: Mapping[str, Any],
-    capture_instances: Tables,
+    spark: SparkSessionLike,
+    options: SourceOptions | Mapping[str, Any],
+    capture_instances: Iterable[str] | Mapping[str, SourceOptions | Mapping[str, Any]],
     *,
     target: str,
     app_id: str,
     checkpoint: str,
     facts_table: str | None = None,
     **to_delta_kwargs: Any,
-) -> dict[str, Any]:
+) -> dict[str, StreamingQuery]:
     """Starts one ``to_delta`` stream per capture instance; returns the queries by capture instance."""
     shared = copy_options(options)
     entries = _tables(capture_instances)
@@ -106,7 +110,7 @@ def start_many(
     return queries
 
 
-def await_all(queries: Mapping[str, Any], *, timeout: float | None = None) -> dict[str, Exception]:
+def await_all(queries: Mapping[str, StreamingQueryLike], *, timeout: float | None = None) -> dict[str, Exception]:
     """Waits for every query in turn, at most `timeout` seconds in all (None: until each ends);
     returns the errors of the queries that stopped with one, by capture instance.
 
@@ -138,7 +142,7 @@ def await_all(queries: Mapping[str, Any], *, timeout: float | None = None) -> di
     return failed
 
 
-def stop_all(queries: Mapping[str, Any]) -> None:
+def stop_all(queries: Mapping[str, StreamingQueryLike]) -> None:
     """Stops every query (a stopped or failed one is left as it is)."""
     for query in queries.values():
         query.stop()

@@ -25,16 +25,29 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
 from mssql_cdc import _core, tables
-from mssql_cdc.errors import ConfigError
+from mssql_cdc.errors import ConfigError, NotFoundError
+from mssql_cdc.tables import delta_table, retrying, table_ref  # noqa: F401 (exported here too)
+from mssql_cdc.types import Freshness, Granularity, Offset, SparkSessionLike, StreamingQueryLike
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.listener import (
+        QueryIdleEvent,
+        QueryProgressEvent,
+        QueryStartedEvent,
+        QueryTerminatedEvent,
+    )
 
 log = logging.getLogger("mssql_cdc")
 
+# The control table as the engine defines it: columns as (name, Spark SQL type, comment), and
+# its comment.
+CONTROL_COLUMNS, CONTROL_COMMENT = _core.table_definition("control")
 _ZERO_LSN = "0x" + "0" * 20
 _WARN_EVERY_SECONDS = 600.0
 
@@ -70,7 +83,7 @@ def _progress_dict(progress: Any) -> Mapping[str, Any]:
     return json.loads(text) if isinstance(text, str) else progress
 
 
-def end_offset_from_progress(progress: Any, *, source_index: int = 0) -> dict[str, str] | None:
+def end_offset_from_progress(progress: Mapping[str, Any] | None, *, source_index: int = 0) -> Offset | None:
     """The end offset of the batch a progress report describes (a StreamingQueryProgress or dict)."""
     if progress is None:
         return None
@@ -85,7 +98,7 @@ def end_offset_from_progress(progress: Any, *, source_index: int = 0) -> dict[st
     return {"lsn": end["lsn"], "commit_ts": end.get("commit_ts") or ""}
 
 
-def candidate(end_offset: Mapping[str, Any] | str | None, *, granularity: str = "hour") -> datetime | None:
+def candidate(end_offset: Mapping[str, Any] | None, *, granularity: Granularity = "hour") -> datetime | None:
     """The verdict an end offset supports: its commit time truncated to the granularity."""
     offset = _offset_json(end_offset)
     if offset is None:
@@ -108,14 +121,9 @@ def _control(spark: Any, control_table: str) -> tables.TableArg:
     return table
 
 
-def ensure_control_table(spark: Any, control_table: str) -> None:
+def ensure_control_table(spark: SparkSessionLike, control_table: str) -> None:
     """Creates (or migrates) the control table."""
     _control(spark, control_table)
-
-
-def _conflicted(error: Exception) -> bool:
-    text = str(error)
-    return "DELTA_CONCURRENT" in text or "Concurrent" in text and "Exception" in text
 
 
 def _merge_verdict(spark: Any, control: tables.TableArg, sql: str) -> bool:
@@ -128,7 +136,7 @@ def _merge_verdict(spark: Any, control: tables.TableArg, sql: str) -> bool:
             row = spark.sql(sql).collect()[0]
             return int(row["num_affected_rows"]) > 0
         except Exception as error:  # noqa: BLE001 (only conflicts are retried)
-            if not _conflicted(error):
+            if not tables.is_conflict(error):
                 raise
             history = spark.sql(f"DESCRIBE HISTORY {control.name} LIMIT 1").collect()
             if history:
@@ -140,12 +148,12 @@ def _merge_verdict(spark: Any, control: tables.TableArg, sql: str) -> bool:
 
 
 def advance(
-    spark: Any,
+    spark: SparkSessionLike,
     control_table: str,
     table_name: str,
-    end_offset: Mapping[str, Any] | str | None,
+    end_offset: Mapping[str, Any] | None,
     *,
-    granularity: str = "hour",
+    granularity: Granularity = "hour",
 ) -> datetime | None:
     """Moves `table_name`'s verdict to the end offset's when later; returns the verdict after."""
     control = _control(spark, control_table)
@@ -179,7 +187,7 @@ def verdict_json(spark: Any, control: tables.TableArg, name: str) -> str | None:
     return None if rows is None else _core.verdict_among(rows, name)
 
 
-def finalized_until(spark: Any, control_table: str, table_name: str) -> datetime | None:
+def finalized_until(spark: SparkSessionLike, control_table: str, table_name: str) -> datetime | None:
     """`table_name`'s verdict: every period ending at or before it is complete; None when none."""
     control = tables.TableArg(control_table, "control_table")
     if not control.is_name:
@@ -188,7 +196,36 @@ def finalized_until(spark: Any, control_table: str, table_name: str) -> datetime
     return None if verdict is None else _parse_time(json.loads(verdict)["finalized_until"])
 
 
-def is_final(spark: Any, control_table: str, table_name: str, period_end: datetime) -> bool:
+def position_of(spark: Any, control: tables.TableArg, silver_name: str) -> str | None:
+    """Silver's position in the control table, as the JSON the engine reads (None: none yet)."""
+    if not control.is_name:
+        return _core.read_silver_position(control.text, silver_name)
+    rows = control_rows(spark, control, silver_name)
+    return None if rows is None else _core.silver_position_among(rows)
+
+
+def freshness(spark: SparkSessionLike, control_table: str, table_name: str) -> Freshness:
+    """How old `table_name`'s verdict is now, by this machine's clock: its ``finalized_until``
+    and when it last moved, their ages in seconds, and the chunked snapshot still open on the
+    table (whose waves hold its verdict), if any. Reads the control table without writing to
+    it; the times and ages are None before the first verdict. NotFoundError when the control
+    table does not exist."""
+    control = tables.TableArg(control_table, "control_table")
+    if not tables.check(spark, control, "control"):
+        raise NotFoundError(f"control_table={control_table!r} does not exist: a stream with a tracker, "
+                            "finalization.advance() or apply_changes() creates it")
+    verdict = json.loads(verdict_json(spark, control, table_name) or "{}")
+    position = json.loads(position_of(spark, control, table_name) or "{}")
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    until = _parse_time(verdict.get("finalized_until"))
+    updated = _parse_time(verdict.get("updated_at"))
+    return Freshness(table_name=table_name, finalized_until=until, updated_at=updated,
+                     age_seconds=None if until is None else (now - until).total_seconds(),
+                     seconds_since_update=None if updated is None else (now - updated).total_seconds(),
+                     open_snapshot_lsn=position.get("open_snapshot_lsn"))
+
+
+def is_final(spark: SparkSessionLike, control_table: str, table_name: str, period_end: datetime) -> bool:
     """Whether the period ending at `period_end` (exclusive) is complete in `table_name`."""
     period_end = _utc_naive(period_end)
     if period_end.microsecond % 1000:  # the engine takes milliseconds: round up, never claim early
@@ -206,13 +243,13 @@ class FinalizationListener(StreamingQueryListener):
 
     def __init__(
         self,
-        spark: Any,
+        spark: SparkSessionLike,
         run_id: str,
         control_table: str,
         table_name: str,
         *,
-        granularity: str = "hour",
-    ) -> None:
+        granularity: Granularity = "hour",
+    ):
         super().__init__()
         truncate(datetime(2000, 1, 1), granularity)  # a bad granularity fails here, not later
         _control(spark, control_table)
@@ -234,18 +271,18 @@ class FinalizationListener(StreamingQueryListener):
         self._worker.start()
 
     # ---- listener callbacks (Spark's listener thread; they only hand work over)
-    def onQueryStarted(self, event: Any) -> None:
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:
         pass
 
-    def onQueryProgress(self, event: Any) -> None:
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:
         progress = event.progress
         if str(progress.runId) == self.run_id:
             self.offer(progress)
 
-    def onQueryIdle(self, event: Any) -> None:
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:
         pass
 
-    def onQueryTerminated(self, event: Any) -> None:
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
         if str(event.runId) == self.run_id:
             self.end()
 
@@ -314,12 +351,12 @@ class FinalizationListener(StreamingQueryListener):
 
 
 def track(
-    spark: Any,
-    query: Any,
+    spark: SparkSessionLike,
+    query: StreamingQueryLike,
     control_table: str,
     table_name: str,
     *,
-    granularity: str = "hour",
+    granularity: Granularity = "hour",
 ) -> FinalizationListener:
     """Advances `table_name`'s verdict after each progress of `query`'s current run."""
     listener = FinalizationListener(spark, query.runId, control_table, table_name, granularity=granularity)

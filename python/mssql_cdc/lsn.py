@@ -1,7 +1,8 @@
 """LSNs as text: ``0x`` and 20 uppercase hex digits, the form every offset and table holds.
 
 ``normalize`` accepts what the engine accepts (1 to 20 hex digits, with or without ``0x``, in
-any case; short ones are padded on the left) and refuses anything else with a ValueError.
+any case; short ones are padded on the left) and the 10 bytes of a binary(10) LSN, and refuses
+anything else with a ValueError.
 """
 
 from __future__ import annotations
@@ -17,11 +18,18 @@ LSN_BYTES = 10
 ZERO_LSN = Lsn("0x" + "0" * (2 * LSN_BYTES))
 
 
-def normalize(lsn: str) -> Lsn:
-    """`lsn` in the canonical form; ValueError when it is not an LSN."""
-    if not isinstance(lsn, str):
-        raise ConfigError(f"an LSN is a string of hex digits such as 0x0000002A000001000001, not {lsn!r}")
-    return Lsn(_core.lsn_normalize(lsn))
+def normalize(value: str | bytes | bytearray) -> Lsn:
+    """`value` in the canonical form: text as above, or SQL Server's binary(10) as bytes (what a
+    driver returns for an LSN column); ValueError when it is not an LSN."""
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) != LSN_BYTES:
+            raise ConfigError(f"an LSN as bytes is SQL Server's binary({LSN_BYTES}), {LSN_BYTES} bytes, "
+                              f"not {len(value)}")
+        value = bytes(value).hex()
+    if not isinstance(value, str):
+        raise ConfigError("an LSN is a string of hex digits such as 0x0000002A000001000001 or 10 bytes, "
+                          f"not {value!r}")
+    return Lsn(_core.lsn_normalize(value))
 
 
 def from_int(value: int) -> Lsn:

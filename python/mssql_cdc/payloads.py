@@ -3,18 +3,36 @@ their keys only ever added."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from mssql_cdc.types import SnapshotMode  # noqa: F401 (the reference's payloads export it too)
 
+# Why a snapshot was taken: the first one of a target, or one after changes were lost.
+SnapshotKind = Literal["bootstrap", "resnapshot"]
 
-class BatchDetail(TypedDict, total=False):
-    """A micro-batch row's detail: present only when the batch has warnings."""
+
+class BatchDetail(TypedDict):
+    """A micro-batch row's detail, with the batch's warnings. The engine logs a batch's
+    warnings instead and leaves a micro-batch row's detail NULL."""
 
     warnings: list[str]
 
 
 # A data_skipped row's detail: the offsets between which changes were lost, whether that is
-# certain, and (when a task found it rather than the planner) why. "from" is a keyword.
-DataSkippedDetail = TypedDict("DataSkippedDetail", {"from": str, "to": str, "certain": bool, "reason": str},
-                              total=False)
+# certain, and (when a task found it rather than the planner) why. "from" is a keyword, hence
+# the functional form; "reason" is the one key a row may lack.
+_DataSkippedRequired = TypedDict("_DataSkippedRequired", {"from": str, "to": str, "certain": bool})
+
+
+class DataSkippedDetail(_DataSkippedRequired, total=False):
+    reason: str
+
+
+class SnapshotCompletionDetail(TypedDict):
+    """The detail of the row that completes a chunked snapshot (its 'bootstrap' or 'resnapshot'
+    row): the snapshot's LSN, its chunks and rows, and the highest commit LSN its waves saw."""
+
+    snapshot: str
+    chunks: int
+    rows: int
+    last_lsn: str

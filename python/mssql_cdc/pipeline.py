@@ -31,17 +31,33 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, backfill, generations, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import copy_options, get_option, join, option_text, set_option
-from mssql_cdc.datasource import NAME, register
+from mssql_cdc.source import NAME, register
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.metrics_dir import MetricsDir
 from mssql_cdc.sink import sink_for
+from mssql_cdc.types import (  # noqa: F401 (the reference's pipeline exports the types of its signatures)
+    BackfillState,
+    BackfillStatus,
+    Isolation,
+    Offset,
+    OnDataLoss,
+    SnapshotMode,
+    SourceOptions,
+    SparkSessionLike,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import StreamingQuery
 
 log = logging.getLogger("mssql_cdc")
 
@@ -76,13 +92,22 @@ def _stream_params(**values: Any) -> dict[str, str]:
 class CdcStream:
     """A configured CDC stream of one capture instance; made by ``stream()``."""
 
-    def __init__(self, spark: Any, options: dict[str, str]) -> None:
+    def __init__(self, spark: SparkSessionLike, options: SourceOptions | Mapping[str, Any]):
         self._spark = spark
         self._options = options
 
     @property
     def options(self) -> dict[str, str]:
+        """The stream's options (a copy); assigning a mapping replaces them, as in the reference."""
         return dict(self._options)
+
+    @options.setter
+    def options(self, options: SourceOptions | Mapping[str, Any]) -> None:
+        self._options = copy_options(options)
+
+    @property
+    def spark(self) -> SparkSessionLike:
+        return self._spark
 
     def to_delta(
         self,
@@ -91,14 +116,14 @@ class CdcStream:
         checkpoint: str,
         facts_table: str | None = None,
         *,
-        trigger: Mapping[str, Any] | None = None,
+        trigger: dict[str, Any] | None = None,
         query_name: str | None = None,
         bootstrap: bool = False,
-        on_data_loss: str = "fail",
+        on_data_loss: OnDataLoss = "fail",
         resnapshot_interval_days: float = 7.0,
         snapshot_on_switch: bool = False,
-        snapshot: str = "full",
-    ) -> Any:
+        snapshot: SnapshotMode = "full",
+    ) -> StreamingQuery:
         """Starts the stream into `target` and returns its StreamingQuery (not waiting)."""
         # Python's types become the parameters' text; the engine's rules for them (required,
         # values, combinations with the options) are checked in C++, as for a native stream.
@@ -183,7 +208,7 @@ class CdcStream:
 
 
     def snapshot(self, target: str, *, resnapshot: bool = False, app_id: str | None = None,
-                 facts_table: str | None = None) -> dict:
+                 facts_table: str | None = None) -> Offset:
         """Appends the table's current rows to `target` as operation-0 rows in one Delta commit,
         stamped with the LSN recorded before the read, read by Spark's tasks in key ranges;
         returns that offset ``{"lsn", "commit_ts"}``. When `target` already holds a snapshot of
@@ -229,9 +254,9 @@ class CdcStream:
         return {"lsn": plan["lsn"], "commit_ts": plan["commit_ts"]}
 
 
-    def seed(self, target: str, df: Any, as_of: Any, *, app_id: str | None = None,
+    def seed(self, target: str, df: DataFrame, as_of: str | datetime, *, app_id: str | None = None,
              facts_table: str | None = None, allow_missing_columns: bool = False,
-             reseed: bool = False) -> dict:
+             reseed: bool = False) -> Offset:
         """Appends `df`, a copy of the table already in the lake, as `target`'s snapshot, as of
         `as_of` (a UTC datetime: when the copy started being read; or an LSN recorded before
         that); returns its offset. See ``mssql_cdc.seed``."""
@@ -245,7 +270,7 @@ class CdcStream:
     def backfill(self, target: str, *, app_id: str, facts_table: str, chunk_rows: int | None = None,
                  max_waves: int | None = None, max_seconds: float | None = None,
                  target_wave_seconds: float | None = None, min_headroom_hours: float | None = None,
-                 isolation: str | None = None) -> dict:
+                 isolation: Isolation | None = None) -> BackfillStatus:
         """Reads the chunked snapshot ``to_delta(..., bootstrap=True, snapshot="chunked")`` opened
         for `target` and `app_id`, in waves of ``numPartitions`` chunks, next to the running
         stream; returns a BackfillStatus (``snapshot``, ``chunks_done``, ``chunks_total``,
@@ -329,7 +354,7 @@ def native_starting_lsn(checkpoint: str) -> str | None:
     return None if offset is None else json.loads(offset)["lsn"]
 
 
-def stream(spark: Any, options: Mapping[str, Any]) -> CdcStream:
+def stream(spark: SparkSessionLike, options: SourceOptions | Mapping[str, Any]) -> CdcStream:
     """A CDC stream over `options` (copied) and registers the data source.
 
     Option names the engine does not know get one WARNING in the ``mssql_cdc`` logger, naming

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,19 +26,13 @@ from pyspark.sql import functions as F
 from mssql_cdc import _core, backfill, finalization, tables
 from mssql_cdc._glue import get_option
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.types import ApplyResult
+from mssql_cdc.sink import BRONZE_COLUMN_COMMENTS  # noqa: F401 (exported here too, as in the reference)
+from mssql_cdc.tables import delta_table, exists, retrying, table_ref  # noqa: F401 (exported here too)
+from mssql_cdc.types import ApplyResult, Granularity, SourceOptions, SparkSessionLike
 
 log = logging.getLogger("mssql_cdc")
 
 _warned_no_facts: set[str] = set()
-
-
-def position_of(spark: Any, control: tables.TableArg, silver_name: str) -> str | None:
-    """Silver's position in the control table, as the JSON the engine reads (None: none yet)."""
-    if not control.is_name:
-        return _core.read_silver_position(control.text, silver_name)
-    rows = finalization.control_rows(spark, control, silver_name)
-    return None if rows is None else _core.silver_position_among(rows)
 
 
 def _newest_snapshot(spark: Any, bronze_sql: str, version: int, instances: list[str],
@@ -81,16 +75,16 @@ def _table_instances(options: Mapping[str, str] | None, capture_instance: str) -
 
 
 def apply_changes(
-    spark: Any,
+    spark: SparkSessionLike,
     bronze: str,
     target: str,
     *,
     capture_instance: str | None = None,
-    keys: list[str] | None = None,
+    keys: Sequence[str] | None = None,
     control_table: str,
     facts_table: str | None = None,
-    options: Mapping[str, str] | None = None,
-    granularity: str = "hour",
+    options: SourceOptions | Mapping[str, Any] | None = None,
+    granularity: Granularity = "hour",
 ) -> ApplyResult:
     """Applies bronze's rows past silver's position to silver `target` (created when missing)
     in one MERGE, then records silver's position and verdict in `control_table`."""
@@ -121,11 +115,11 @@ def apply_changes(
 
     # The verdict first: bronze read afterwards holds at least what it covers.
     bronze_verdict = finalization.verdict_json(spark, control, bronze)
-    position = position_of(spark, control, target)
+    position = finalization.position_of(spark, control, target)
     bronze_sql = tables.sql_ref(bronze_arg)
     detail = spark.sql(f"DESCRIBE DETAIL {bronze_sql}").collect()[0]
     bronze_id = str(detail["id"])
-    version = int(spark.sql(f"DESCRIBE HISTORY {bronze_sql} LIMIT 1").collect()[0]["version"])
+    version = tables.sql_version(spark, bronze_sql)
     bronze_schema_json = spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}").schema.json()
     keys = list(_core.silver_keys(bronze_schema_json, bronze, keys))
 
@@ -145,7 +139,7 @@ def apply_changes(
     if events is not None:
         # A wave's facts rows are written after its bronze commit: bronze's version now holds
         # every wave they name (read before them, it could lack the newest, counted as applied).
-        version = int(spark.sql(f"DESCRIBE HISTORY {bronze_sql} LIMIT 1").collect()[0]["version"])
+        version = tables.sql_version(spark, bronze_sql)
         bronze_schema_json = spark.sql(f"SELECT * FROM {bronze_sql} VERSION AS OF {version}").schema.json()
     plan_json = _core.silver_plan(position, newest[0] if newest else None, chunked, events, bronze)
     plan = json.loads(plan_json)

@@ -42,8 +42,18 @@ from mssql_cdc import _core, handoff, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import set_option
 from mssql_cdc.metrics_dir import MetricsDir
+from mssql_cdc.payloads import BatchDetail  # noqa: F401 (exported here too, as in the reference)
+from mssql_cdc.tables import is_path  # noqa: F401 (exported here too, as in the reference)
 
 log = logging.getLogger("mssql_cdc")
+
+# Bronze and facts as the engine defines them (docs/reference/tables.md): columns as (name,
+# Spark SQL type, comment), and the tables' comments. Bronze's are those of the columns the
+# library adds; its comment here names no capture instance (a table's own names its).
+FACTS_COLUMNS, FACTS_COMMENT = _core.table_definition("facts")
+FACTS_SCHEMA = ", ".join(f"{name} {sql_type}" for name, sql_type, _ in FACTS_COLUMNS)
+_BRONZE_COLUMNS, BRONZE_COMMENT = _core.table_definition("bronze")
+BRONZE_COLUMN_COMMENTS = {name: comment for name, _, comment in _BRONZE_COLUMNS}
 
 _EPOCH = datetime(1970, 1, 1)
 _MICRO = timedelta(microseconds=1)
@@ -73,7 +83,7 @@ def batch_stats(df: DataFrame) -> dict[str, Any]:
     }
 
 
-def bronze_rows(df: DataFrame, batch_id: int, bronze: StructType) -> DataFrame:
+def _bronze_rows(df: DataFrame, batch_id: int, bronze: StructType) -> DataFrame:
     """The batch's rows in bronze's columns and types: ``_batch_id`` set, absent columns NULL."""
     present = set(df.columns)
     columns = []
@@ -235,7 +245,7 @@ def sink_for(
             if stats["rows"] > 0:
                 _, metadata, _ = _core.batch_facts(app_id, batch_id, target, stats, start, end, started_us, 0)
                 bronze = _struct(_core.bronze_schema_json(output_schema))
-                tables.append(bronze_rows(df, batch_id, bronze), bronze_table, txn_app_id=app_id,
+                tables.append(_bronze_rows(df, batch_id, bronze), bronze_table, txn_app_id=app_id,
                               txn_version=batch_id, user_metadata=metadata, merge_schema=True)
             if facts_table is not None:
                 duration_ms = int((time.time() - started) * 1000)

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Any
+from typing import TYPE_CHECKING
+
+from mssql_cdc.types import SparkSessionLike
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
-def available_cores(spark: Any) -> int:
+def available_cores(spark: SparkSessionLike) -> int:
     """The session's default parallelism; 0 where it cannot be read (Spark Connect)."""
     try:
         return int(spark.sparkContext.defaultParallelism)
@@ -16,7 +21,7 @@ def available_cores(spark: Any) -> int:
         return 0
 
 
-def get_spark(app_name: str = "mssql-cdc", master: str = "local[*]", *, delta: bool = True) -> Any:
+def get_spark(app_name: str = "mssql-cdc", master: str = "local[*]", *, delta: bool = True) -> SparkSession:
     """The active Spark session; else a Spark Connect session when ``SPARK_REMOTE`` is set; else a
     new local session in UTC with 4 shuffle partitions, and Delta configured when `delta` and
     delta-spark is importable."""

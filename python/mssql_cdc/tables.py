@@ -15,7 +15,9 @@ against the working directory, which are different places on most platforms.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql import DataFrame
 
@@ -23,6 +25,12 @@ from mssql_cdc import _core
 from mssql_cdc.errors import ConfigError
 
 log = logging.getLogger("mssql_cdc")
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from delta.tables import DeltaTable
+
+    from mssql_cdc.types import SparkSessionLike
 
 _KINDS = ("bronze", "facts", "control", "plans")
 
@@ -165,3 +173,65 @@ def append(df: DataFrame, table: TableArg, *, txn_app_id: str | None = None,
         writer.saveAsTable(table.name)
     else:
         writer.save(table.text)
+
+
+# The reference library's table helpers, on this package's rule for names and paths above.
+
+def is_path(name_or_path: str) -> bool:
+    """Whether the engine's rule reads `name_or_path` as a path or URI rather than a table name
+    (ConfigError for text that is neither)."""
+    if not isinstance(name_or_path, str):
+        raise ConfigError(f"a table is a name or a path, not {name_or_path!r}")
+    return _core.table_name(name_or_path, "table") is None
+
+
+def table_ref(name_or_path: str) -> str:
+    """How Spark SQL names the table: its name, or delta.`path` for a path."""
+    return sql_ref(TableArg(name_or_path, "table"))
+
+
+def exists(spark: SparkSessionLike, name_or_path: str) -> bool:
+    """Whether the table exists (ConfigError for a view or a table that is not Delta)."""
+    return _inspect(spark, TableArg(name_or_path, "table")) is not None
+
+
+def version(spark: SparkSessionLike, name_or_path: str) -> int:
+    """The latest version of an existing table."""
+    return sql_version(spark, table_ref(name_or_path))
+
+
+def sql_version(spark: Any, table_sql: str) -> int:
+    """The latest version of the table Spark SQL names `table_sql` (see ``sql_ref``)."""
+    return int(spark.sql(f"DESCRIBE HISTORY {table_sql} LIMIT 1").collect()[0]["version"])
+
+
+def delta_table(spark: SparkSessionLike, name_or_path: str) -> DeltaTable:
+    """delta-spark's DeltaTable of the table, by name or by path."""
+    from delta.tables import DeltaTable
+
+    table = TableArg(name_or_path, "table")
+    return DeltaTable.forName(spark, table.name) if table.is_name else DeltaTable.forPath(spark, table.text)
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """Whether an error is a Delta commit lost to a concurrent one (Delta's DELTA_CONCURRENT_*
+    errors and its Concurrent*Exception classes, which Spark Connect passes on as text)."""
+    text = str(exc)
+    return "DELTA_CONCURRENT" in text or ("Concurrent" in text and "Exception" in text)
+
+
+def retrying(commit: Callable[[], T]) -> T:
+    """``commit()``, run again while it loses to a concurrent Delta commit, after the delays the
+    engine waits between its own attempts (``_core.ConflictRetry``); any other error, or a
+    conflict after the engine would have given up, is raised. For an idempotent ``commit``."""
+    retry = _core.ConflictRetry()
+    while True:
+        try:
+            return commit()
+        except Exception as error:  # noqa: BLE001 (only conflicts are retried)
+            if not is_conflict(error):
+                raise
+            delay = retry.next_delay_seconds()
+            if delay is None:
+                raise
+            time.sleep(delay)

@@ -8,12 +8,14 @@ query, which the API accepts alike.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
 
 SnapshotMode = Literal["full", "chunked"]
 OnDataLoss = Literal["fail", "resnapshot"]
 Isolation = Literal["snapshot", "readCommitted"]
 Granularity = Literal["minute", "hour", "day"]
+# Where a chunked snapshot's backfill() stands (BackfillStatus["state"]).
+BackfillState = Literal["done", "running", "waiting_headroom", "waiting_metrics", "no_snapshot"]
 
 
 class Offset(TypedDict):
@@ -28,6 +30,7 @@ class Offset(TypedDict):
 # names against the engine's list.
 SourceOptions = TypedDict("SourceOptions", {
     "captureInstance": str, "connectionString": str, "user": str, "password": str, "accessToken": str,
+    "tokenProvider": str,
     "backend": str,
     "sourceTimeZone": str, "connectTimeout": str, "lockTimeoutMs": str, "startingLsn": str,
     "maxCommitsPerBatch": str, "numPartitions": str, "failOnDataLoss": str, "includeCommandId": str,
@@ -37,16 +40,43 @@ SourceOptions = TypedDict("SourceOptions", {
 }, total=False)
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession as _ClassicSession
-    from pyspark.sql.connect.session import SparkSession as _ConnectSession
-    from pyspark.sql.connect.streaming.query import StreamingQuery as _ConnectQuery
-    from pyspark.sql.streaming import StreamingQuery as _ClassicQuery
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+    from pyspark.sql.connect.streaming.query import StreamingQuery as ConnectStreamingQuery
+    from pyspark.sql.streaming import StreamingQuery
 
-    SparkSessionLike = Union[_ClassicSession, _ConnectSession]
-    StreamingQueryLike = Union[_ClassicQuery, _ConnectQuery]
-else:
-    SparkSessionLike = Any
-    StreamingQueryLike = Any
+# A classic or a Spark Connect session or query. Type aliases written as strings, so that they
+# cost no PySpark import at run time (the reference library's are the same strings).
+SparkSessionLike: TypeAlias = "SparkSession | ConnectSparkSession"
+StreamingQueryLike: TypeAlias = "StreamingQuery | ConnectStreamingQuery"
+
+
+class BackfillStatus(TypedDict):
+    """What one ``CdcStream.backfill`` call left: the snapshot's LSN (None before one is open),
+    chunks read and planned (None before the plan), whether it is done or paused and why, and
+    the rows read so far (not in the reference library's)."""
+
+    snapshot: str | None
+    chunks_done: int
+    chunks_total: int | None
+    done: bool
+    paused: bool
+    state: BackfillState
+    reason: str | None
+    rows: int
+
+
+class Freshness(TypedDict):
+    """One table's verdict and how old it is (``finalization.freshness``): the verdict and when it
+    was last written (naive UTC), their ages in seconds at the call, and the chunked snapshot
+    still open on the table, if any."""
+
+    table_name: str
+    finalized_until: datetime | None
+    updated_at: datetime | None
+    age_seconds: float | None
+    seconds_since_update: float | None
+    open_snapshot_lsn: str | None
 
 
 
@@ -65,7 +95,7 @@ class ReconcileResult(TypedDict):
     mismatch: int
     hashed: int
     failures: dict[str, int]
-    report: Any
+    report: DataFrame
 
 
 class ApplyResult(TypedDict):

@@ -212,6 +212,27 @@ def test_a_bad_control_table_is_refused(spark, lake):
     assert not spark.catalog.tableExists("nope.control")
 
 
+def test_freshness_says_how_old_a_verdict_is_by_name_and_by_path(spark, lake, tmp_path):
+    from datetime import timedelta
+
+    from mssql_cdc import NotFoundError, finalization
+
+    for control in ("lake.control", str(tmp_path / "control")):
+        with pytest.raises(NotFoundError, match="does not exist"):
+            finalization.freshness(spark, control, "bronze.a")
+        end = {"lsn": f"0x{1:020X}", "commit_ts": "2026-01-01T01:30:00.000"}
+        finalization.advance(spark, control, "bronze.a", end)
+        got = finalization.freshness(spark, control, "bronze.a")
+        now = datetime.utcnow()
+        assert got["table_name"] == "bronze.a" and got["finalized_until"] == datetime(2026, 1, 1, 1, 0)
+        assert now - timedelta(minutes=5) < got["updated_at"] <= now
+        assert got["age_seconds"] == pytest.approx((now - datetime(2026, 1, 1, 1, 0)).total_seconds(), abs=300)
+        assert 0 <= got["seconds_since_update"] < 300 and got["open_snapshot_lsn"] is None
+        assert finalization.freshness(spark, control, "bronze.b") == {
+            "table_name": "bronze.b", "finalized_until": None, "updated_at": None, "age_seconds": None,
+            "seconds_since_update": None, "open_snapshot_lsn": None}
+
+
 # The guide's first example, run as written in a new process with its own metastore; a second
 # process then finds its tables by name and runs the seed documents' consumer queries.
 _WRITER = """

@@ -7,24 +7,22 @@ rows. Spark answers what it asks of silver and bronze with the SQL the engine wr
 and silver's position, and writes the report table when one is named.
 
 Tables are names (through the session's catalog) or absolute paths, as everywhere
-(``mssql_cdc.tables``). Nothing is ever written to SQL Server. (The module is not named after
-the function, which the package exports under that name.)
+(``mssql_cdc.tables``). Nothing is ever written to SQL Server. As in the reference library, the package's attribute
+``mssql_cdc.reconcile`` is this module's function, and the module is
+``importlib.import_module("mssql_cdc.reconcile")``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mssql_cdc import _core, backfill, tables
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.silver import position_of
-from mssql_cdc.types import ReconcileResult
-
-
-def _version(spark: Any, table_sql: str) -> int:
-    return int(spark.sql(f"DESCRIBE HISTORY {table_sql} LIMIT 1").collect()[0]["version"])
+from mssql_cdc.finalization import position_of
+from mssql_cdc.tables import delta_table, table_ref  # noqa: F401 (exported here too, as in the reference)
+from mssql_cdc.types import ReconcileResult, SourceOptions, SparkSessionLike
 
 
 def _schema_json(spark: Any, table_sql: str, version: int) -> str:
@@ -32,11 +30,11 @@ def _schema_json(spark: Any, table_sql: str, version: int) -> str:
 
 
 def reconcile(
-    spark: Any,
-    options: Mapping[str, str],
+    spark: SparkSessionLike,
+    options: SourceOptions | Mapping[str, Any],
     silver: str,
     *,
-    keys: list[str] | None = None,
+    keys: Sequence[str] | None = None,
     bronze: str,
     control_table: str,
     facts_table: str | None = None,
@@ -77,8 +75,8 @@ def reconcile(
 
     # Silver's position before its version: silver holds at least what the position says.
     position = position_of(spark, control, silver)
-    silver_version = _version(spark, silver_sql)
-    bronze_version = _version(spark, bronze_sql)
+    silver_version = tables.sql_version(spark, silver_sql)
+    bronze_version = tables.sql_version(spark, bronze_sql)
     state = {
         "silver_name": silver, "silver_sql": silver_sql, "silver_version": silver_version,
         "silver_schema": _schema_json(spark, silver_sql, silver_version),

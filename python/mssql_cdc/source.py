@@ -34,12 +34,29 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, handoff, snapshot_source
+from mssql_cdc import OPERATIONS, _core, handoff, snapshot_source  # noqa: F401 (OPERATIONS: exported here too)
+from mssql_cdc.events import CAPTURE_INSTANCE_SWITCHED, DATA_SKIPPED, SCHEMA_CHANGE  # noqa: F401 (exported)
+from mssql_cdc.lsn import ZERO_LSN  # noqa: F401 (exported here too)
 from mssql_cdc._glue import get_option, set_option
 from mssql_cdc.metrics_dir import MetricsDir
 from mssql_cdc.spark import available_cores
+from mssql_cdc.snapshot_source import MssqlCdcSnapshotDataSource, MssqlCdcSnapshotReader  # noqa: F401 (exported)
+from mssql_cdc.types import SourceOptions, SparkSessionLike  # noqa: F401 (SourceOptions: exported here too)
 
 NAME = "mssql_cdc"
+
+# The source's constants, as the reference library's ``source`` module names them, each the
+# engine's: the option names (lower case, as options are matched), the metadata columns of
+# change rows with their Spark SQL types, the column names no source column may have, the
+# values of schemaChangePolicy and isolationLevel.
+KNOWN_OPTIONS = frozenset(_core.option_name_key(name) for name in _core.source_option_names())
+METADATA_COLUMNS = [tuple(column) for column in _core.metadata_columns()]
+RESERVED_COLUMNS = frozenset(_core.reserved_column_names())
+SCHEMA_CHANGE_POLICIES = tuple(_core.schema_change_policies())
+# isolationLevel's values (lower case) -> the isolation a snapshot read asks SQL Server for;
+# None: none asked, the connection's default (read committed).
+ISOLATION_LEVELS = {_core.option_name_key(level): (None if level == "readCommitted" else level)
+                    for level in _core.isolation_levels()}
 # The data source uses PySpark's admission control (ReadAllAvailable, ReadMaxRows and
 # SupportsTriggerAvailableNow, Spark 4.2), imported above: wherever this module loads, it is there.
 HAS_ADMISSION_CONTROL = True
@@ -175,7 +192,7 @@ class MssqlCdcDataSource(DataSource):
         return MssqlCdcStreamReader(self._source_options(), schema.json())
 
 
-def register(spark: Any) -> None:
+def register(spark: SparkSessionLike) -> None:
     """Registers ``format("mssql_cdc")`` and ``format("mssql_cdc_snapshot")`` on `spark`, with
     the session's cores for numPartitions=auto."""
     cores = available_cores(spark)
