@@ -14,8 +14,8 @@ commits of 10,000):
 Ours reads a simulated database (`mssql-cdc sim`, backend `sim`); the reference reads its own fake
 backend (`mssql_cdc.fake.FakeCdcDatabase`, backend `fake`). Both packages are named `mssql_cdc`,
 so each run is a process of its own (bench/spark_bench_child.py) with its library's Python: ours
-is .venv's, the reference's is bench/out/refvenv, made here from
-scripts/requirements-bench-ref.txt. Every run gets a fresh local[2] Spark with the Delta jars of
+is .venv's, the reference's is .venv-reference, made by scripts/setup_reference.sh from
+scripts/requirements-reference.txt. Every run gets a fresh local[2] Spark with the Delta jars of
 scripts/setup_spark.sh and the session settings of tests/delta/conftest.py (driver memory 2g),
 warmed by one small stream of the same library; then each scenario in turn (single, then many,
 in the same Spark: a Spark's start and warm-up are paid once per run) is timed from the first
@@ -38,7 +38,6 @@ names/paths of one library and ours on Connect over the reference on a classic s
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -50,7 +49,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHILD = ROOT / "bench" / "spark_bench_child.py"
-REQUIREMENTS = ROOT / "scripts" / "requirements-bench-ref.txt"
 SIM = ROOT / "build" / "mssql-cdc"
 OURS_PYTHON = ROOT / ".venv" / "bin" / "python"
 PER_COMMIT = 10_000
@@ -74,20 +72,11 @@ def clean_env():
 # --- the reference's venv -------------------------------------------------------------------------
 
 def reference_python(out):
-    venv = out / "refvenv"
-    python = venv / "bin" / "python"
-    stamp = venv / ".requirements.sha256"
-    want = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if python.exists() and stamp.exists() and stamp.read_text().strip() == want:
-        return python
-    log(f"creating {venv} from {REQUIREMENTS.relative_to(ROOT)}")
-    shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run(["python3", "-m", "venv", str(venv)], check=True, env=clean_env())
-    # --no-deps: the file is the whole pinned closure (see its comment about delta-spark's pin).
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-r", str(REQUIREMENTS)],
-                   check=True, env=clean_env())
-    stamp.write_text(want + "\n")
-    return python
+    """The reference's python, in .venv-reference (scripts/setup_reference.sh makes it once)."""
+    del out  # the venv is the repository's, shared with the tests
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "setup_reference.sh")], check=True, env=clean_env(),
+                          capture_output=True, text=True)
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 # --- data sets ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The same script runs for both libraries, each with its own interpreter, since both packages are
 named `mssql_cdc`: our package from .venv, the reference (mssql-cdc-pyspark, used only through
-its public API) from bench/out/refvenv. It imports nothing from the repository but the package
+its public API) from .venv-reference. It imports nothing from the repository but the package
 the interpreter has, and, for a Spark Connect run, tests/local_spark.py's server.
 
     python bench/spark_bench_child.py gen-fake --path DIR --tables N --rows R   (reference only)

@@ -1,66 +1,9 @@
-"""The public API of the reference library 0.8.0 (docs/spark.md), name by name:
-every name whose feature exists here is importable, and the details users' code depends on."""
+"""The details of the public API that users' code depends on. Which names exist, with which
+signatures, is compared with the reference library 0.8.0 itself by test_reference_api.py."""
 
-import importlib
 import inspect
-import logging
 
 import pytest
-
-# Every public name of mssql-cdc-pyspark 0.8.0: its __all__ and its public submodules.
-REFERENCE = {
-    "mssql_cdc": [
-        "ApplyResult", "Backend", "BackfillState", "BackfillStatus", "BatchDetail", "CdcClient", "DataLossError",
-        "DataSkippedDetail", "Freshness", "Granularity", "HAS_ADMISSION_CONTROL", "Isolation", "Lsn",
-        "MssqlCdcDataSource", "OPERATIONS", "Offset", "OnDataLoss", "ReconcileResult", "SchemaChangedError",
-        "SnapshotChunkDetail", "SnapshotCompletionDetail", "SnapshotMode", "SnapshotOpenDetail", "SnapshotPlanDetail",
-        "SourceOptions", "SparkSessionLike", "StreamingQueryLike", "WaveMetadata", "apply_changes", "await_all",
-        "is_data_loss", "is_schema_changed", "make_client", "reconcile", "register", "start_many", "stop_all",
-        "stream",
-    ],
-    "mssql_cdc.finalization": [
-        "FinalizationListener", "advance", "candidate", "end_offset_from_progress", "ensure_control_table",
-        "finalized_until", "freshness", "is_final", "track", "truncate",
-    ],
-    "mssql_cdc.sink": ["delta_sink"],
-    "mssql_cdc.spark": ["available_cores", "get_spark"],
-    "mssql_cdc.types": [
-        "ApplyResult", "BackfillState", "BackfillStatus", "Freshness", "Granularity", "Isolation", "Offset",
-        "OnDataLoss", "ReconcileResult", "SnapshotMode", "SparkSessionLike", "StreamingQueryLike",
-    ],
-    "mssql_cdc.payloads": [
-        "BatchDetail", "DataSkippedDetail", "IntExtent", "KeysetExtent", "SnapshotChunkDetail",
-        "SnapshotCompletionDetail", "SnapshotExtent", "SnapshotKind", "SnapshotMode", "SnapshotOpenDetail",
-        "SnapshotPlanDetail", "WaveChunk", "WaveMetadata",
-    ],
-    "mssql_cdc.lsn": ["LSN_BYTES", "Lsn", "ZERO_LSN", "from_int", "normalize", "to_int"],
-}
-
-# Names whose feature is not built yet, by feature; they arrive with it. This list only shrinks.
-SNAPSHOTS = {"BackfillState", "BackfillStatus", "SnapshotChunkDetail", "SnapshotCompletionDetail",
-             "SnapshotOpenDetail", "SnapshotPlanDetail", "WaveMetadata", "IntExtent", "KeysetExtent",
-             "SnapshotExtent", "SnapshotKind", "WaveChunk"}
-SILVER_AND_RECONCILE = {"Freshness", "freshness"}
-# The reference's Python seams for reading SQL Server; here the engine reads it in C++, chosen by
-# the `backend` option.
-PYTHON_READERS = {"Backend", "CdcClient", "make_client"}
-EXCUSED = SNAPSHOTS | SILVER_AND_RECONCILE | PYTHON_READERS
-
-
-def test_every_public_name_of_the_reference_is_here_but_the_excused():
-    missing = []
-    for module_name, names in REFERENCE.items():
-        module = importlib.import_module(module_name)
-        for name in names:
-            if name not in EXCUSED and not hasattr(module, name):
-                missing.append(f"{module_name}.{name}")
-    assert missing == []
-
-
-def test_an_excused_name_that_arrived_leaves_the_list():
-    arrived = sorted({f"{m}.{n}" for m, names in REFERENCE.items() for n in names
-                      if n in EXCUSED and hasattr(importlib.import_module(m), n)})
-    assert arrived == [], "remove these from EXCUSED"
 
 
 def test_the_top_level_all_names_only_what_exists():
@@ -98,7 +41,14 @@ def test_lsn_strings_in_every_accepted_form(text, canonical):
     assert lsn.from_int(lsn.to_int(text)) == canonical
 
 
-@pytest.mark.parametrize("bad", ["", "0x", "0xZZ", "0x" + "1" * 21, 42, None])
+def test_an_lsn_as_the_bytes_a_driver_returns():
+    from mssql_cdc import lsn
+
+    assert lsn.normalize(bytes(range(10))) == "0x00010203040506070809"
+    assert lsn.normalize(bytearray(10)) == lsn.ZERO_LSN
+
+
+@pytest.mark.parametrize("bad", ["", "0x", "0xZZ", "0x" + "1" * 21, 42, None, b"", b"\x01", bytes(11)])
 def test_lsn_refuses_what_is_not_an_lsn(bad):
     from mssql_cdc import lsn
 
@@ -139,3 +89,31 @@ def test_a_wrong_mode_names_the_allowed_values():
 
     with pytest.raises(ValueError, match="'minute', 'hour' or 'day'"):
         finalization.truncate(__import__("datetime").datetime(2026, 1, 1), "fortnight")
+
+
+def test_a_streams_options_can_be_replaced_by_a_mapping_only():
+    from mssql_cdc import ConfigError
+    from mssql_cdc.pipeline import CdcStream
+
+    cdc = CdcStream(None, {"captureInstance": "dbo_orders"})
+    cdc.options = {"captureInstance": "dbo_customers", "maxCommitsPerBatch": 10}
+    assert cdc.options == {"captureInstance": "dbo_customers", "maxCommitsPerBatch": "10"}
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        cdc.options = "captureInstance=dbo_orders"
+    assert cdc.options["captureInstance"] == "dbo_customers"
+
+
+def test_the_options_reference_has_one_heading_per_known_option_and_no_other():
+    import re
+    from pathlib import Path
+
+    from mssql_cdc.source import KNOWN_OPTIONS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "options.md").read_text()
+    section = text.split("\n## Source options\n", 1)[1].split("\n## ", 1)[0]
+    headings = re.findall(r"^### (\S+)$", section, re.MULTILINE)
+    assert len(headings) == len(set(headings))
+    assert {h.lower() for h in headings} == KNOWN_OPTIONS
+    from mssql_cdc import _core
+
+    assert set(headings) == set(_core.source_option_names()), "spelled as the engine spells them"
