@@ -30,6 +30,8 @@
 #include "engine/finalization.h"
 #include "engine/stream_batch.h"
 #include "engine/table_schemas.h"
+#include "reconcile/reconcile_report.h"
+#include "silver/silver_schema.h"
 #include "source/output_schema.h"
 #include "bindings/arrow_stream.h"
 
@@ -203,6 +205,20 @@ delta::CreateOptions DefinitionOf(const std::string& kind) {
 }  // namespace
 
 void BindTables(nb::module_& m) {
+  m.attr("SCHEMA_VERSION_PROPERTY") = kSchemaVersionProperty;
+  m.def("schema_version",
+        [](const std::string& kind) -> std::string {
+          if (kind == "silver") return kSilverSchemaVersion;
+          if (kind == "reconcile") return kReconcileSchemaVersion;
+          if (kind != "facts" && kind != "control" && kind != "plans" && kind != "bronze") {
+            throw ConfigError("no table kind '" + kind +
+                              "': facts, control, plans, bronze, silver or reconcile");
+          }
+          return DefinitionOf(kind).properties.at(kSchemaVersionProperty);
+        },
+        nb::arg("kind"),
+        "The mssql_cdc.schema_version a table of `kind` (facts, control, plans, bronze, silver, "
+        "reconcile) is created with.");
   m.def("table_definition",
         [](const std::string& kind) {
           const auto options = DefinitionOf(kind);

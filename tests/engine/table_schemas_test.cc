@@ -125,7 +125,7 @@ TEST(TableSchemasBronze, KeepsOtherFieldMetadataOfTheOutputSchema) {
 TEST(TableSchemasOptions, CarrySchemaCommentAndVersion) {
   auto output = OutputSchema(arrow::FieldVector{}, /*include_command_id=*/false);
   // The reference library's migration counts per kind (docs/reference/tables.md).
-  const std::map<std::string, std::string> versions = {{"bronze", "2"}, {"facts", "12"}, {"control", "4"}};
+  const std::map<std::string, std::string> versions = {{"bronze", "2"}, {"facts", "14"}, {"control", "4"}};
   std::vector<std::pair<std::string, delta::CreateOptions>> kinds = {
       {"bronze", BronzeTableOptions(output, "dbo_orders")},
       {"facts", FactsTableOptions()},
@@ -147,7 +147,7 @@ TEST(TableSchemasOptions, DeltaKeepsCommentsAndProperties) {
   delta::DeltaTable::Create(dir.path(), FactsTableOptions());
   auto table = delta::DeltaTable::Open(dir.path());
   const auto& metadata = table.state().metadata;
-  EXPECT_EQ(metadata.configuration.at(kSchemaVersionProperty), "12");
+  EXPECT_EQ(metadata.configuration.at(kSchemaVersionProperty), "14");
   EXPECT_EQ(metadata.description, FactsTableOptions().description);
   auto schema = table.state().schema();
   ASSERT_EQ(schema->num_fields(), FactsSchema()->num_fields());

@@ -27,13 +27,35 @@ def surface_of(python):
 
 
 @pytest.fixture(scope="module")
-def surfaces():
+def reference_python():
     made = subprocess.run(["bash", str(ROOT / "scripts" / "setup_reference.sh")], capture_output=True, text=True,
                           timeout=900)
     assert made.returncode == 0, made.stderr[-3000:]
-    reference = surface_of(made.stdout.strip().splitlines()[-1])
+    return made.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def surfaces(reference_python):
+    reference = surface_of(reference_python)
     assert "mssql_cdc.client" in reference, "the reference venv does not hold mssql-cdc-pyspark"
     return reference, surface_of(sys.executable)
+
+
+def test_tables_are_stamped_with_the_schema_versions_of_the_reference(reference_python):
+    """A table written here reads as fully migrated to 0.8.0, and one 0.8.0 wrote as fully
+    migrated here: the same mssql_cdc.schema_version for each kind whose table is 0.8.0's. The
+    plans table beside bronze is this engine's own (one row per chunk), not 0.8.0's."""
+    from mssql_cdc import migrations
+
+    kinds = ["bronze", "control", "facts", "reconcile", "silver"]
+    script = ("import json; from mssql_cdc import migrations; "
+              f"print(json.dumps({{k: migrations.current_version(k) for k in {kinds!r}}}))")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([reference_python, "-c", script], capture_output=True, text=True, env=env, cwd="/",
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert {k: migrations.current_version(k) for k in kinds} == json.loads(done.stdout)
+    assert migrations.SCHEMA_VERSION_PROPERTY == "mssql_cdc.schema_version"
 
 
 def compare_signatures(theirs, ours):
