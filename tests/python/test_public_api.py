@@ -117,3 +117,16 @@ def test_the_options_reference_has_one_heading_per_known_option_and_no_other():
     from mssql_cdc import _core
 
     assert set(headings) == set(_core.source_option_names()), "spelled as the engine spells them"
+
+
+@pytest.mark.parametrize("first", ["import mssql_cdc.reconcile", "import mssql_cdc; mssql_cdc.reconcile"])
+def test_mssql_cdc_reconcile_is_the_function_whichever_is_imported_first(first):
+    """As in 0.8.0: the package's attribute is the function, the module is importlib's."""
+    import subprocess
+    import sys
+
+    script = (f"{first}\nimport importlib, inspect, mssql_cdc\nimport mssql_cdc.reconcile as r\n"
+              "assert inspect.isfunction(mssql_cdc.reconcile) and r is mssql_cdc.reconcile\n"
+              "assert inspect.ismodule(importlib.import_module('mssql_cdc.reconcile'))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
