@@ -57,8 +57,9 @@ if importlib.util.find_spec("mssql_python_odbc") is not None:
 
     _core.use_bundled_odbc_driver(mssql_python_odbc.get_libs_dir())
 
-# The __$operation codes of SQL Server's change tables, and 0 for a snapshot row.
-OPERATIONS = {0: "snapshot", 1: "delete", 2: "insert", 3: "update_before", 4: "update_after"}
+# The __$operation codes of SQL Server's change tables, and 0 for a snapshot row, as the engine
+# names them (core/operations.h).
+OPERATIONS = dict(_core.operations())
 
 # name -> module that defines it; imported on first access (PEP 562).
 _SPARK_API = {

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/facts_events.h"
+#include "core/operations.h"
 #include "core/source_options.h"
 #include "core/sql_type.h"
 #include "core/timezone.h"
@@ -94,6 +95,11 @@ void BindSource(nb::module_& m) {
   m.def("facts_events", [] {
     return std::vector<std::string>(facts_event::kAll.begin(), facts_event::kAll.end());
   }, "The kinds of facts rows other than micro-batches (the event column), as core/facts_events.h names them.");
+  m.def("operations", [] {
+    std::vector<std::pair<int, std::string>> out;
+    for (const auto& [code, name] : kOperationNames) out.emplace_back(code, std::string(name));
+    return out;
+  }, "The _operation codes of change rows and their names (0: a snapshot row).");
   m.def("metadata_columns", [] {
     std::vector<std::pair<std::string, std::string>> columns;
     for (const auto& field : MetadataFields(/*include_command_id=*/true)) {

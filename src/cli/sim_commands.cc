@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "core/errors.h"
+#include "core/operations.h"
 #include "core/time.h"
 #include "core/timezone.h"
 #include "sim/database.h"
@@ -511,16 +512,6 @@ void AddLoad(CLI::App& sim) {
   });
 }
 
-const char* OperationName(int op) {
-  switch (op) {
-    case 1: return "delete";
-    case 2: return "insert";
-    case 3: return "update_before";
-    case 4: return "update_after";
-    default: return "unknown";
-  }
-}
-
 void AddInfo(CLI::App& sim) {
   struct Args {
     std::string db;
@@ -559,7 +550,7 @@ void AddInfo(CLI::App& sim) {
       nlohmann::json ops = nlohmann::json::object();
       std::int64_t total = 0;
       for (const auto& [op, count] : db->OperationCounts(ci.name)) {
-        ops[OperationName(op)] = count;
+        ops[std::string(OperationName(op))] = count;
         total += count;
       }
       out["capture_instances"].push_back({{"name", ci.name},
