@@ -44,6 +44,9 @@ SECTIONS = [
     ("Control", "control",
      "One per pipeline (`control_table`): one row per table, its completeness verdict "
      "`finalized_until`, moved forward only; silver tables keep their position here too."),
+    ("Reconcile report", "reconcile",
+     "Where `reconcile` appends its rows when given a report table: per run, one row per bucket "
+     "of the key, one per failing key and one per failed chunk check ([reconcile](../reconcile.md))."),
     ("Snapshot plans", "plans",
      "One beside each bronze table that a chunked snapshot fills (its name with "
      "`_snapshot_plans` appended): one row per chunk of each plan, written once when the "
@@ -87,6 +90,7 @@ def page():
         "facts": _core.facts_schema_json(),
         "control": _core.control_schema_json(),
         "plans": _core.plans_schema_json(),
+        "reconcile": _core.report_schema_json(),
     }
     parts = [HEADER]
     for title, kind, text in SECTIONS:

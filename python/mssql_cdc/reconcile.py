@@ -29,6 +29,11 @@ def _schema_json(spark: Any, table_sql: str, version: int) -> str:
     return spark.sql(f"SELECT * FROM {table_sql} VERSION AS OF {version}").schema.json()
 
 
+# The report table as the engine defines it: columns as (name, Spark SQL type, comment), and
+# its comment.
+REPORT_COLUMNS, REPORT_COMMENT = _core.table_definition("reconcile")
+
+
 def reconcile(
     spark: SparkSessionLike,
     options: SourceOptions | Mapping[str, Any],

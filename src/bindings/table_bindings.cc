@@ -196,10 +196,11 @@ delta::CreateOptions DefinitionOf(const std::string& kind) {
   if (kind == "facts") return FactsTableOptions();
   if (kind == "control") return ControlTableOptions();
   if (kind == "plans") return PlansTableOptions();
+  if (kind == "reconcile") return ReportTableOptions();
   if (kind == "bronze") {
     return BronzeTableOptions(OutputSchema(arrow::FieldVector{}, /*include_command_id=*/true), "");
   }
-  throw ConfigError("no table kind '" + kind + "': facts, control, plans or bronze");
+  throw ConfigError("no table kind '" + kind + "': facts, control, plans, bronze or reconcile");
 }
 
 }  // namespace
@@ -209,8 +210,8 @@ void BindTables(nb::module_& m) {
   m.def("schema_version",
         [](const std::string& kind) -> std::string {
           if (kind == "silver") return kSilverSchemaVersion;
-          if (kind == "reconcile") return kReconcileSchemaVersion;
-          if (kind != "facts" && kind != "control" && kind != "plans" && kind != "bronze") {
+          if (kind != "facts" && kind != "control" && kind != "plans" && kind != "bronze" &&
+              kind != "reconcile") {
             throw ConfigError("no table kind '" + kind +
                               "': facts, control, plans, bronze, silver or reconcile");
           }
@@ -234,8 +235,8 @@ void BindTables(nb::module_& m) {
         },
         nb::arg("kind"),
         "A table the engine writes, as it defines it: its columns as (name, Spark SQL type, "
-        "comment) and its comment. kind is facts, control, plans or bronze (the library's "
-        "columns only, with a comment that names no capture instance).");
+        "comment) and its comment. kind is facts, control, plans, reconcile (the report) or "
+        "bronze (the library's columns only, with a comment that names no capture instance).");
   m.def("bronze_schema_json",
         [](const std::string& output_schema_json) {
           return delta::ToDeltaSchemaString(*BronzeSchema(OutputSchemaOf(output_schema_json)));
@@ -247,6 +248,8 @@ void BindTables(nb::module_& m) {
         "The facts table's schema as Spark StructType JSON.");
   m.def("control_schema_json", [] { return delta::ToDeltaSchemaString(*ControlSchema()); },
         "The control table's schema as Spark StructType JSON.");
+  m.def("report_schema_json", [] { return delta::ToDeltaSchemaString(*ReportSchema()); },
+        "The reconcile report table's schema as Spark StructType JSON.");
   m.def("ensure_bronze",
         [](const std::string& uri, const std::string& output_schema_json,
            const std::optional<std::string>& capture_instance) {

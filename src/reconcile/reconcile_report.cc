@@ -40,16 +40,43 @@ std::shared_ptr<arrow::Array> Done(arrow::ArrayBuilder& builder) {
 std::shared_ptr<arrow::Schema> ReportSchema() {
   const auto text = arrow::utf8();
   const auto sum = arrow::decimal128(38, 0);
+  auto column = [](const char* name, std::shared_ptr<arrow::DataType> type, const char* comment) {
+    return arrow::field(name, std::move(type), /*nullable=*/true,
+                        arrow::key_value_metadata({"comment"}, {comment}));
+  };
   return arrow::schema({
-      arrow::field("run_id", text), arrow::field("run_at", arrow::timestamp(arrow::TimeUnit::MICRO)),
-      arrow::field("silver", text), arrow::field("silver_version", arrow::int64()),
-      arrow::field("silver_lsn", text), arrow::field("source_lsn", text),
-      arrow::field("bucket_lo", text), arrow::field("bucket_hi", text),
-      arrow::field("source_rows", arrow::int64()), arrow::field("source_key_sum", sum),
-      arrow::field("silver_rows", arrow::int64()), arrow::field("silver_key_sum", sum),
-      arrow::field("status", text), arrow::field("hashed", arrow::boolean()),
-      arrow::field("key", text), arrow::field("failure_type", text), arrow::field("detail", text),
+      column("run_id", text, "the run that wrote the row (a UUID): every row of one run has it"),
+      column("run_at", arrow::timestamp(arrow::TimeUnit::MICRO), "when the run started, UTC"),
+      column("silver", text, "the silver table compared, as it was named"),
+      column("silver_version", arrow::int64(), "the Delta version of silver the run read"),
+      column("silver_lsn", text, "the LSN silver was current to: the later of the changes it applied "
+                                 "and the snapshot it was last rebuilt from"),
+      column("source_lsn", text, "the source's max LSN, read before the source's rows"),
+      column("bucket_lo", text, "the bucket's or chunk's lower key bound, included, as JSON; null: "
+                                "no lower bound"),
+      column("bucket_hi", text, "the bucket's or chunk's upper key bound, excluded, as JSON; null: "
+                                "no upper bound"),
+      column("source_rows", arrow::int64(), "bucket rows: rows of the bucket in the source"),
+      column("source_key_sum", sum, "bucket rows: the sum of the bucket's keys in the source "
+                                    "(one integer or date key)"),
+      column("silver_rows", arrow::int64(), "bucket rows: rows of the bucket in silver"),
+      column("silver_key_sum", sum, "bucket rows: the sum of the bucket's keys in silver"),
+      column("status", text, "bucket rows: MATCH, IN_FLIGHT or MISMATCH"),
+      column("hashed", arrow::boolean(), "bucket rows: whether the bucket was compared row by row"),
+      column("key", text, "key rows: the failing key, as a JSON object"),
+      column("failure_type", text, "MISSING_TARGET, MISSING_SOURCE or RECORD_DIFF for a key; "
+                                   "CHUNK_TILING, CHUNK_ROWS or CHUNK_STAMP for a chunk check"),
+      column("detail", text, "what differs: the columns and silver's _start_lsn of a key, what a "
+                             "chunk check found"),
   });
+}
+
+delta::CreateOptions ReportTableOptions() {
+  return delta::CreateOptions{ReportSchema(),
+                              {{kSchemaVersionProperty, kReconcileSchemaVersion}},
+                              std::nullopt,
+                              "mssql-cdc reconcile report: one row per bucket, failing key and "
+                              "failed chunk check, per run"};
 }
 
 std::shared_ptr<arrow::RecordBatch> ReportBatch(const ReportRun& run, const std::vector<ReportRow>& rows) {
@@ -104,12 +131,7 @@ void CheckReportTable(const std::string& uri) {
 void AppendReport(const std::string& uri, const std::shared_ptr<arrow::RecordBatch>& rows) {
   delta::DeltaTable table = delta::DeltaTable::Exists(uri)
                                 ? delta::DeltaTable::Open(uri)
-                                : delta::DeltaTable::Create(
-                                      uri, delta::CreateOptions{ReportSchema(),
-                                                                {{kSchemaVersionProperty, kReconcileSchemaVersion}},
-                                                                std::nullopt,
-                                                                "mssql-cdc reconcile report: one row per bucket, "
-                                                                "failing key and failed chunk check, per run"});
+                                : delta::DeltaTable::Create(uri, ReportTableOptions());
   delta::AppendOptions options;
   options.merge_schema = false;
   table.Append({rows}, options);

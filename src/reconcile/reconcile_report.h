@@ -13,6 +13,7 @@
 
 #include "core/int128.h"
 #include "core/time.h"
+#include "delta/table_options.h"
 
 namespace mssql_cdc {
 
@@ -41,6 +42,8 @@ struct ReportRun {
 };
 
 std::shared_ptr<arrow::Schema> ReportSchema();
+// The report table's create options: ReportSchema, its comment and schema version.
+delta::CreateOptions ReportTableOptions();
 std::shared_ptr<arrow::RecordBatch> ReportBatch(const ReportRun& run, const std::vector<ReportRow>& rows);
 
 // ConfigError naming `where` when `columns` lack one of ReportSchema's.
