@@ -3,7 +3,6 @@
 // as Spark StructType JSON, the tables created as a native stream creates them, and the facts
 // row and bronze userMetadata of a micro-batch built as a native stream builds them.
 #include <arrow/type.h>
-#include <arrow/util/key_value_metadata.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -225,11 +224,7 @@ void BindTables(nb::module_& m) {
           const auto options = DefinitionOf(kind);
           std::vector<std::tuple<std::string, std::string, std::optional<std::string>>> columns;
           for (const auto& field : options.schema->fields()) {
-            std::optional<std::string> comment;
-            if (field->metadata()) {
-              if (auto found = field->metadata()->Get("comment"); found.ok()) comment = *found;
-            }
-            columns.emplace_back(field->name(), SparkTypeName(*field->type()), comment);
+            columns.emplace_back(field->name(), SparkTypeName(*field->type()), delta::FieldComment(*field));
           }
           return std::make_pair(columns, options.description);
         },

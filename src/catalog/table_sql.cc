@@ -31,10 +31,7 @@ std::string ColumnSql(const arrow::Field& field) {
   std::string out = QuoteIdentifier(field.name()) + " " +
                     SqlTypeName(delta::DeltaTypeName(*field.type(), field.name()));
   if (!field.nullable()) out += " NOT NULL";
-  if (field.metadata()) {
-    auto comment = field.metadata()->Get("comment");
-    if (comment.ok()) out += " COMMENT " + SqlStringLiteral(*comment);
-  }
+  if (auto comment = delta::FieldComment(field)) out += " COMMENT " + SqlStringLiteral(*comment);
   return out;
 }
 

@@ -166,6 +166,18 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(const std::string& name, std::strin
   BadSchema(where, "has type " + name + ", which mssql-cdc does not read yet");
 }
 
+std::shared_ptr<arrow::Field> CommentedField(std::string name, std::shared_ptr<arrow::DataType> type,
+                                             const std::string& comment) {
+  return arrow::field(std::move(name), std::move(type), /*nullable=*/true,
+                      arrow::key_value_metadata({"comment"}, {comment}));
+}
+
+std::optional<std::string> FieldComment(const arrow::Field& field) {
+  if (!field.metadata()) return std::nullopt;
+  auto comment = field.metadata()->Get("comment");
+  return comment.ok() ? std::optional<std::string>(*comment) : std::nullopt;
+}
+
 std::string ToDeltaSchemaString(const arrow::Schema& schema) {
   OrderedJson fields = OrderedJson::array();
   for (const auto& field : schema.fields()) {

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,12 @@ namespace mssql_cdc::delta {
 std::string DeltaTypeName(const arrow::DataType& type, const std::string& column);
 // The Arrow type a column of Delta type `name` is read and written as.
 std::shared_ptr<arrow::DataType> ArrowTypeOf(const std::string& name, std::string_view where);
+
+// A nullable column with its Delta column comment.
+std::shared_ptr<arrow::Field> CommentedField(std::string name, std::shared_ptr<arrow::DataType> type,
+                                             const std::string& comment);
+// A column's Delta column comment; nullopt when it has none.
+std::optional<std::string> FieldComment(const arrow::Field& field);
 
 std::string ToDeltaSchemaString(const arrow::Schema& schema);
 // Throws SourceError naming `where` when the JSON is not a Delta struct schema of the types

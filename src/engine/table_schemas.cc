@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "delta/schema.h"
 #include "snapshot/plans_table.h"
 #include "source/output_schema.h"
 #include "storage/store.h"
@@ -31,12 +32,6 @@ constexpr char kPlansSchemaVersion[] = "0";
 std::shared_ptr<arrow::DataType> Timestamp() {
   // TIMESTAMP_NTZ: naive UTC, microseconds, no time zone.
   return arrow::timestamp(arrow::TimeUnit::MICRO);
-}
-
-std::shared_ptr<arrow::Field> Column(std::string name, std::shared_ptr<arrow::DataType> type,
-                                     const std::string& comment) {
-  return arrow::field(std::move(name), std::move(type), /*nullable=*/true,
-                      arrow::key_value_metadata({"comment"}, {comment}));
 }
 
 // The field with its "comment" metadata set (other metadata kept).
@@ -84,71 +79,71 @@ std::shared_ptr<arrow::Schema> BronzeSchema(const std::shared_ptr<arrow::Schema>
     }
     fields.push_back(std::move(out));
   }
-  fields.push_back(Column("_batch_id", arrow::int32(),
+  fields.push_back(delta::CommentedField("_batch_id", arrow::int32(),
                           "micro-batch that wrote the row; NULL on snapshot rows"));
-  fields.push_back(Column("_snapshot", arrow::utf8(),
+  fields.push_back(delta::CommentedField("_snapshot", arrow::utf8(),
                           "on snapshot rows the snapshot's LSN, recorded before any of its rows "
                           "was read; NULL on change rows"));
-  fields.push_back(Column("_chunk", arrow::int32(),
+  fields.push_back(delta::CommentedField("_chunk", arrow::int32(),
                           "chunk index of a row of a chunked snapshot; NULL otherwise"));
   return arrow::schema(std::move(fields));
 }
 
 std::shared_ptr<arrow::Schema> FactsSchema() {
   static const auto schema = arrow::schema({
-      Column("app_id", arrow::utf8(), "identity of the writer (with the generation suffix)"),
-      Column("batch_id", arrow::int64(),
+      delta::CommentedField("app_id", arrow::utf8(), "identity of the writer (with the generation suffix)"),
+      delta::CommentedField("batch_id", arrow::int64(),
              "micro-batch id; with app_id the idempotency key; NULL on snapshot events"),
-      Column("rows", arrow::int64(),
+      delta::CommentedField("rows", arrow::int64(),
              "change rows written by the batch, or the rows of a snapshot event; 0 when none"),
-      Column("min_lsn", arrow::utf8(), "lowest LSN of the batch's rows (events: the event's LSN)"),
-      Column("max_lsn", arrow::utf8(),
+      delta::CommentedField("min_lsn", arrow::utf8(), "lowest LSN of the batch's rows (events: the event's LSN)"),
+      delta::CommentedField("max_lsn", arrow::utf8(),
              "highest LSN of the batch's rows (events: the event's LSN)"),
-      Column("min_commit_ts", Timestamp(), "earliest commit time of the batch's rows, UTC"),
-      Column("max_commit_ts", Timestamp(), "latest commit time of the batch's rows, UTC"),
-      Column("deletes", arrow::int64(), "rows of operation 1 (delete)"),
-      Column("inserts", arrow::int64(), "rows of operation 2 (insert)"),
-      Column("updates", arrow::int64(),
+      delta::CommentedField("min_commit_ts", Timestamp(), "earliest commit time of the batch's rows, UTC"),
+      delta::CommentedField("max_commit_ts", Timestamp(), "latest commit time of the batch's rows, UTC"),
+      delta::CommentedField("deletes", arrow::int64(), "rows of operation 1 (delete)"),
+      delta::CommentedField("inserts", arrow::int64(), "rows of operation 2 (insert)"),
+      delta::CommentedField("updates", arrow::int64(),
              "rows of operation 4 (update after-image); before-images are not counted"),
-      Column("started_at", Timestamp(), "when writing the batch started, UTC"),
-      Column("duration_ms", arrow::int64(),
+      delta::CommentedField("started_at", Timestamp(), "when writing the batch started, UTC"),
+      delta::CommentedField("duration_ms", arrow::int64(),
              "milliseconds spent reading, writing facts and appending; planning and the "
              "checkpoint are excluded"),
-      Column("source_rtt_ms", arrow::float64(),
+      delta::CommentedField("source_rtt_ms", arrow::float64(),
              "median round trip of one SELECT 1 over the partitions' connections, ms"),
-      Column("read_seconds", arrow::float64(), "seconds spent reading, summed over partitions"),
-      Column("read_mb", arrow::float64(), "megabytes of Arrow data read, summed over partitions"),
-      Column("network_wait_ms", arrow::int64(),
+      delta::CommentedField("read_seconds", arrow::float64(), "seconds spent reading, summed over partitions"),
+      delta::CommentedField("read_mb", arrow::float64(), "megabytes of Arrow data read, summed over partitions"),
+      delta::CommentedField("network_wait_ms", arrow::int64(),
              "ASYNC_NETWORK_IO wait of the partitions' SQL Server sessions, summed; NULL where "
              "the server does not expose it"),
-      Column("retention_watermark_ts", Timestamp(),
+      delta::CommentedField("retention_watermark_ts", Timestamp(),
              "commit time of the capture instance's minimum LSN seen after reading: changes "
              "before it are cleaned up"),
-      Column("retention_headroom_hours", arrow::float64(),
+      delta::CommentedField("retention_headroom_hours", arrow::float64(),
              "hours from the retention watermark to end_commit_ts: how far the stream is from "
              "losing data"),
-      Column("event", arrow::utf8(),
+      delta::CommentedField("event", arrow::utf8(),
              "NULL for a micro-batch; otherwise the kind of event (bootstrap, resnapshot, "
              "data_skipped, ...)"),
-      Column("lost_from_ts", Timestamp(),
+      delta::CommentedField("lost_from_ts", Timestamp(),
              "start of a range of changes lost to cleanup (commit time of the last processed "
              "offset)"),
-      Column("lost_to_ts", Timestamp(),
+      delta::CommentedField("lost_to_ts", Timestamp(),
              "end of a range of changes lost to cleanup (commit time of the minimum LSN when "
              "the loss was found)"),
-      Column("source_max_commit_ts", Timestamp(),
+      delta::CommentedField("source_max_commit_ts", Timestamp(),
              "commit time of the source's maximum LSN seen after reading"),
-      Column("capture_lag_seconds", arrow::float64(),
+      delta::CommentedField("capture_lag_seconds", arrow::float64(),
              "seconds from source_max_commit_ts to the moment a partition read it (largest)"),
-      Column("ingestion_lag_seconds", arrow::float64(),
+      delta::CommentedField("ingestion_lag_seconds", arrow::float64(),
              "seconds from end_commit_ts to source_max_commit_ts"),
-      Column("end_lsn", arrow::utf8(),
+      delta::CommentedField("end_lsn", arrow::utf8(),
              "end offset LSN of the batch (events: the event's LSN); NULL when no range was "
              "planned"),
-      Column("end_commit_ts", Timestamp(), "commit time of end_lsn, UTC"),
-      Column("detail", arrow::utf8(), "event payload as JSON or text"),
-      Column("target", arrow::utf8(), "name or path of the table written"),
-      Column("written_at", Timestamp(), "when this facts row was written, after the target's "
+      delta::CommentedField("end_commit_ts", Timestamp(), "commit time of end_lsn, UTC"),
+      delta::CommentedField("detail", arrow::utf8(), "event payload as JSON or text"),
+      delta::CommentedField("target", arrow::utf8(), "name or path of the table written"),
+      delta::CommentedField("written_at", Timestamp(), "when this facts row was written, after the target's "
                                         "commit, UTC"),
   });
   return schema;
@@ -156,20 +151,20 @@ std::shared_ptr<arrow::Schema> FactsSchema() {
 
 std::shared_ptr<arrow::Schema> ControlSchema() {
   static const auto schema = arrow::schema({
-      Column("table_name", arrow::utf8(),
+      delta::CommentedField("table_name", arrow::utf8(),
              "name the verdict is kept under, exactly as passed (key of the row)"),
-      Column("finalized_until", Timestamp(),
+      delta::CommentedField("finalized_until", Timestamp(),
              "verdict, UTC: every period ending at or before it is complete in the table; "
              "only moves forward"),
-      Column("end_lsn", arrow::utf8(), "batch end LSN that last moved the verdict"),
-      Column("end_commit_ts", Timestamp(),
+      delta::CommentedField("end_lsn", arrow::utf8(), "batch end LSN that last moved the verdict"),
+      delta::CommentedField("end_commit_ts", Timestamp(),
              "commit time of end_lsn, UTC; the verdict is this truncated to the period"),
-      Column("updated_at", Timestamp(), "when the verdict last moved, UTC"),
-      Column("applied_lsn", arrow::utf8(), "silver only: highest bronze LSN applied"),
-      Column("snapshot_lsn", arrow::utf8(), "silver only: snapshot silver was last rebuilt from"),
-      Column("open_snapshot_lsn", arrow::utf8(),
+      delta::CommentedField("updated_at", Timestamp(), "when the verdict last moved, UTC"),
+      delta::CommentedField("applied_lsn", arrow::utf8(), "silver only: highest bronze LSN applied"),
+      delta::CommentedField("snapshot_lsn", arrow::utf8(), "silver only: snapshot silver was last rebuilt from"),
+      delta::CommentedField("open_snapshot_lsn", arrow::utf8(),
              "silver only: chunked snapshot being applied wave by wave"),
-      Column("snapshot_wave", arrow::int32(), "silver only: last wave applied of that snapshot"),
+      delta::CommentedField("snapshot_wave", arrow::int32(), "silver only: last wave applied of that snapshot"),
   });
   return schema;
 }

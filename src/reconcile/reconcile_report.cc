@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "delta/schema.h"
 #include "delta/table.h"
 #include "engine/table_schemas.h"
 
@@ -40,33 +41,29 @@ std::shared_ptr<arrow::Array> Done(arrow::ArrayBuilder& builder) {
 std::shared_ptr<arrow::Schema> ReportSchema() {
   const auto text = arrow::utf8();
   const auto sum = arrow::decimal128(38, 0);
-  auto column = [](const char* name, std::shared_ptr<arrow::DataType> type, const char* comment) {
-    return arrow::field(name, std::move(type), /*nullable=*/true,
-                        arrow::key_value_metadata({"comment"}, {comment}));
-  };
   return arrow::schema({
-      column("run_id", text, "the run that wrote the row (a UUID): every row of one run has it"),
-      column("run_at", arrow::timestamp(arrow::TimeUnit::MICRO), "when the run started, UTC"),
-      column("silver", text, "the silver table compared, as it was named"),
-      column("silver_version", arrow::int64(), "the Delta version of silver the run read"),
-      column("silver_lsn", text, "the LSN silver was current to: the later of the changes it applied "
+      delta::CommentedField("run_id", text, "the run that wrote the row (a UUID): every row of one run has it"),
+      delta::CommentedField("run_at", arrow::timestamp(arrow::TimeUnit::MICRO), "when the run started, UTC"),
+      delta::CommentedField("silver", text, "the silver table compared, as it was named"),
+      delta::CommentedField("silver_version", arrow::int64(), "the Delta version of silver the run read"),
+      delta::CommentedField("silver_lsn", text, "the LSN silver was current to: the later of the changes it applied "
                                  "and the snapshot it was last rebuilt from"),
-      column("source_lsn", text, "the source's max LSN, read before the source's rows"),
-      column("bucket_lo", text, "the bucket's or chunk's lower key bound, included, as JSON; null: "
+      delta::CommentedField("source_lsn", text, "the source's max LSN, read before the source's rows"),
+      delta::CommentedField("bucket_lo", text, "the bucket's or chunk's lower key bound, included, as JSON; null: "
                                 "no lower bound"),
-      column("bucket_hi", text, "the bucket's or chunk's upper key bound, excluded, as JSON; null: "
+      delta::CommentedField("bucket_hi", text, "the bucket's or chunk's upper key bound, excluded, as JSON; null: "
                                 "no upper bound"),
-      column("source_rows", arrow::int64(), "bucket rows: rows of the bucket in the source"),
-      column("source_key_sum", sum, "bucket rows: the sum of the bucket's keys in the source "
+      delta::CommentedField("source_rows", arrow::int64(), "bucket rows: rows of the bucket in the source"),
+      delta::CommentedField("source_key_sum", sum, "bucket rows: the sum of the bucket's keys in the source "
                                     "(one integer or date key)"),
-      column("silver_rows", arrow::int64(), "bucket rows: rows of the bucket in silver"),
-      column("silver_key_sum", sum, "bucket rows: the sum of the bucket's keys in silver"),
-      column("status", text, "bucket rows: MATCH, IN_FLIGHT or MISMATCH"),
-      column("hashed", arrow::boolean(), "bucket rows: whether the bucket was compared row by row"),
-      column("key", text, "key rows: the failing key, as a JSON object"),
-      column("failure_type", text, "MISSING_TARGET, MISSING_SOURCE or RECORD_DIFF for a key; "
+      delta::CommentedField("silver_rows", arrow::int64(), "bucket rows: rows of the bucket in silver"),
+      delta::CommentedField("silver_key_sum", sum, "bucket rows: the sum of the bucket's keys in silver"),
+      delta::CommentedField("status", text, "bucket rows: MATCH, IN_FLIGHT or MISMATCH"),
+      delta::CommentedField("hashed", arrow::boolean(), "bucket rows: whether the bucket was compared row by row"),
+      delta::CommentedField("key", text, "key rows: the failing key, as a JSON object"),
+      delta::CommentedField("failure_type", text, "MISSING_TARGET, MISSING_SOURCE or RECORD_DIFF for a key; "
                                    "CHUNK_TILING, CHUNK_ROWS or CHUNK_STAMP for a chunk check"),
-      column("detail", text, "what differs: the columns and silver's _start_lsn of a key, what a "
+      delta::CommentedField("detail", text, "what differs: the columns and silver's _start_lsn of a key, what a "
                              "chunk check found"),
   });
 }

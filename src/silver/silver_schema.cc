@@ -8,6 +8,7 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "delta/schema.h"
 #include "engine/table_schemas.h"
 #include "source/output_schema.h"
 
@@ -29,12 +30,6 @@ std::string Listed(const std::vector<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
-std::shared_ptr<arrow::Field> Commented(std::string name, std::shared_ptr<arrow::DataType> type,
-                                        const std::string& comment) {
-  return arrow::field(std::move(name), std::move(type), /*nullable=*/true,
-                      arrow::key_value_metadata({"comment"}, {comment}));
-}
-
 }  // namespace
 
 std::vector<std::string> CapturedColumnNames(const arrow::Schema& bronze) {
@@ -50,10 +45,10 @@ std::shared_ptr<arrow::Schema> SilverSchema(const arrow::Schema& bronze) {
   for (const auto& field : bronze.fields()) {
     if (!IsBronzeOwnColumn(field->name())) fields.push_back(field);
   }
-  fields.push_back(Commented(std::string(kStartLsnColumn), arrow::utf8(),
+  fields.push_back(delta::CommentedField(std::string(kStartLsnColumn), arrow::utf8(),
                              "commit LSN of the row's current image (the snapshot's LSN when "
                              "unchanged since a snapshot)"));
-  fields.push_back(Commented(std::string(kCommitTsColumn), arrow::timestamp(arrow::TimeUnit::MICRO),
+  fields.push_back(delta::CommentedField(std::string(kCommitTsColumn), arrow::timestamp(arrow::TimeUnit::MICRO),
                              "commit time of _start_lsn, UTC"));
   return arrow::schema(std::move(fields));
 }

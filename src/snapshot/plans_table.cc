@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "delta/schema.h"
 #include "delta/table_cells.h"
 
 namespace mssql_cdc {
@@ -35,27 +36,23 @@ std::string PlanTxnAppId(const std::string& app_id, const Lsn& snapshot) {
 }
 
 std::shared_ptr<arrow::Schema> PlansSchema() {
-  auto column = [](const char* name, std::shared_ptr<arrow::DataType> type, const char* comment) {
-    return arrow::field(name, std::move(type), /*nullable=*/true,
-                        arrow::key_value_metadata({"comment"}, {comment}));
-  };
   static const auto schema = arrow::schema({
-      column("app_id", arrow::utf8(), "the stream whose chunked snapshot this plan is (its app_id)"),
-      column("snapshot", arrow::utf8(),
+      delta::CommentedField("app_id", arrow::utf8(), "the stream whose chunked snapshot this plan is (its app_id)"),
+      delta::CommentedField("snapshot", arrow::utf8(),
              "the snapshot's LSN (0x plus 20 hex digits): _snapshot of its rows in bronze"),
-      column("capture_instance", arrow::utf8(), "the capture instance the snapshot reads"),
-      column("chunk", arrow::int32(), "the chunk's number, from 0 in key order"),
-      column("lo", arrow::utf8(),
+      delta::CommentedField("capture_instance", arrow::utf8(), "the capture instance the snapshot reads"),
+      delta::CommentedField("chunk", arrow::int32(), "the chunk's number, from 0 in key order"),
+      delta::CommentedField("lo", arrow::utf8(),
              "the chunk's lower key bound, included, as JSON; null: from the first key"),
-      column("hi", arrow::utf8(),
+      delta::CommentedField("hi", arrow::utf8(),
              "the chunk's upper key bound, excluded, as JSON; null: to the last key"),
-      column("planned_rows", arrow::int64(),
+      delta::CommentedField("planned_rows", arrow::int64(),
              "rows the planner counted in the chunk (integer keys); NULL when it did not count"),
-      column("kind", arrow::utf8(),
+      delta::CommentedField("kind", arrow::utf8(),
              "how the keys were cut: 'int' (ranges of one integer key) or 'keyset'"),
-      column("keys", arrow::utf8(), "the key columns, as a JSON list, in order"),
-      column("chunk_rows", arrow::int64(), "the most rows a chunk was planned to hold"),
-      column("planned_at", arrow::timestamp(arrow::TimeUnit::MICRO), "when the plan was written, UTC"),
+      delta::CommentedField("keys", arrow::utf8(), "the key columns, as a JSON list, in order"),
+      delta::CommentedField("chunk_rows", arrow::int64(), "the most rows a chunk was planned to hold"),
+      delta::CommentedField("planned_at", arrow::timestamp(arrow::TimeUnit::MICRO), "when the plan was written, UTC"),
   });
   return schema;
 }
