@@ -127,24 +127,10 @@ def ensure_control_table(spark: SparkSessionLike, control_table: str) -> None:
 
 
 def _merge_verdict(spark: Any, control: tables.TableArg, sql: str) -> bool:
-    """Runs the verdict MERGE; True when it changed a row. Retries commits lost to a conflict
-    as the engine retries its own (``_core.ConflictRetry``), telling it the table's version
-    after each loss so that it knows whether other writers are still committing."""
-    retry = _core.ConflictRetry()
-    while True:
-        try:
-            row = spark.sql(sql).collect()[0]
-            return int(row["num_affected_rows"]) > 0
-        except Exception as error:  # noqa: BLE001 (only conflicts are retried)
-            if not tables.is_conflict(error):
-                raise
-            history = spark.sql(f"DESCRIBE HISTORY {control.name} LIMIT 1").collect()
-            if history:
-                retry.saw_table_version(int(history[0]["version"]))
-            delay = retry.next_delay_seconds()
-            if delay is None:
-                raise
-            time.sleep(delay)
+    """Runs the verdict MERGE; True when it changed a row. Commits lost to a conflict are
+    retried as the engine retries its own (``tables.retry_conflicts``)."""
+    return tables.retry_conflicts(lambda: int(spark.sql(sql).collect()[0]["num_affected_rows"]) > 0,
+                                  lambda: tables.sql_version(spark, control.name))
 
 
 def advance(
@@ -211,11 +197,20 @@ def freshness(spark: SparkSessionLike, control_table: str, table_name: str) -> F
     it; the times and ages are None before the first verdict. NotFoundError when the control
     table does not exist."""
     control = tables.TableArg(control_table, "control_table")
-    if not tables.check(spark, control, "control"):
-        raise NotFoundError(f"control_table={control_table!r} does not exist: a stream with a tracker, "
+    missing = NotFoundError(f"control_table={control_table!r} does not exist: a stream with a tracker, "
                             "finalization.advance() or apply_changes() creates it")
-    verdict = json.loads(verdict_json(spark, control, table_name) or "{}")
-    position = json.loads(position_of(spark, control, table_name) or "{}")
+    if control.is_name:  # the table's rows read once, for both
+        rows = control_rows(spark, control, table_name)
+        if rows is None:
+            raise missing
+        verdict_text, position_text = _core.verdict_among(rows, table_name), _core.silver_position_among(rows)
+    else:
+        if not tables.check(spark, control, "control"):
+            raise missing
+        verdict_text = _core.read_verdict(control.text, table_name)
+        position_text = _core.read_silver_position(control.text, table_name)
+    verdict = json.loads(verdict_text or "{}")
+    position = json.loads(position_text or "{}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     until = _parse_time(verdict.get("finalized_until"))
     updated = _parse_time(verdict.get("updated_at"))

@@ -7,8 +7,8 @@ rows. Spark answers what it asks of silver and bronze with the SQL the engine wr
 and silver's position, and writes the report table when one is named.
 
 Tables are names (through the session's catalog) or absolute paths, as everywhere
-(``mssql_cdc.tables``). Nothing is ever written to SQL Server. As in the reference library, the package's attribute
-``mssql_cdc.reconcile`` is this module's function, and the module is
+(``mssql_cdc.tables``). Nothing is ever written to SQL Server. As in the reference library,
+the package's attribute ``mssql_cdc.reconcile`` is this module's function, and the module is
 ``importlib.import_module("mssql_cdc.reconcile")``.
 """
 

@@ -224,6 +224,12 @@ def retrying(commit: Callable[[], T]) -> T:
     """``commit()``, run again while it loses to a concurrent Delta commit, after the delays the
     engine waits between its own attempts (``_core.ConflictRetry``); any other error, or a
     conflict after the engine would have given up, is raised. For an idempotent ``commit``."""
+    return retry_conflicts(commit)
+
+
+def retry_conflicts(commit: Callable[[], T], table_version: Callable[[], int] | None = None) -> T:
+    """``retrying``, telling the engine's retry the table's version after each lost commit when
+    `table_version` reads it, so that it knows whether other writers are still committing."""
     retry = _core.ConflictRetry()
     while True:
         try:
@@ -231,6 +237,8 @@ def retrying(commit: Callable[[], T]) -> T:
         except Exception as error:  # noqa: BLE001 (only conflicts are retried)
             if not is_conflict(error):
                 raise
+            if table_version is not None:
+                retry.saw_table_version(table_version())
             delay = retry.next_delay_seconds()
             if delay is None:
                 raise
