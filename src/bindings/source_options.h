@@ -15,7 +15,7 @@
 
 namespace mssql_cdc::python {
 
-inline SourceOptions ParseSourceOptions(nanobind::handle mapping) {
+inline SourceOptions ParseSourceOptionsFor(nanobind::handle mapping, SourceOptions::CaptureInstanceRule rule) {
   namespace nb = nanobind;
   if (!nb::isinstance<nb::dict>(mapping)) throw ConfigError("options must be a dict of str to str");
   std::vector<Options::Entry> entries;
@@ -29,7 +29,11 @@ inline SourceOptions ParseSourceOptions(nanobind::handle mapping) {
     }
     entries.emplace_back(nb::cast<std::string>(key), std::move(text));
   }
-  return SourceOptions::Parse(Options(std::move(entries)));
+  return SourceOptions::Parse(Options(std::move(entries)), rule);
+}
+
+inline SourceOptions ParseSourceOptions(nanobind::handle mapping) {
+  return ParseSourceOptionsFor(mapping, SourceOptions::CaptureInstanceRule::kRequired);
 }
 
 }  // namespace mssql_cdc::python

@@ -203,6 +203,10 @@ class Source {
   // sys.sp_spaceused's row count of the instance's source table: what the metadata holds,
   // no scan, so it may lag the table.
   virtual std::int64_t RowEstimate(const std::string& capture_instance) = 0;
+  // The names of the columns the instance's source table has now, in column order: a
+  // captured column may have been dropped since, or renamed. Empty when the table is
+  // readable but its columns are not described to this login.
+  virtual std::vector<std::string> TableColumns(const std::string& capture_instance) = 0;
 
  protected:
   // How a user lists the capture instances there are, for the NotFoundError of

@@ -196,6 +196,12 @@ TEST_P(KeyRangesTest, BoundsThatDoNotFitTheKeyAreRefusedBeforeReading) {
   }
 }
 
+TEST_P(KeyRangesTest, TableColumnsAreTheSourceTablesColumnsNow) {
+  auto source = Open();
+  EXPECT_EQ(source->TableColumns("DBO_EVENTS"), (std::vector<std::string>{"region", "at", "v"}));
+  EXPECT_THROW(source->TableColumns("dbo_nope"), NotFoundError);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, KeyRangesTest, ::testing::Values("sim", "odbc"),
                          [](const auto& info) { return info.param; });
 

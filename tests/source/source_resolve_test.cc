@@ -46,6 +46,7 @@ class ListingSource : public Source {
   }
   std::optional<nlohmann::json> LastKey(const KeyQuery&) override { return std::nullopt; }
   std::int64_t RowEstimate(const std::string&) override { return 0; }
+  std::vector<std::string> TableColumns(const std::string&) override { return {}; }
   std::vector<SliceCount> CountKeySlices(const KeyQuery&, std::int64_t, std::int64_t,
                                          std::int64_t) override {
     return {};

@@ -57,6 +57,7 @@ class ForwardingSource : public Source {
     return inner_->LastKey(query);
   }
   std::int64_t RowEstimate(const std::string& ci) override { return inner_->RowEstimate(ci); }
+  std::vector<std::string> TableColumns(const std::string& ci) override { return inner_->TableColumns(ci); }
   std::vector<SliceCount> CountKeySlices(const KeyQuery& query, std::int64_t start,
                                          std::int64_t width, std::int64_t slices) override {
     return inner_->CountKeySlices(query, start, width, slices);

@@ -517,6 +517,10 @@ class OdbcSource final : public Source {
     return columns;
   }
 
+  std::vector<std::string> TableColumns(const std::string& capture_instance) override {
+    return TableColumns(ResolveCaptureInstance(capture_instance));
+  }
+
   std::vector<std::string> TableColumns(const CaptureInstanceInfo& instance) {
     const std::string object =
         odbc_sql::QuoteName(instance.source_schema) + "." + odbc_sql::QuoteName(instance.source_table);

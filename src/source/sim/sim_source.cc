@@ -235,6 +235,12 @@ class SimSource final : public Source {
     return SimCountKeySlices(*db_, KeyTableOf(request), start, width, slices);
   }
 
+  std::vector<std::string> TableColumns(const std::string& capture_instance) override {
+    std::vector<std::string> names;
+    for (const auto& column : TableOf(Resolve(capture_instance)).columns) names.push_back(column.name);
+    return names;
+  }
+
   std::int64_t RowEstimate(const std::string& capture_instance) override {
     const Table table = TableOf(Resolve(capture_instance));
     return SimRowCount(*db_, sim::SourceTableStorageName(table.schema, table.name));
