@@ -72,10 +72,13 @@ _SPARK_API = {
     "start_many": "mssql_cdc.fanout",
     "await_all": "mssql_cdc.fanout",
     "stop_all": "mssql_cdc.fanout",
-    "is_data_loss": "mssql_cdc.fanout",
-    "is_schema_changed": "mssql_cdc.fanout",
+    "is_data_loss": "mssql_cdc.errors",
+    "is_schema_changed": "mssql_cdc.errors",
     "apply_changes": "mssql_cdc.silver",
     "reconcile": "mssql_cdc.reconcile",
+    "Backend": "mssql_cdc.client",
+    "CdcClient": "mssql_cdc.client",
+    "make_client": "mssql_cdc.client",
 }
 _SPARK_MODULES = ("finalization", "sink", "spark", "source", "snapshot_source", "seed",
                   "pipeline", "fanout", "silver")
@@ -116,9 +119,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ApplyResult",
+    "Backend",
     "BackfillState",
     "BackfillStatus",
     "BatchDetail",
+    "CdcClient",
     "CdcStream",
     "ConfigError",
     "DataLossError",
@@ -151,6 +156,7 @@ __all__ = [
     "finalization",
     "is_data_loss",
     "is_schema_changed",
+    "make_client",
     "reconcile",
     "register",
     "start_many",

@@ -64,3 +64,23 @@ def _take_codes_from_the_engine() -> None:
 
 
 _take_codes_from_the_engine()
+
+
+def _says(exc: BaseException, cls: type, marker: str) -> bool:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, cls) or marker in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def is_data_loss(exc: BaseException) -> bool:
+    """Whether `exc` is a DataLossError, or a Spark error that wraps one."""
+    return _says(exc, DataLossError, "mssql_cdc.errors.DataLossError:")
+
+
+def is_schema_changed(exc: BaseException) -> bool:
+    """Whether `exc` is a SchemaChangedError, or a Spark error that wraps one."""
+    return _says(exc, SchemaChangedError, "mssql_cdc.errors.SchemaChangedError:")

@@ -24,7 +24,8 @@ from pyspark.errors import StreamingQueryException
 
 from mssql_cdc import _core, tables
 from mssql_cdc._glue import copy_options, merged_options, set_option
-from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError
+from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError  # noqa: F401 (exported here too)
+from mssql_cdc.errors import is_data_loss, is_schema_changed  # noqa: F401 (exported here too)
 from mssql_cdc.pipeline import stream
 from mssql_cdc.types import SourceOptions, SparkSessionLike, StreamingQueryLike
 
@@ -146,23 +147,3 @@ def stop_all(queries: Mapping[str, StreamingQueryLike]) -> None:
     """Stops every query (a stopped or failed one is left as it is)."""
     for query in queries.values():
         query.stop()
-
-
-def _says(exc: BaseException, cls: type, marker: str) -> bool:
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, cls) or marker in str(exc):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def is_data_loss(exc: BaseException) -> bool:
-    """Whether `exc` is a DataLossError, or a Spark error that wraps one."""
-    return _says(exc, DataLossError, "mssql_cdc.errors.DataLossError:")
-
-
-def is_schema_changed(exc: BaseException) -> bool:
-    """Whether `exc` is a SchemaChangedError, or a Spark error that wraps one."""
-    return _says(exc, SchemaChangedError, "mssql_cdc.errors.SchemaChangedError:")

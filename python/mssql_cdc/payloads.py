@@ -3,7 +3,7 @@ their keys only ever added."""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from mssql_cdc.types import SnapshotMode  # noqa: F401 (the reference's payloads export it too)
 
@@ -36,3 +36,23 @@ class SnapshotCompletionDetail(TypedDict):
     chunks: int
     rows: int
     last_lsn: str
+
+
+class IntExtent(TypedDict):
+    """The extent of a one-column integer key (mssql_cdc.client.snapshot_plan): its smallest and
+    largest key and the table's estimated rows."""
+
+    kind: Literal["int"]
+    lo: int
+    hi: int
+    rows: int
+
+
+class KeysetExtent(TypedDict):
+    """The extent of any other key: its largest key as a JSON bound (None for an empty table)."""
+
+    kind: Literal["keyset"]
+    max: Any
+
+
+SnapshotExtent = IntExtent | KeysetExtent
