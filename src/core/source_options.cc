@@ -132,19 +132,22 @@ std::string ParseCaptureInstance(const std::optional<std::string>& value) {
   return *value;
 }
 
+}  // namespace
+
+std::string FakeDatabaseFile(const std::string& fake_path) {
+  return fake_path + (fake_path.ends_with('/') ? "" : "/") + std::string(kFakeDatabaseFileName);
+}
+
+namespace {
+
 Backend ParseBackend(const std::optional<std::string>& value) {
   if (!value) return Backend::kOdbc;
   std::string word = AsciiLower(TrimAsciiSpace(*value));
   if (word == "odbc" || word == "mssql-python" || word == "arrow-odbc") return Backend::kOdbc;
-  if (word == "sim") return Backend::kSim;
-  if (word == "fake") {
-    throw ConfigError(
-        "option backend 'fake' does not exist in this engine: use backend=sim with simPath "
-        "set to a simulated database file");
-  }
+  if (word == "sim" || word == "fake") return Backend::kSim;  // fake: a sim file in fakePath
   throw ConfigError(fmt::format(
       "unknown backend {}: give odbc (the default; mssql-python and arrow-odbc are read as "
-      "odbc) or sim",
+      "odbc), sim, or fake",
       QuoteUserText(*value)));
 }
 
@@ -323,12 +326,7 @@ SourceOptions SourceOptions::Parse(const Options& options, CaptureInstanceRule r
     o.capture_instance = ParseCaptureInstance(r.Raw("captureinstance"));
   }
   o.backend = ParseBackend(r.Raw("backend"));
-
-  if (options.Has("fakepath")) {
-    throw ConfigError(
-        "option fakePath belongs to the reference's fake backend, which this engine does not "
-        "have: use backend=sim with simPath set to a simulated database file");
-  }
+  const bool fake = r.Raw("backend") && AsciiLower(TrimAsciiSpace(*r.Raw("backend"))) == "fake";
 
   if (auto cs = r.Raw("connectionstring")) {
     // The value is a secret: messages about it name the option only.
@@ -382,6 +380,20 @@ SourceOptions SourceOptions::Parse(const Options& options, CaptureInstanceRule r
   }
 
   o.sim_path = r.Text("simpath", "the path of a simulated database file");
+  const auto fake_path = r.Text("fakepath", "the directory of a mssql_cdc.fake.FakeCdcDatabase");
+  if (fake) {
+    if (!fake_path) {
+      throw ConfigError(
+          "option fakePath is required with backend fake: give the directory a "
+          "mssql_cdc.fake.FakeCdcDatabase was made in");
+    }
+    if (o.sim_path) {
+      throw ConfigError("backend fake reads fakePath, not simPath: remove simPath, or use backend=sim");
+    }
+    o.sim_path = FakeDatabaseFile(*fake_path);
+  } else if (fake_path) {
+    throw ConfigError("option fakePath is only read by backend fake: add backend=fake, or remove fakePath");
+  }
   if (o.backend == Backend::kSim && !o.sim_path) {
     throw ConfigError(
         "option simPath is required with backend sim: give the path of the simulated "

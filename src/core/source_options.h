@@ -14,6 +14,11 @@
 namespace mssql_cdc {
 
 enum class Backend { kOdbc, kSim };
+
+// Backend fake (mssql_cdc.fake) is backend sim reading the simulated database a
+// FakeCdcDatabase keeps in the directory fakePath names, under this file name.
+inline constexpr std::string_view kFakeDatabaseFileName = "database.sim";
+std::string FakeDatabaseFile(const std::string& fake_path);
 enum class SchemaChangePolicy { kClassify, kFail };
 enum class IsolationLevel { kReadCommitted, kSnapshot };
 // Who reads change rows with backend odbc: the engine's own TDS reader where it can (auto),

@@ -131,7 +131,7 @@ std::unique_ptr<SimDatabase> SimDatabase::Create(const std::string& path,
       catalog.SetMeta(kMetaDatabaseName, options.database_name);
       catalog.SetMeta(kMetaTimeZone, clock.name());
       catalog.SetMeta(kMetaProductMajorVersion, "16");
-      catalog.SetMeta(kMetaLastLsn, LsnSequence::Initial().ToString());
+      catalog.SetMeta(kMetaLastLsn, options.first_lsn.value_or(LsnSequence::Initial()).ToString());
       catalog.SetMeta(kMetaLastTranId, "1000");
       catalog.SetMeta(kMetaNextObjectId, "245575913");
       catalog.SetMeta(kMetaLastRowversion, "2000");
@@ -766,26 +766,53 @@ CleanupResult SimDatabase::Cleanup(std::int64_t retention_minutes) {
   result.low_water_mark = low_water;
   for (const auto& instance : catalog_.ListInstances()) {
     if (instance.start_lsn.IsZero()) continue;  // an enable capture has not reached: no rows
-    const Lsn start = std::max(instance.start_lsn, low_water);
-    if (start != instance.start_lsn) {
-      Statement raise(*db_, "UPDATE cdc_change_tables SET start_lsn = ? WHERE object_id = ?");
-      raise.BindBlob(1, start.data(), Lsn::kSize).BindInt(2, instance.object_id).Run();
-    }
-    Statement purge(*db_, "DELETE FROM " + QuoteIdent(ChangeTableStorageName(instance.name)) +
-                              " WHERE \"__$start_lsn\" < ?");
-    purge.BindBlob(1, start.data(), Lsn::kSize).Run();
-    result.change_rows_deleted += db_->Changes();
-    if (keeps_wire_rows) {
-      Statement purge_wire(*db_, "DELETE FROM " + QuoteIdent(WireTableStorageName(instance.name)) +
-                                     " WHERE \"__$start_lsn\" < ?");
-      purge_wire.BindBlob(1, start.data(), Lsn::kSize).Run();
-    }
+    result.change_rows_deleted += RaiseMinLsn(instance, low_water, keeps_wire_rows);
   }
   Statement purge(*db_, "DELETE FROM cdc_lsn_time_mapping WHERE start_lsn < ?");
   purge.BindBlob(1, low_water.data(), Lsn::kSize).Run();
   result.lsn_time_entries_deleted = db_->Changes();
   tx.Commit();
   return result;
+}
+
+CleanupResult SimDatabase::CleanupInstance(std::string_view capture_instance, const Lsn& low_water_mark) {
+  CleanupResult result;
+  WriteTransaction tx(*db_);
+  const CaptureInstance target = Instance(capture_instance);
+  result.low_water_mark = low_water_mark;
+  result.change_rows_deleted = RaiseMinLsn(target, low_water_mark, KeepsWireRows(*db_));
+  // lsn_time_mapping keeps what any instance may still read.
+  std::optional<Lsn> lowest;
+  for (const auto& instance : catalog_.ListInstances()) {
+    if (instance.start_lsn.IsZero()) continue;
+    const Lsn start = instance.name == target.name ? std::max(instance.start_lsn, low_water_mark) : instance.start_lsn;
+    if (!lowest || start < *lowest) lowest = start;
+  }
+  if (lowest) {
+    Statement purge(*db_, "DELETE FROM cdc_lsn_time_mapping WHERE start_lsn < ?");
+    purge.BindBlob(1, lowest->data(), Lsn::kSize).Run();
+    result.lsn_time_entries_deleted = db_->Changes();
+  }
+  tx.Commit();
+  return result;
+}
+
+std::int64_t SimDatabase::RaiseMinLsn(const CaptureInstance& instance, const Lsn& low_water, bool keeps_wire_rows) {
+  const Lsn start = std::max(instance.start_lsn, low_water);
+  if (start != instance.start_lsn) {
+    Statement raise(*db_, "UPDATE cdc_change_tables SET start_lsn = ? WHERE object_id = ?");
+    raise.BindBlob(1, start.data(), Lsn::kSize).BindInt(2, instance.object_id).Run();
+  }
+  Statement purge(*db_, "DELETE FROM " + QuoteIdent(ChangeTableStorageName(instance.name)) +
+                            " WHERE \"__$start_lsn\" < ?");
+  purge.BindBlob(1, start.data(), Lsn::kSize).Run();
+  const std::int64_t deleted = db_->Changes();
+  if (keeps_wire_rows) {
+    Statement purge_wire(*db_, "DELETE FROM " + QuoteIdent(WireTableStorageName(instance.name)) +
+                                   " WHERE \"__$start_lsn\" < ?");
+    purge_wire.BindBlob(1, start.data(), Lsn::kSize).Run();
+  }
+  return deleted;
 }
 
 // ---- logins ----

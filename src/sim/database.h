@@ -51,6 +51,8 @@ struct CreateOptions {
   // How long the capture process waits on a quiet database before an idle entry; SQL Server
   // 2022 writes one about every 305 s (measured, not documented by Microsoft).
   double idle_entry_seconds = kDefaultIdleEntrySeconds;
+  // Where the log starts (LsnSequence::Initial() when absent): every commit's LSN is larger.
+  std::optional<Lsn> first_lsn;
 };
 
 // Options of sys.sp_cdc_enable_table.
@@ -176,6 +178,10 @@ class SimDatabase {
   // (0 to 52494800): the low-water mark is the first lsn_time_mapping entry whose
   // tran_end_time is at or after (commit time of the max LSN - retention).
   CleanupResult Cleanup(std::int64_t retention_minutes);
+  // sys.sp_cdc_cleanup_change_table(@capture_instance, @low_water_mark): raises the
+  // instance's min LSN to the mark, deletes its change rows below it and the lsn_time_mapping
+  // entries below every instance's min LSN. NotFoundError for an unknown instance.
+  CleanupResult CleanupInstance(std::string_view capture_instance, const Lsn& low_water_mark);
 
   // ---- reads ----
   std::vector<TableName> Tables();
@@ -229,6 +235,9 @@ class SimDatabase {
   // Allocates a commit LSN and a tran id for a metadata transaction and records it in
   // lsn_time_mapping. Runs inside the caller's write transaction.
   Lsn CommitMetadataChange();
+  // Raises `instance`'s min LSN to `low_water` when that is higher and deletes its change
+  // rows below; returns how many.
+  std::int64_t RaiseMinLsn(const CaptureInstance& instance, const Lsn& low_water, bool keeps_wire_rows);
   void CreateChangeTable(const CaptureInstance& instance);
 
   std::unique_ptr<SqliteDb> db_;

@@ -124,6 +124,20 @@ Image EncodeKey(const ColumnNames& names, const Row& key, std::string_view what)
   return out;
 }
 
+// A logged change's image: the columns given, the others NULL; every key column given.
+Image EncodeLogged(const ColumnNames& names, const Row& row) {
+  const TableInfo& t = names.table();
+  Image image(t.columns.size());
+  for (auto& [c, value] : EncodeNamed(names, row, "a change of")) image[IndexOf(t, c)] = std::move(value);
+  for (const auto& key_column : t.key) {
+    if (image[IndexOf(t, names.Find(key_column))].is_null()) {
+      throw ConfigError("a change of " + t.name.ToString() + " must give every primary-key column; " +
+                        key_column + " is missing");
+    }
+  }
+  return image;
+}
+
 std::vector<std::pair<const ColumnInfo*, Value>> EncodeSet(const ColumnNames& names, const Row& set) {
   const TableInfo& t = names.table();
   if (set.empty()) {
@@ -304,6 +318,60 @@ void RecordChange(TableWriter& writer, const Seqval& seqval, int operation_befor
   }
 }
 
+// Applies a logged change (Transaction::LogChange) to the table and records its change rows.
+void CommitLogged(TableWriter& w, const ColumnNames& names, int operation, const Row& row,
+                  LsnSequence* sequence, std::vector<PendingChange>* changes,
+                  std::optional<Image>* pending_before) {
+  const TableInfo& t = w.info();
+  const Image image = EncodeLogged(names, row);
+  Image key;
+  for (const auto& k : t.key) key.push_back(image[IndexOf(t, names.Find(k))]);
+  auto key_of = [&](const Image& other) {
+    Image out;
+    for (const auto& k : t.key) out.push_back(other[IndexOf(t, names.Find(k))]);
+    return out;
+  };
+  if (*pending_before && (operation != 4 || key_of(**pending_before) != key)) {
+    throw ConfigError("a change with operation 3 (an update's before image) of " + t.name.ToString() +
+                      " must be followed by its after image (4) of the same key; nothing was committed");
+  }
+  std::vector<std::size_t> all(t.columns.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::optional<Image> stored = w.Read(key);
+  switch (operation) {
+    case 1:
+      if (stored) w.Delete(key);
+      RecordChange(w, sequence->Next(), 1, &image, nullptr, {}, changes);
+      break;
+    case 2:
+      if (stored) {
+        w.Update(key, image, all);
+      } else {
+        w.Insert(image);
+      }
+      RecordChange(w, sequence->Next(), 2, nullptr, &image, {}, changes);
+      break;
+    case 3:
+      *pending_before = image;
+      break;
+    case 4: {
+      const Image before = *pending_before ? **pending_before : (stored ? *stored : image);
+      pending_before->reset();
+      std::vector<std::size_t> changed;
+      for (std::size_t i = 0; i < image.size(); ++i) {
+        if (!(before[i] == image[i])) changed.push_back(i);
+      }
+      if (stored) {
+        w.Update(key, image, all);
+      } else {
+        w.Insert(image);
+      }
+      RecordChange(w, sequence->Next(), 3, &before, &image, changed, changes);
+      break;
+    }
+  }
+}
+
 std::string LowerName(const TableName& name) {
   std::string out = name.ToString();
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -402,6 +470,14 @@ void Transaction::Add(Statement statement) {
       case Op::kDelete:
         EncodeKey(names, statement.rows[i], "delete from");
         break;
+      case Op::kLog:
+        if (statement.operation < 1 || statement.operation > 4) {
+          throw ConfigError("a change of " + t.name.ToString() + " has operation " +
+                            std::to_string(statement.operation) +
+                            ": 1 (delete), 2 (insert), 3 (update, before) or 4 (update, after)");
+        }
+        EncodeLogged(names, statement.rows[i]);
+        break;
     }
   }
   statements_.push_back(std::move(statement));
@@ -436,6 +512,12 @@ void Transaction::DeleteMany(const TableName& table, std::vector<Row> keys) {
   Add(Statement{Op::kDelete, table, std::move(keys), {}});
 }
 
+void Transaction::LogChange(const TableName& table, int operation, Row image) {
+  Statement s{Op::kLog, table, {std::move(image)}, {}};
+  s.operation = operation;
+  Add(std::move(s));
+}
+
 void Transaction::Rollback() {
   CheckOpen();
   statements_.clear();
@@ -455,6 +537,7 @@ CommitResult Transaction::Commit() {
   sequence.SkipThenNext(1);  // the transaction's begin record, after other log traffic
   std::map<std::string, std::unique_ptr<TableWriter>> writers;
   std::vector<PendingChange> changes;
+  std::optional<Image> pending_before;  // a logged update's before image, waiting for its after
   for (const auto& statement : statements_) {
     // Names compare ignoring case, so one table spelled two ways shares one writer (and one
     // run of command ids).
@@ -467,8 +550,15 @@ CommitResult Transaction::Commit() {
     for (std::size_t i = 0; i < t.columns.size(); ++i) {
       if (IsRowversion(t.columns[i].type)) rowversions.push_back(i);
     }
+    if (statement.op == Op::kLog) {
+      CommitLogged(*w, names, statement.operation, statement.rows[0], &sequence, &changes, &pending_before);
+      ++result.rows_affected;
+      continue;
+    }
     for (std::size_t r = 0; r < statement.rows.size(); ++r) {
       switch (statement.op) {
+        case Op::kLog:
+          break;  // above
         case Op::kInsert: {
           Image image = EncodeInsert(names, statement.rows[r]);
           for (std::size_t i : rowversions) image[i] = NextRowversion(catalog);
@@ -519,6 +609,10 @@ CommitResult Transaction::Commit() {
       }
       ++result.rows_affected;
     }
+  }
+  if (pending_before) {
+    throw ConfigError("a change with operation 3 (an update's before image) must be followed by "
+                      "its after image (4) of the same key; nothing was committed");
   }
   if (!changes.empty()) {
     const Lsn commit = sequence.Next();

@@ -66,6 +66,13 @@ class Transaction {
   void UpdateMany(const TableName& table, std::vector<RowUpdate> updates);
   void Delete(const TableName& table, Row key);
   void DeleteMany(const TableName& table, std::vector<Row> keys);
+  // A change as the transaction log records it, for a database driven change by change
+  // (mssql_cdc.fake): operation 2 inserts `image` (replacing a row of its key), 1 deletes the
+  // row of its key, and 3 then 4 update the row of their key from the first image to the
+  // second (inserting it when absent). Each change row carries the image given, columns not
+  // given NULL, whatever the table held: a test writes the change rows it needs, and the
+  // table follows as far as it can. Commit refuses a 3 not followed by a 4 of the same key.
+  void LogChange(const TableName& table, int operation, Row image);
 
   CommitResult Commit();
   // Forgets every statement; the database is unchanged.
@@ -76,12 +83,13 @@ class Transaction {
   UtcMicros begin_time() const { return begin_time_; }
 
  private:
-  enum class Op { kInsert, kUpdate, kDelete };
+  enum class Op { kInsert, kUpdate, kDelete, kLog };
   struct Statement {
     Op op;
     TableName table;
-    std::vector<Row> rows;  // inserted rows, or keys of updates and deletes
+    std::vector<Row> rows;  // inserted rows, or keys of updates and deletes, or logged images
     std::vector<Row> sets;  // for updates, parallel to rows
+    int operation = 0;      // for a logged change, its __$operation
   };
   void Add(Statement statement);
   void CheckOpen() const;

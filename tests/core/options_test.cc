@@ -342,11 +342,26 @@ struct Rejection {
   std::vector<std::string> expected;  // substrings of the message
 };
 
+TEST(SourceOptions, BackendFakeReadsTheSimulatedDatabaseInFakePath) {
+  const auto parsed = SourceOptions::Parse(
+      Options({{"captureInstance", "dbo_orders"}, {"BACKEND", "Fake"}, {"fakePath", "/tmp/src/"}}));
+  EXPECT_EQ(parsed.backend, Backend::kSim);
+  EXPECT_EQ(parsed.sim_path, "/tmp/src/" + std::string(kFakeDatabaseFileName));
+  EXPECT_EQ(FakeDatabaseFile("/tmp/src"), "/tmp/src/database.sim");
+  try {
+    SourceOptions::Parse(Options({{"captureInstance", "dbo_orders"}, {"backend", "fake"},
+                                  {"fakePath", "/tmp/src"}, {"simPath", "/tmp/x.sim"}}));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("backend fake reads fakePath, not simPath"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SourceOptions, RejectionsNameOptionValueAndWhatIsAccepted) {
   const std::vector<Rejection> cases = {
       {"backend", "postgres", {"unknown backend", "'postgres'", "odbc", "sim"}},
-      {"backend", "fake", {"backend", "'fake'", "backend=sim", "simPath"}},
-      {"fakePath", "/tmp/state", {"fakePath", "backend=sim", "simPath"}},
+      {"backend", "fake", {"fakePath", "required", "backend fake", "FakeCdcDatabase"}},
+      {"fakePath", "/tmp/state", {"fakePath", "backend fake", "backend=fake"}},
       {"simPath", "/tmp/db.sqlite", {"simPath", "backend sim", "backend=sim"}},
       {"sourceTimeZone", "  ", {"sourceTimeZone", "empty", "Windows time-zone name"}},
       {"connectTimeout", "-1", {"connectTimeout", "'-1'", "0 or more"}},

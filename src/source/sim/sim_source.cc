@@ -5,6 +5,8 @@
 #include <type_traits>
 
 #include "core/errors.h"
+#include "sim/database.h"
+#include "sim/snapshot_read_queue.h"
 #include "sim/sqlite.h"
 #include "sim/storage.h"
 #include "source/column_selection.h"
@@ -194,6 +196,10 @@ class SimSource final : public Source {
 
   std::unique_ptr<arrow::RecordBatchReader> ReadSnapshot(
       const SnapshotReadRequest& request) override {
+    // A transaction a test scheduled between the snapshot's stamp and its SELECT commits now.
+    if (sim::HasQueuedBeforeSnapshotRead(*db_)) {
+      sim::CommitQueuedBeforeSnapshotRead(*sim::SimDatabase::Open(path_));
+    }
     const Instance instance = Resolve(request.capture_instance);
     SimSnapshotQuery query;
     query.path = path_;
