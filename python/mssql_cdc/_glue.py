@@ -6,7 +6,9 @@ Promises: option names are matched ignoring case by the engine's own key
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from mssql_cdc import _core
@@ -65,3 +67,26 @@ def merged_options(base: Mapping[str, str], overrides: Mapping[str, Any]) -> dic
 def join(location: str, name: str) -> str:
     """`name` inside the directory `location` (a path or URI), keeping its form."""
     return location.rstrip("/") + "/" + name
+
+
+def utc_micros(ts: _dt.datetime, what: str = "ts_utc") -> int:
+    """Microseconds since 1970-01-01 UTC of a UTC instant: a naive datetime is read as UTC."""
+    if not isinstance(ts, _dt.datetime):
+        raise ConfigError(f"{what} is a datetime in UTC, not {ts!r}")
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    delta = ts - _dt.datetime(1970, 1, 1)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def json_scalar(value: Any) -> Any:
+    """A column value as the engine reads one in JSON: decimals and times as text, bytes as 0x hex."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, _dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return "0x" + bytes(value).hex().upper()
+    return value

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import pyarrow as pa
 
 from mssql_cdc import _core, lsn as _lsn
-from mssql_cdc._glue import copy_options, get_option, set_option
+from mssql_cdc._glue import copy_options, get_option, json_scalar, set_option, utc_micros
 from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError, is_data_loss, is_schema_changed
 from mssql_cdc.lsn import Lsn
 from mssql_cdc.payloads import SnapshotExtent
@@ -250,28 +250,9 @@ def _key_json(key: Sequence[Any] | Any | None) -> str:
     if key is None:
         return "null"
     if isinstance(key, (tuple, list)):
-        values = [_json_value(v) for v in key]
+        values = [json_scalar(v) for v in key]
         return json.dumps(values[0] if len(values) == 1 else values)
-    return json.dumps(_json_value(key))
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat(sep=" ") if isinstance(value, _dt.datetime) else value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return "0x" + bytes(value).hex().upper()
-    return value
-
-
-def _utc_micros(ts: _dt.datetime) -> int:
-    if not isinstance(ts, _dt.datetime):
-        raise ConfigError(f"ts_utc is a datetime in UTC, not {ts!r}")
-    if ts.tzinfo is not None:
-        ts = ts.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    delta = ts - _dt.datetime(1970, 1, 1)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return json.dumps(json_scalar(key))
 
 
 class SqlCdcClient:
@@ -324,7 +305,7 @@ class SqlCdcClient:
 
     def time_to_lsn(self, ts_utc: datetime) -> Lsn | None:
         """The last commit at or before `ts_utc` (idle entries included); None when none is that old."""
-        found = self._source.last_commit_at_or_before(_utc_micros(ts_utc))
+        found = self._source.last_commit_at_or_before(utc_micros(ts_utc))
         return None if found is None else Lsn(found)
 
     def nth_commit_after(self, lsn: str, n: int) -> Lsn | None:

@@ -30,6 +30,7 @@ void BindCatalog(nb::module_& m);  // catalog_bindings.cc
 void BindSilver(nb::module_& m);   // silver_bindings.cc
 void BindReconcile(nb::module_& m);  // reconcile_bindings.cc
 void BindCommandLine(nb::module_& m);  // cli_bindings.cc
+void BindSim(nb::module_& m);      // sim_bindings.cc
 }
 
 NB_MODULE(_core, m) {
@@ -83,4 +84,5 @@ NB_MODULE(_core, m) {
   python::BindCatalog(m);
   python::BindSilver(m);
   python::BindReconcile(m);
+  python::BindSim(m);
 }
