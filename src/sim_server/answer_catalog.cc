@@ -200,4 +200,33 @@ void Answer(Session& session, const SourceColumnsQuery& query, tds::ReplyWriter&
   }
 }
 
+void Answer(Session& session, const TableColumnsQuery& query, tds::ReplyWriter& reply) {
+  tds::ResultSet& rows = reply.BeginResult(
+      query.collation
+          ? std::vector<tds::ResultColumn>{Column("name", types::Sysname()), Column("collation_name", types::Sysname())}
+          : std::vector<tds::ResultColumn>{Column("name", types::Sysname()), Column("column_id", types::Int(), false),
+                                           Column("is_computed", types::Bit(), false)});
+  const auto schema = AsText(query.schema);
+  const auto name = AsText(query.table);
+  if (!schema || !name) return;  // QUOTENAME(NULL) is NULL: OBJECT_ID finds nothing
+  const auto table = FindSourceTable(session.catalog(), *schema, *name);
+  // sys.columns shows the columns of the tables a login may read, and no others.
+  if (!table || !session.access().CanReadTable(table->name)) return;
+  for (const sim::ColumnInfo& column : table->columns) {
+    rows.Text(column.name);
+    if (query.collation) {
+      // Character columns carry the database's default collation; the others none.
+      if (column.type.family() == SqlTypeFamily::kCharacter && column.type.kind() != SqlTypeKind::kXml) {
+        rows.Text("SQL_Latin1_General_CP1_CI_AS");
+      } else {
+        rows.Null();
+      }
+    } else {
+      rows.Int(column.column_id);
+      rows.Int(0);  // the simulator has no computed columns
+    }
+    rows.EndRow();
+  }
+}
+
 }  // namespace mssql_cdc::sim_server

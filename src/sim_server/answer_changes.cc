@@ -131,18 +131,21 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
   const auto from = AsLsn(query.from);
   const auto to = AsLsn(query.to);
 
-  std::vector<tds::ResultColumn> result = {Column("__$start_lsn", types::Binary10(), false),
-                                           Column("__$seqval", types::Binary10(), false),
-                                           Column("__$operation", types::Int(), false)};
-  if (query.include_command_id) result.push_back(Column("__$command_id", types::Int(), false));
-  result.push_back(Column("tran_end_time", types::Datetime(), false));
+  // 0.8.0 asks for LSNs as text and the commit time as datetime2(3), under names of its own.
+  const bool text = query.reference_projection;
+  std::vector<tds::ResultColumn> result = {
+      Column(text ? "_start_lsn" : "__$start_lsn", text ? types::LsnText() : types::Binary10(), text),
+      Column(text ? "_seqval" : "__$seqval", text ? types::LsnText() : types::Binary10(), text),
+      Column(text ? "_operation" : "__$operation", types::Int(), false)};
+  if (query.include_command_id) result.push_back(Column(text ? "_command_id" : "__$command_id", types::Int(), false));
+  result.push_back(text ? Column("_commit_ts", types::Datetime2_3()) : Column("tran_end_time", types::Datetime(), false));
   for (std::size_t i = 0; i < columns.size(); ++i) {
     result.push_back(Column(query.columns[i], columns[i]->type));
   }
   tds::ResultSet& rows = reply.BeginResult(result);
   if (!from || !to) return;  // BETWEEN NULL: no rows
 
-  const bool from_wire = rows.TakesEncodedValues() && IsEveryColumnInOrder(*instance, columns) &&
+  const bool from_wire = !text && rows.TakesEncodedValues() && IsEveryColumnInOrder(*instance, columns) &&
                          sim::KeepsWireRows(session.db());
   const std::string table = QuoteIdent(from_wire ? sim::WireTableStorageName(instance->name)
                                                  : sim::ChangeTableStorageName(instance->name));
@@ -170,8 +173,13 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
       row_has_commit = commit.SeekTo(row_lsn);
     }
     if (!row_has_commit) continue;
-    rows.Binary(std::string_view(lsn, Lsn::kSize));
-    PassStoredValue(row, 1, rows);
+    if (text) {
+      rows.Text(Lsn::FromBytes(lsn, Lsn::kSize).ToString());
+      rows.Text(Lsn::FromBytes(LsnBytes(row, 1, "__$seqval"), Lsn::kSize).ToString());
+    } else {
+      rows.Binary(std::string_view(lsn, Lsn::kSize));
+      PassStoredValue(row, 1, rows);
+    }
     rows.Int(sqlite3_column_int64(row, 2));
     if (query.include_command_id) rows.Int(sqlite3_column_int64(row, 3));
     rows.Text(commit.time());

@@ -129,4 +129,9 @@ void Answer(Session& session, const UserNameQuery&, tds::ReplyWriter& reply) {
   TextScalar(reply, types::Sysname(), session.login().name);
 }
 
+void Answer(Session&, const NetworkWaitQuery&, tds::ReplyWriter& reply) {
+  // The session has not waited on its client: no ASYNC_NETWORK_IO row.
+  reply.BeginResult({Column("wait_time_ms", types::Bigint(), false)});
+}
+
 }  // namespace mssql_cdc::sim_server

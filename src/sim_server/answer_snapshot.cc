@@ -9,14 +9,15 @@
 #include "sim/storage.h"
 #include "sim/value_codec.h"
 #include "sim_server/answers.h"
+#include "sim_server/key_tally.h"
 #include "sim_server/object_lookup.h"
 #include "sim_server/result_types.h"
 #include "sim_server/server_errors.h"
+#include "sim_server/source_tables.h"
 #include "sim_server/sql_tokens.h"
 #include "sim_server/stored_value.h"
 
 namespace mssql_cdc::sim_server {
-namespace {
 
 const sim::ColumnInfo& RequireColumn(const sim::TableInfo& table, const std::string& name) {
   for (const auto& column : table.columns) {
@@ -39,25 +40,29 @@ std::string StorageName(const sim::TableInfo& table) {
   return sim::QuoteIdent(sim::SourceTableStorageName(table.name.schema, table.name.name));
 }
 
+namespace {
+
 // A piece's conditions as SQLite text, their values (stored forms) appended to `values`.
 std::string WhereOf(const sim::TableInfo& table, const KeyPiece& piece,
                     std::vector<sim::Value>* values) {
   std::string sql;
   for (const KeyCondition& condition : piece) {
     const sim::ColumnInfo& column = RequireColumn(table, condition.column);
-    const auto text = AsText(condition.value);
-    if (!text) {
-      // A NULL bound compares unknown: no row is in the range.
-      sql += (sql.empty() ? " WHERE " : " AND ") + std::string("0");
-      continue;
+    sql += sql.empty() ? " WHERE " : (condition.or_before ? " OR " : " AND ");
+    sql += std::string(static_cast<std::size_t>(condition.opens), '(');
+    if (condition.op == "IS NULL") {
+      sql += sim::QuoteIdent(column.name) + " IS NULL";
+    } else if (const auto text = AsText(condition.value); !text) {
+      sql += "0";  // a NULL bound compares unknown: no row meets it
+    } else {
+      try {
+        values->push_back(sim::EncodeCastText(condition.cast_type, *text, column.name));
+      } catch (const ConfigError&) {
+        throw SqlError(errors::ConversionFailed(*text, "nvarchar", condition.cast_type.ToString()));
+      }
+      sql += sim::QuoteIdent(column.name) + " " + condition.op + " ?" + std::to_string(values->size());
     }
-    try {
-      values->push_back(sim::EncodeCastText(condition.cast_type, *text, column.name));
-    } catch (const ConfigError&) {
-      throw SqlError(errors::ConversionFailed(*text, "nvarchar", condition.cast_type.ToString()));
-    }
-    sql += (sql.empty() ? " WHERE " : " AND ") + sim::QuoteIdent(column.name) + " " +
-           condition.op + " ?" + std::to_string(values->size());
+    sql += std::string(static_cast<std::size_t>(condition.closes), ')');
   }
   return sql;
 }
@@ -96,7 +101,7 @@ std::string KeySelect(const sim::TableInfo& table, const std::vector<KeyText>& s
   for (const KeyText& text : select) {
     const sim::ColumnInfo& column = RequireColumn(table, text.column);
     sql += (sql.empty() ? "" : ", ") + sim::QuoteIdent(column.name);
-    result->push_back(Column("", text.type));
+    result->push_back(text.raw ? Column(column.name, column.type, column.nullable) : Column("", text.type));
   }
   return sql;
 }
@@ -128,9 +133,15 @@ void SendKeyText(sqlite3_stmt* row, int column, tds::ResultSet& out) {
   }
 }
 
-void SendKeyRow(sim::Statement& seek, std::size_t columns, tds::ResultSet& rows) {
+void SendKeyRow(sim::Statement& seek, const std::vector<KeyText>& select, tds::ResultSet& rows) {
   if (!seek.Step()) return;
-  for (std::size_t i = 0; i < columns; ++i) SendKeyText(seek.raw(), static_cast<int>(i), rows);
+  for (std::size_t i = 0; i < select.size(); ++i) {
+    if (select[i].raw) {
+      PassStoredValue(seek.raw(), static_cast<int>(i), rows);
+    } else {
+      SendKeyText(seek.raw(), static_cast<int>(i), rows);
+    }
+  }
   rows.EndRow();
 }
 
@@ -195,7 +206,7 @@ void Answer(Session& session, const KeyAtQuery& query, tds::ReplyWriter& reply) 
   tds::ResultSet& rows = reply.BeginResult(result);
   StatementLease seek = session.statements().Prepare(sql);
   BindAll(*seek, values);
-  SendKeyRow(*seek, result.size(), rows);
+  SendKeyRow(*seek, query.select, rows);
 }
 
 void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply) {
@@ -206,7 +217,7 @@ void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply
   StatementLease last = session.statements().Prepare(
       "SELECT " + select + " FROM " + StorageName(table) +
       OrderBy(table, query.key_columns, true) + " LIMIT 1");
-  SendKeyRow(*last, result.size(), rows);
+  SendKeyRow(*last, query.select, rows);
 }
 
 void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& reply) {
@@ -240,31 +251,15 @@ void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& rep
     if (*day < *from || *day >= *end) return std::nullopt;
     return *day;
   };
-  std::optional<std::int64_t> slice;
-  std::int64_t count = 0;
-  Int128 sum = 0;
-  auto send = [&] {
-    rows.Int(*slice);
-    rows.Int(count);
-    rows.Text(Int128Text(sum));
-    rows.EndRow();
-  };
+  KeyTally tally(rows);
   while (keys->Step()) {
     const auto in_range = key_of();
     if (!in_range) continue;
     // (k - start) / width in T-SQL's integer arithmetic, which truncates toward zero.
     const std::int64_t key = *in_range;
-    const std::int64_t next = static_cast<std::int64_t>((Int128(key) - *start) / *width);
-    if (slice && *slice != next) {
-      send();
-      count = 0;
-      sum = 0;
-    }
-    slice = next;
-    ++count;
-    sum += key;
+    tally.Add(static_cast<std::int64_t>((Int128(key) - *start) / *width), key);
   }
-  if (slice) send();
+  tally.Finish();
 }
 
 void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply) {

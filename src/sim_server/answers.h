@@ -4,6 +4,7 @@
 //   answer_catalog.cc   the CDC catalog procedures and sys.columns
 //   answer_changes.cc   change rows (the odbc backend's join, cdc.fn_cdc_get_all_changes_*)
 //   answer_snapshot.cc  current rows of a source table, in key ranges; keyset seeks, row counts
+//   answer_key_stats.cc a key's extent, NTILE tiles and bucket counts (mssql-cdc-pyspark 0.8.0)
 //   answer_unknown.cc   statements of no known shape
 // Each runs inside the read snapshot its caller opened on the session's connection and
 // answers through `reply`: result sets, an INFO message, or a SqlError thrown with SQL
@@ -46,6 +47,12 @@ void Answer(Session& session, const KeyAtQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const LastKeyQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const KeySlicesQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const SpaceUsedQuery& query, tds::ReplyWriter& reply);
+
+void Answer(Session& session, const TableColumnsQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const KeyRangeQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const KeyTilesQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const KeyBucketsQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const NetworkWaitQuery& query, tds::ReplyWriter& reply);
 
 void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);
 

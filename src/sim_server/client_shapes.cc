@@ -224,6 +224,8 @@ bool SnapshotColumn(TokenCursor& cursor, SnapshotColumnRef* column) {
   return true;
 }
 
+}  // namespace
+
 // [schema].[table], or [table] of dbo.
 bool TableName(TokenCursor& cursor, std::string* schema, std::string* table) {
   std::string first;
@@ -236,6 +238,8 @@ bool TableName(TokenCursor& cursor, std::string* schema, std::string* table) {
   *table = std::move(first);
   return true;
 }
+
+namespace {
 
 bool ParsedType(const std::string& text, SqlType* type) {
   try {
@@ -268,9 +272,14 @@ bool Conversion(TokenCursor& cursor, Operand operand, SqlType* type, std::int64_
   return ParsedType(text, type);
 }
 
-// [column] op CAST(? AS type) | [column] op CONVERT(type, ?, 1)
+// [column] op CAST(? AS type) | [column] op CONVERT(type, ?, 1) | [column] IS NULL
 bool Condition(TokenCursor& cursor, KeyCondition* condition) {
+  static const Phrase is_null("IS NULL");
   if (!cursor.Name(&condition->column)) return false;
+  if (cursor.Match(is_null)) {
+    condition->op = "IS NULL";
+    return true;
+  }
   for (std::string_view op : {"=", ">=", ">", "<"}) {
     if (cursor.Punct(op)) {
       condition->op = op;
@@ -284,18 +293,30 @@ bool Condition(TokenCursor& cursor, KeyCondition* condition) {
          (style <= 1 || cursor.Reject());
 }
 
-// [WHERE condition [AND condition ...]]
+}  // namespace
+
+// [WHERE condition [AND|OR condition ...]], conditions grouped by balanced parentheses.
 bool Piece(TokenCursor& cursor, KeyPiece* piece) {
   if (!cursor.Keyword("where")) return true;
+  int depth = 0;
+  bool or_before = false;
   do {
     KeyCondition condition;
+    condition.or_before = or_before;
+    while (cursor.Punct("(")) ++condition.opens;
     if (!Condition(cursor, &condition)) return false;
+    depth += condition.opens;
+    while (depth > 0 && cursor.Punct(")")) {
+      ++condition.closes;
+      --depth;
+    }
     piece->push_back(std::move(condition));
-  } while (cursor.Keyword("and"));
-  return true;
+    or_before = cursor.Keyword("or");
+  } while (or_before || cursor.Keyword("and"));
+  return depth == 0 || cursor.Reject();
 }
 
-bool NameList(TokenCursor& cursor, std::vector<std::string>* names, bool descending = false) {
+bool NameList(TokenCursor& cursor, std::vector<std::string>* names, bool descending) {
   do {
     std::string name;
     if (!cursor.Name(&name)) return false;
@@ -304,6 +325,8 @@ bool NameList(TokenCursor& cursor, std::vector<std::string>* names, bool descend
   } while (cursor.Punct(","));
   return true;
 }
+
+namespace {
 
 // CAST([c] AS type) | CONVERT(type, [c], style)
 bool KeyTextColumn(TokenCursor& cursor, KeyText* text) {

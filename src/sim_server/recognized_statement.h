@@ -1,6 +1,10 @@
 // What a statement sent to `mssql-cdc sim serve` was recognised as: one of the statements of
-// the odbc backend (source/odbc/statements.h), a query drivers send on their own, or nothing
-// known. Names are given unquoted, values resolved from the parameters or literals.
+// the odbc backend (source/odbc/statements.h), a query drivers send on their own, one of
+// mssql-cdc-pyspark 0.8.0's (reference_shapes.cc), or nothing known. Names are given
+// unquoted, values resolved from the parameters or literals. 0.8.0 asks for the same things
+// as statements.h in other forms, which the flags below say: LSNs returned as
+// CONVERT(varchar(22), lsn, 1) ("0x" and 20 hex digits) rather than binary(10), commit times as
+// CONVERT(varchar(23), time, 126).
 #pragma once
 
 #include <cstdint>
@@ -30,20 +34,26 @@ struct DatatypeInfoQuery {};
 // ---- statements.h, in its order ----
 struct TimeZoneSupportQuery {};  // kHasTimeZoneId
 struct TimeZoneIdQuery {};       // kTimeZoneId
-struct MaxLsnQuery {};
+struct MaxLsnQuery {
+  bool lsn_text = false;
+};
 struct MinLsnQuery {
   SqlValue capture_instance;
+  bool lsn_text = false;
 };
 struct NthCommitAfterQuery {
   SqlValue count;
   SqlValue after;
+  bool lsn_text = false;
 };
 struct TimeToLsnQuery {  // kTimeToLsn
   SqlValue time;
+  bool lsn_text = false;
 };
 struct CommitTimeQuery {
   SqlValue lsn;
   bool at_or_before = false;  // kCommitTimeAtOrBefore; else kCommitTime
+  bool iso_text = false;      // CONVERT(varchar(23), CAST(t AS datetime2(3)), 126)
 };
 struct ListCaptureInstancesQuery {
   // Both NULL for every instance; else the instances of that source table.
@@ -65,6 +75,7 @@ struct SplitPointsQuery {
   std::int64_t tiles = 0;
   SqlValue from;
   SqlValue to;
+  bool lsn_text = false;
 };
 struct ChangeRowsQuery {
   std::string change_table;
@@ -72,6 +83,9 @@ struct ChangeRowsQuery {
   bool include_command_id = false;
   SqlValue from;
   SqlValue to;
+  // 0.8.0's projection: _start_lsn and _seqval as text, _operation, _command_id, and
+  // _commit_ts as CAST(tran_end_time AS datetime2(3)).
+  bool reference_projection = false;
 };
 struct SnapshotColumnRef {
   std::string name;
@@ -79,14 +93,19 @@ struct SnapshotColumnRef {
   SqlType cast_type;  // the CAST(NULL AS type) of an absent column
 };
 // One condition of a piece of a key range: [column] op CAST(? AS type), or
-// CONVERT(type, ?, 1) for a binary type.
+// CONVERT(type, ?, 1) for a binary type, or [column] IS NULL; joined to the one before by
+// AND or OR, inside the parentheses it opens and closes.
 struct KeyCondition {
   std::string column;
-  std::string op;  // "=", ">=", ">", "<"
+  std::string op;  // "=", ">=", ">", "<", "IS NULL"
   SqlType cast_type;
   SqlValue value;
+  bool or_before = false;  // joined to the condition before by OR rather than AND
+  int opens = 0;           // "(" before it
+  int closes = 0;          // ")" after it
 };
-// The conditions of one UNION ALL branch, all to hold; none: every row.
+// The conditions of one UNION ALL branch, joined as they say (all to hold, when they say
+// nothing more); none: every row.
 using KeyPiece = std::vector<KeyCondition>;
 struct SnapshotRowsQuery {
   std::string schema;
@@ -95,10 +114,12 @@ struct SnapshotRowsQuery {
   std::vector<std::string> key_columns;  // ORDER BY; empty: none
   std::vector<KeyPiece> pieces;          // at least one
 };
-// A key column as the text that CASTs back to it: CAST([c] AS type) or CONVERT(type, [c], n).
+// A key column as the text that CASTs back to it: CAST([c] AS type) or CONVERT(type, [c], n);
+// or, `raw`, the column itself.
 struct KeyText {
   std::string column;
   SqlType type;
+  bool raw = false;
 };
 struct KeyAtQuery {
   std::string schema;
@@ -132,6 +153,7 @@ struct SpaceUsedQuery {
 struct LsnStepQuery {  // sys.fn_cdc_increment_lsn(?) / sys.fn_cdc_decrement_lsn(?)
   bool increment = true;
   SqlValue lsn;
+  bool lsn_text = false;
 };
 struct AllChangesQuery {  // SELECT * FROM cdc.fn_cdc_get_all_changes_<ci>(?, ?, N'all')
   std::string capture_instance;
@@ -139,6 +161,45 @@ struct AllChangesQuery {  // SELECT * FROM cdc.fn_cdc_get_all_changes_<ci>(?, ?,
   SqlValue to;
   SqlValue row_filter;
 };
+
+// ---- mssql-cdc-pyspark 0.8.0's, beyond what statements.h asks ----
+// SELECT name, column_id, is_computed | name, collation_name FROM sys.columns WHERE object_id =
+// OBJECT_ID(QUOTENAME(?) + '.' + QUOTENAME(?))
+struct TableColumnsQuery {
+  SqlValue schema;
+  SqlValue table;
+  bool collation = false;
+};
+// SELECT (SELECT MIN([k]) FROM t [WHERE [k] >= lo AND [k] < hi]) AS lo, (SELECT MAX ...) AS hi
+struct KeyRangeQuery {
+  std::string schema;
+  std::string table;
+  std::string column;
+  bool bounded = false;
+  SqlValue lo;
+  SqlValue hi;
+};
+// The first key of each tile of NTILE(tiles) over the key but the first.
+struct KeyTilesQuery {
+  std::string schema;
+  std::string table;
+  std::vector<std::string> key_columns;
+  std::int64_t tiles = 0;
+};
+// Rows and key sums per bucket [b * width, (b + 1) * width) of an integer or date key (a date
+// as its day number); no column: one bucket 0 of every row.
+struct KeyBucketsQuery {
+  std::string schema;
+  std::string table;
+  std::string column;  // empty: no key
+  bool day_number = false;
+  std::int64_t width = 1;
+  bool bounded = false;
+  SqlValue lo;
+  SqlValue hi;
+};
+// sys.dm_exec_session_wait_stats for this session's ASYNC_NETWORK_IO.
+struct NetworkWaitQuery {};
 
 // Matches no known shape: answered with 102 near `near`, or 208 when `object` (the first
 // object after FROM, "schema.name" as written) does not exist.
@@ -154,6 +215,7 @@ using RecognizedStatement =
                  CapturedColumnsQuery, DdlHistoryQuery, SourceColumnsQuery, UserNameQuery,
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
                  LastKeyQuery, KeySlicesQuery, SpaceUsedQuery, LsnStepQuery,
-                 AllChangesQuery, UnknownStatement>;
+                 AllChangesQuery, TableColumnsQuery, KeyRangeQuery, KeyTilesQuery, KeyBucketsQuery,
+                 NetworkWaitQuery, UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

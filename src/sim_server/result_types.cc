@@ -54,6 +54,18 @@ const SqlType& NvarcharMax() {
   return type;
 }
 SqlType Nvarchar(int length) { return Parsed(("nvarchar(" + std::to_string(length) + ")").c_str()); }
+const SqlType& LsnText() {
+  static const SqlType type = Parsed("varchar(22)");
+  return type;
+}
+const SqlType& IsoTimeText() {
+  static const SqlType type = Parsed("varchar(23)");
+  return type;
+}
+const SqlType& Datetime2_3() {
+  static const SqlType type = Parsed("datetime2(3)");
+  return type;
+}
 
 }  // namespace types
 

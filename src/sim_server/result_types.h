@@ -22,6 +22,9 @@ const SqlType& Decimal38();  // decimal(38,0), what SUM of a decimal(38,0) gives
 const SqlType& Datetime();
 const SqlType& NvarcharMax();
 SqlType Nvarchar(int length);
+const SqlType& LsnText();      // varchar(22): CONVERT(varchar(22), lsn, 1)
+const SqlType& IsoTimeText();  // varchar(23): CONVERT(varchar(23), time, 126)
+const SqlType& Datetime2_3();  // datetime2(3)
 }  // namespace types
 
 tds::ResultColumn Column(std::string name, const SqlType& type, bool nullable = true);

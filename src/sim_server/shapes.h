@@ -17,6 +17,8 @@ using Shape = bool (*)(TokenCursor&, RecognizedStatement*);
 std::span<const Shape> ClientShapes();
 // What drivers send on their own, and the CDC functions a person types.
 std::span<const Shape> DriverShapes();
+// The statements mssql-cdc-pyspark 0.8.0's SqlCdcClient sends (reference_shapes.cc).
+std::span<const Shape> ReferenceShapes();
 
 // [EXEC[UTE]] [sys.]procedure [[@name =] value [, ...]], the arguments in order.
 struct ProcedureArgument {
@@ -25,5 +27,13 @@ struct ProcedureArgument {
 };
 bool ProcedureCall(TokenCursor& cursor, std::string_view procedure,
                    std::vector<ProcedureArgument>* arguments);
+
+// Pieces the shapes of several families share (client_shapes.cc).
+// [schema].[table], or [table] of dbo.
+bool TableName(TokenCursor& cursor, std::string* schema, std::string* table);
+// [WHERE [column] op CAST(? AS type) [AND ...]]: nothing when there is no WHERE.
+bool Piece(TokenCursor& cursor, KeyPiece* piece);
+// name [DESC], name [DESC], ...
+bool NameList(TokenCursor& cursor, std::vector<std::string>* names, bool descending = false);
 
 }  // namespace mssql_cdc::sim_server

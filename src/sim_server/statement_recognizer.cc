@@ -26,7 +26,7 @@ std::string FirstObject(const std::vector<SqlToken>& tokens, std::size_t begin, 
 RecognizedStatement RecognizeOne(const std::vector<SqlToken>& tokens, std::size_t begin,
                                  std::size_t end, const std::vector<SqlValue>& values) {
   std::size_t furthest = begin;
-  for (std::span<const Shape> shapes : {ClientShapes(), DriverShapes()}) {
+  for (std::span<const Shape> shapes : {ClientShapes(), DriverShapes(), ReferenceShapes()}) {
     for (Shape shape : shapes) {
       TokenCursor cursor(tokens, begin, end, values, &furthest);
       RecognizedStatement statement;

@@ -4,19 +4,16 @@ the two backends run a caller's own T-SQL through their driver packages."""
 
 import datetime as dt
 import json
-import os
 import subprocess
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
+from sim_serving import BINARY, serving
 
 import mssql_cdc
 from mssql_cdc import client as cdc_client
 from mssql_cdc.client import CdcClient, make_client
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = os.environ.get("MSSQL_CDC_BIN", str(ROOT / "build" / "mssql-cdc"))
 
 
 @pytest.fixture(scope="module")
@@ -168,19 +165,11 @@ def test_bad_options_are_refused_before_anything_opens(tmp_path):
 
 @pytest.fixture(scope="module")
 def served(shop):
-    """`sim serve` over the shop database; yields (connection string, user, password)."""
+    """`sim serve` over the shop database: (port, database, user, password)."""
     db, info, cli = shop
     cli("sim", "login", "add", "--db", db, "--name", "client_user", "--password", "Client-pw-1", "--db-owner")
-    server = subprocess.Popen([BINARY, "sim", "serve", "--db", str(db), "--port", "0"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = server.stdout.readline().strip()
-        assert line.startswith("listening on "), line
-        port = line.rsplit(":", 1)[1]
+    with serving(db) as port:
         yield port, info["database"], "client_user", "Client-pw-1"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_the_engine_answers_over_tds_what_it_reads_from_the_file(served, sim_client):

@@ -27,14 +27,6 @@ def surface_of(python):
 
 
 @pytest.fixture(scope="module")
-def reference_python():
-    made = subprocess.run(["bash", str(ROOT / "scripts" / "setup_reference.sh")], capture_output=True, text=True,
-                          timeout=900)
-    assert made.returncode == 0, made.stderr[-3000:]
-    return made.stdout.strip().splitlines()[-1]
-
-
-@pytest.fixture(scope="module")
 def surfaces(reference_python):
     reference = surface_of(reference_python)
     assert "mssql_cdc.client" in reference, "the reference venv does not hold mssql-cdc-pyspark"
