@@ -54,7 +54,7 @@ export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
 if [[ $mode == quick ]]; then
   part "ctest" ctest --test-dir build --output-on-failure -j2
   part "pytest (no spark, sigkill or slow)" pytest -n 2 -m "not spark and not sigkill and not slow" \
-    tests/python tests/cli tests/delta tests/engine tests/sql
+    tests/python tests/reference tests/cli tests/delta tests/engine tests/sql
 else
   # Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path
   # in the variable named; the build's log is shown only when the build fails.
@@ -77,8 +77,8 @@ else
   done
   # Everything but the Spark suites, in the lane beside them.
   beside_spark() {
-    part "pytest cli, storage, python, delta, engine, sql (2 workers)" pytest -n 2 --durations=12 \
-      tests/cli tests/storage tests/python tests/delta tests/engine tests/sql
+    part "pytest cli, storage, python, reference, delta, engine, sql (2 workers)" pytest -n 2 --durations=12 \
+      tests/cli tests/storage tests/python tests/reference tests/delta tests/engine tests/sql
     # Its own Spark Connect server and metastore; the tests that run the guide's examples as
     # written share one checkpoint folder with the classic pass and take turns holding it.
     part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \

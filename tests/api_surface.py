@@ -5,7 +5,7 @@ outside the package). For each name: its kind and what a user's code depends on 
 signature, a TypedDict's keys and their types, a Protocol's or a class's public members, a
 constant's value).
 
-Run by tests/python/test_reference_api.py with our interpreter and with the reference library's
+Run by tests/reference/test_api.py with our interpreter and with the reference library's
 (mssql-cdc-pyspark 0.8.0, in a venv of its own), so that both are described the same way.
 """
 

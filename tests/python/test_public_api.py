@@ -1,5 +1,5 @@
 """The details of the public API that users' code depends on. Which names exist, with which
-signatures, is compared with the reference library 0.8.0 itself by test_reference_api.py."""
+signatures, is compared with the reference library 0.8.0 itself by tests/reference/test_api.py."""
 
 import inspect
 

@@ -1,0 +1,56 @@
+"""A running mssql-cdc-pyspark 0.8.0 job taken over, and given back: 0.8.0 itself (from PyPI, in
+its own venv) and this package run the same start_many call in turn on the same bronze, facts
+and checkpoints, both reading one simulated database through `sim serve` as they read SQL
+Server (0.8.0 through its mssql-python backend, ours through the engine's reader). After every
+run, bronze holds each change of the change tables exactly once, and the facts table one row
+per batch of either library, in one schema."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sim_serving import serving
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spark"))
+from spark_helpers import assert_bronze_equals_change_table, delta, info, make_shop, workload  # noqa: E402
+
+CHILD = Path(__file__).resolve().parent / "takeover_child.py"
+TABLES = ["dbo_orders", "dbo_customers"]
+
+
+def run(python, work, options):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_REMOTE")}
+    done = subprocess.run([python, str(CHILD), str(work), json.dumps(options), json.dumps(TABLES)],
+                          capture_output=True, text=True, env=env, cwd="/", timeout=600)
+    assert done.returncode == 0, f"{python}:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_reference_job_continues_on_ours_and_back(cli, tmp_path, reference_python):
+    db = make_shop(cli, tmp_path, transactions=80, seed=21)
+    cli("sim", "login", "add", "--db", db, "--name", "job", "--password", "Job-pw-21", "--db-owner")
+    with serving(db) as port:
+        # The options 0.8.0's job was written with; ours reads them unchanged.
+        options = {"connectionString": f"Server=127.0.0.1,{port};Database={info(cli, db)['database']};UID=job;"
+                                       "PWD=Job-pw-21;Encrypt=no"}
+        work = tmp_path / "job"
+        batches = 0
+        for turn, python in enumerate([reference_python, sys.executable, reference_python, sys.executable]):
+            run(python, work, options)
+            for ci in TABLES:
+                assert_bronze_equals_change_table(db, ci, work / "bronze" / ci)
+            facts = delta(work / "facts").to_pylist()
+            assert len(facts) > batches, f"run {turn} wrote no facts row"
+            assert all(row["event"] is None and row["rows"] is not None for row in facts[batches:])
+            batches = len(facts)
+            workload(cli, db, 30, seed=22 + turn)
+        # Every batch's facts row, of both libraries, names its stream and the batch it wrote.
+        assert {row["app_id"] for row in facts} == {f"{ci}-v1" for ci in TABLES}
+        for ci in TABLES:
+            ids = sorted(row["batch_id"] for row in facts if row["app_id"] == f"{ci}-v1")
+            assert ids == list(range(len(ids))), f"{ci}: batch ids {ids}"
