@@ -12,7 +12,10 @@ commits of 10,000):
   trigger={"availableNow": True})` then `await_all`.
 
 Ours reads a simulated database (`mssql-cdc sim`, backend `sim`); the reference reads its own fake
-backend (`mssql_cdc.fake.FakeCdcDatabase`, backend `fake`). Both packages are named `mssql_cdc`,
+backend (`mssql_cdc.fake.FakeCdcDatabase`, backend `fake`). With --wire both read the same simulated
+database over TDS from `mssql-cdc sim serve` (plaintext), each through its default reader: ours
+the engine's own TDS reader (backend odbc), the reference its mssql-python backend (Microsoft ODBC
+Driver 18), which is the same work on the same wire. Both packages are named `mssql_cdc`,
 so each run is a process of its own (bench/spark_bench_child.py) with its library's Python: ours
 is .venv's, the reference's is .venv-reference, made by scripts/setup_reference.sh from
 scripts/requirements-reference.txt. Every run gets a fresh local[2] Spark with the Delta jars of
@@ -34,7 +37,7 @@ round (the order flips every round); the medians over --rounds are reported, wit
 names/paths of one library and ours on Connect over the reference on a classic session. Data sets are built once into --dir/spark_bench and kept.
 
     .venv/bin/python bench/spark_bench.py [--rows 1000000] [--tables 10] [--many-rows 100000]
-                                          [--rounds 2] [--dir bench/out]
+                                          [--rounds 2] [--dir bench/out] [--wire]
 """
 
 import argparse
@@ -137,11 +140,34 @@ def build_fake(ref_python, path, tables, rows):
     return path
 
 
+WIRE_LOGIN = ("bench_reader", "Bench-pw-1")
+
+
+def serve(path, servers):
+    """`sim serve` over the database at `path` (a login added once); the options both libraries
+    read it with, as JSON. The server runs until the bench ends."""
+    added = subprocess.run([str(SIM), "sim", "login", "add", "--db", str(path), "--name", WIRE_LOGIN[0],
+                            "--password", WIRE_LOGIN[1], "--db-owner"], capture_output=True, text=True)
+    if added.returncode != 0 and "exists" not in added.stderr:
+        raise RuntimeError(f"sim login add on {path}: {added.stderr.strip()}")
+    info = json.loads(subprocess.run([str(SIM), "sim", "info", "--db", str(path), "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    server = subprocess.Popen([str(SIM), "sim", "serve", "--db", str(path), "--port", "0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    servers.append(server)
+    line = server.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        raise RuntimeError(f"sim serve over {path} did not start: {line}")
+    port = line.rsplit(":", 1)[1]
+    return json.dumps({"connectionString": f"Server=127.0.0.1,{port};Database={info['database']};"
+                                           f"UID={WIRE_LOGIN[0]};PWD={WIRE_LOGIN[1]};Encrypt=no"})
+
+
 # --- runs -----------------------------------------------------------------------------------------
 
 def ours_ready():
     probe = ("import mssql_cdc; mssql_cdc.start_many; mssql_cdc.await_all; mssql_cdc.stream; "
-             "from mssql_cdc import _core; _core.Feed; import mssql_cdc.datasource, mssql_cdc.sink")
+             "from mssql_cdc import _core; _core.Feed; import mssql_cdc.source, mssql_cdc.sink")
     r = subprocess.run([str(OURS_PYTHON), "-c", probe], capture_output=True, text=True, env=clean_env(),
                        cwd="/")
     return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
@@ -194,6 +220,8 @@ def main():
     parser.add_argument("--many-rows", type=int, default=100_000, help="changes per table, many scenario")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--dir", default=str(ROOT / "bench" / "out"))
+    parser.add_argument("--wire", action="store_true",
+                        help="both libraries read the same simulated database over TDS from sim serve")
     args = parser.parse_args()
 
     out = Path(args.dir).resolve()
@@ -215,17 +243,26 @@ def main():
         "many": (args.tables, args.many_rows),
     }
     sets = {}
+    servers = []
     t = time.perf_counter()
     for name, (tables, rows) in scenarios.items():
+        if args.wire:
+            shared = serve(build_sim(data / f"sim_{tables}x{rows}.sim", tables, rows), servers)
+            sets[("ref", name)] = sets[("ours", name)] = shared
+            continue
         sets[("ref", name)] = build_fake(ref_python, data / f"fake_{tables}x{rows}", tables, rows)
         if ready:
             # bench/source_bench's narrow database is this shape; reused when it is there.
             cached = out / f"source_bench_narrow_{rows}.sim"
             sets[("ours", name)] = (cached if tables == 1 and cached.exists()
                                     else build_sim(data / f"sim_{tables}x{rows}.sim", tables, rows))
-    warm = {"ref": build_fake(ref_python, data / f"fake_1x{WARM_ROWS}", 1, WARM_ROWS)}
-    if ready:
-        warm["ours"] = build_sim(data / f"sim_1x{WARM_ROWS}.sim", 1, WARM_ROWS)
+    if args.wire:
+        warm_wire = serve(build_sim(data / f"sim_1x{WARM_ROWS}.sim", 1, WARM_ROWS), servers)
+        warm = {"ref": warm_wire, "ours": warm_wire}
+    else:
+        warm = {"ref": build_fake(ref_python, data / f"fake_1x{WARM_ROWS}", 1, WARM_ROWS)}
+        if ready:
+            warm["ours"] = build_sim(data / f"sim_1x{WARM_ROWS}.sim", 1, WARM_ROWS)
     log(f"data sets ready ({time.perf_counter() - t:.0f} s)")
 
     variants = [v for v in VARIANTS if ready or v[0] == "ref"]
@@ -241,6 +278,9 @@ def main():
             for name in scenarios:
                 results.setdefault((name, variant), []).append(by_name.get(name))
     log(f"runs done ({time.perf_counter() - t:.0f} s)")
+    for server in servers:
+        server.terminate()
+        server.wait(timeout=30)
     shutil.rmtree(work, ignore_errors=True)
 
     failures = []
@@ -260,7 +300,10 @@ def main():
             summary[(name, variant)] = {"wall": wall, "peak": peak, "per_stream": peak / tables,
                                         "rows": tables * rows, "runs": len(good)}
 
-    print(f"Spark mode, `mssql_cdc` (ours) and `mssql-cdc-pyspark==0.8.0` (reference), local[2], "
+    source = ("both reading one simulated database over TDS from `sim serve` (plaintext): ours through "
+              "the engine's TDS reader, the reference through mssql-python" if args.wire else
+              "ours reading a simulated database file, the reference its own fake backend")
+    print(f"Spark mode, `mssql_cdc` (ours) and `mssql-cdc-pyspark==0.8.0` (reference), {source}, local[2], "
           f"availableNow into Delta with a facts table; median of {args.rounds} runs each, each run a "
           f"fresh warmed Spark running single, then many. single: 1 table x {args.rows:,} changes; many: {args.tables} tables x "
           f"{args.many_rows:,} changes (start_many + await_all). Tables as paths, or as names in a Hive "

@@ -244,6 +244,11 @@ def spark_session(jars_dir, work, *, hive=False):
 
 
 def options_for(lib, data):
+    """The source options of a data set: a simulated database file (ours) or fake directory
+    (the reference), or, given as a JSON object, the options of a `sim serve` both read over TDS,
+    each through its default reader (ours: the engine's; the reference: mssql-python)."""
+    if data.startswith("{"):
+        return dict(json.loads(data), backend="odbc" if lib == "ours" else "mssql-python")
     if lib == "ours":
         return {"backend": "sim", "simPath": data}
     return {"backend": "fake", "fakePath": data}

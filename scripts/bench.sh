@@ -79,10 +79,11 @@ fi
   .venv/bin/python bench/limits_bench.py --dir bench/out
   took
   echo
-  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-200000} --tables 5 --many-rows ${BENCH_SPARK_MANY_ROWS:-20000} --rounds ${BENCH_SPARK_ROUNDS:-1} --dir bench/out\`"
+  # Both libraries on the same wire: one simulated database served over TDS (--wire).
+  echo "Command: \`.venv/bin/python bench/spark_bench.py --rows ${BENCH_SPARK_ROWS:-200000} --tables 5 --many-rows ${BENCH_SPARK_MANY_ROWS:-20000} --rounds ${BENCH_SPARK_ROUNDS:-1} --dir bench/out --wire\`"
   echo
   .venv/bin/python bench/spark_bench.py --rows "${BENCH_SPARK_ROWS:-200000}" --tables 5 \
-    --many-rows "${BENCH_SPARK_MANY_ROWS:-20000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out
+    --many-rows "${BENCH_SPARK_MANY_ROWS:-20000}" --rounds "${BENCH_SPARK_ROUNDS:-1}" --dir bench/out --wire
   took
   echo
   echo "Command: \`build/bench/snapshot_bench --rows ${BENCH_SNAPSHOT_ROWS:-10000000} --dir bench/out\`"

@@ -345,5 +345,65 @@ TEST(StatementRecognizerTest, UnreadableTextAndMissingParametersAreSqlServerErro
   EXPECT_EQ(number(sql::kMaxLsn), 0);
 }
 
+// The statements of mssql-cdc-pyspark 0.8.0, as its client sends them (sim serve's log of a run of
+// 0.8.0 against it): LSNs as text through CONVERT(binary(10), @P1, 1), answers asked as text.
+TEST(StatementRecognizerTest, TheReferenceClientsStatements) {
+  const Lsn lsn = Lsn::ParseLenient("0x0000002A000001000007");
+  const auto min = Recognize<MinLsnQuery>("SELECT CONVERT(varchar(22), sys.fn_cdc_get_min_lsn(@P1), 1)",
+                                          {TextParam("@P1", "dbo_orders")});
+  EXPECT_TRUE(min.lsn_text);
+  const auto step = Recognize<LsnStepQuery>(
+      "SELECT CONVERT(varchar(22), sys.fn_cdc_decrement_lsn(CONVERT(binary(10), @P1, 1)), 1)",
+      {TextParam("@P1", lsn.ToString())});
+  EXPECT_FALSE(step.increment);
+  EXPECT_EQ(AsLsn(step.lsn), lsn);  // the text became the 10 bytes it spells
+  const auto time = Recognize<CommitTimeQuery>(
+      "SELECT TOP (1) CONVERT(varchar(23), CAST(m.tran_end_time AS datetime2(3)), 126) FROM cdc.lsn_time_mapping m "
+      "WHERE m.start_lsn <= CONVERT(binary(10), @P1, 1) ORDER BY m.start_lsn DESC",
+      {TextParam("@P1", lsn.ToString())});
+  EXPECT_TRUE(time.at_or_before && time.iso_text);
+  const auto changes = Recognize<ChangeRowsQuery>(
+      "SELECT CONVERT(varchar(22), c.[__$start_lsn], 1) AS _start_lsn, CONVERT(varchar(22), c.[__$seqval], 1) AS "
+      "_seqval, c.[__$operation] AS _operation, CAST(m.tran_end_time AS datetime2(3)) AS _commit_ts, c.[id], "
+      "c.[name] FROM cdc.[dbo_t_CT] c JOIN cdc.lsn_time_mapping m ON m.start_lsn = c.[__$start_lsn] WHERE "
+      "c.[__$start_lsn] BETWEEN CONVERT(binary(10), @P1, 1) AND CONVERT(binary(10), @P2, 1) ORDER BY "
+      "c.[__$start_lsn], c.[__$seqval], c.[__$operation]",
+      {TextParam("@P1", lsn.ToString()), TextParam("@P2", lsn.ToString())});
+  EXPECT_TRUE(changes.reference_projection);
+  EXPECT_FALSE(changes.include_command_id);
+  EXPECT_EQ(changes.columns, (std::vector<std::string>{"id", "name"}));
+  const auto tiles = Recognize<KeyTilesQuery>(
+      "SELECT [a], [b] FROM (SELECT [a], [b], [__$tile], LAG([__$tile]) OVER (ORDER BY [a], [b]) AS [__$prev] "
+      "FROM (SELECT [a], [b], NTILE(4) OVER (ORDER BY [a], [b]) AS [__$tile] FROM [dbo].[t]) a) b "
+      "WHERE [__$tile] <> [__$prev] ORDER BY [__$tile]");
+  EXPECT_EQ(tiles.key_columns, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(tiles.tiles, 4);
+  const auto buckets = Recognize<KeyBucketsQuery>(
+      "SELECT [__$b] AS b, COUNT_BIG(*) AS n, SUM(CAST([__$o] AS decimal(38,0))) AS s FROM (SELECT "
+      "CAST(DATEDIFF(day, CAST('19700101' AS date), [d]) AS bigint) AS [__$o], CASE WHEN CAST(DATEDIFF(day, "
+      "CAST('19700101' AS date), [d]) AS bigint) >= 0 THEN CAST(DATEDIFF(day, CAST('19700101' AS date), [d]) AS "
+      "bigint) / CAST(7 AS bigint) ELSE (CAST(DATEDIFF(day, CAST('19700101' AS date), [d]) AS bigint) + 1) / "
+      "CAST(7 AS bigint) - 1 END AS [__$b] FROM [dbo].[t] WHERE [d] IS NOT NULL) x GROUP BY [__$b]");
+  EXPECT_TRUE(buckets.day_number);
+  EXPECT_EQ(buckets.width, 7);
+  // A key range with its NULL-safe upper bound: OR, IS NULL and parentheses.
+  const auto rows = Recognize<SnapshotRowsQuery>(
+      "SELECT [a], [b] FROM [dbo].[t] WHERE [a] = CAST(@P1 AS bigint) AND [b] >= CAST(@P2 AS int) AND (([a] < "
+      "CAST(@P3 AS bigint) OR [a] IS NULL) OR ([a] = CAST(@P4 AS bigint) AND ([b] < CAST(@P5 AS int) OR [b] IS "
+      "NULL)))",
+      {IntParam("@P1", 1), IntParam("@P2", 2), IntParam("@P3", 3), IntParam("@P4", 4), IntParam("@P5", 5)});
+  ASSERT_EQ(rows.pieces.size(), 1u);
+  const KeyPiece& piece = rows.pieces[0];
+  ASSERT_EQ(piece.size(), 7u);
+  EXPECT_EQ(piece[2].opens, 2);
+  EXPECT_TRUE(piece[3].or_before);
+  EXPECT_EQ(piece[3].op, "IS NULL");
+  EXPECT_EQ(piece[3].closes, 1);
+  EXPECT_EQ(piece[6].closes, 3);
+  // Parentheses that do not balance are not a piece.
+  EXPECT_TRUE(std::holds_alternative<UnknownStatement>(
+      RecognizeBatch("SELECT [a] FROM [dbo].[t] WHERE ([a] = CAST(@P1 AS int)", {IntParam("@P1", 1)}).at(0)));
+}
+
 }  // namespace
 }  // namespace mssql_cdc::sim_server
