@@ -1,6 +1,6 @@
 """A running mssql-cdc-pyspark 0.8.0 job taken over, and given back: 0.8.0 itself (from PyPI, in
 its own venv) and this package run the same start_many call in turn on the same bronze, facts
-and checkpoints, both reading one simulated database through `sim serve` as they read SQL
+and checkpoints (as paths, or as names in one Hive metastore), both reading one simulated database through `sim serve` as they read SQL
 Server (0.8.0 through its mssql-python backend, ours through the engine's reader). After every
 run, bronze holds each change of the change tables exactly once, and the facts table one row
 per batch of either library, in one schema."""
@@ -21,17 +21,21 @@ CHILD = Path(__file__).resolve().parent / "takeover_child.py"
 TABLES = ["dbo_orders", "dbo_customers"]
 
 
-def run(python, work, options):
+def run(python, work, options, names):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_REMOTE")}
-    done = subprocess.run([python, str(CHILD), str(work), json.dumps(options), json.dumps(TABLES)],
-                          capture_output=True, text=True, env=env, cwd="/", timeout=600)
+    done = subprocess.run([python, str(CHILD), str(work), json.dumps(options), json.dumps(TABLES),
+                           *(["--names"] if names else [])], capture_output=True, text=True, env=env, cwd="/",
+                          timeout=600)
     assert done.returncode == 0, f"{python}:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_reference_job_continues_on_ours_and_back(cli, tmp_path, reference_python):
+@pytest.mark.parametrize("names", [False, True], ids=["paths", "names"])
+def test_a_reference_job_continues_on_ours_and_back(cli, tmp_path, reference_python, names):
+    """0.8.0, then ours, then 0.8.0 again, with tables as paths or named in a Hive metastore
+    (bronze.<ci> and ops.ingestion_facts, managed tables under the warehouse)."""
     db = make_shop(cli, tmp_path, transactions=80, seed=21)
     cli("sim", "login", "add", "--db", db, "--name", "job", "--password", "Job-pw-21", "--db-owner")
     with serving(db) as port:
@@ -39,12 +43,14 @@ def test_a_reference_job_continues_on_ours_and_back(cli, tmp_path, reference_pyt
         options = {"connectionString": f"Server=127.0.0.1,{port};Database={info(cli, db)['database']};UID=job;"
                                        "PWD=Job-pw-21;Encrypt=no"}
         work = tmp_path / "job"
+        bronze = work / "warehouse" / "bronze.db" if names else work / "bronze"
+        facts_location = work / "warehouse" / "ops.db" / "ingestion_facts" if names else work / "facts"
         batches = 0
-        for turn, python in enumerate([reference_python, sys.executable, reference_python, sys.executable]):
-            run(python, work, options)
+        for turn, python in enumerate([reference_python, sys.executable, reference_python]):
+            run(python, work, options, names)
             for ci in TABLES:
-                assert_bronze_equals_change_table(db, ci, work / "bronze" / ci)
-            facts = delta(work / "facts").to_pylist()
+                assert_bronze_equals_change_table(db, ci, bronze / ci)
+            facts = delta(facts_location).to_pylist()
             assert len(facts) > batches, f"run {turn} wrote no facts row"
             assert all(row["event"] is None and row["rows"] is not None for row in facts[batches:])
             batches = len(facts)
