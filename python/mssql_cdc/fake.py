@@ -92,7 +92,7 @@ class FakeCdcDatabase:
                at: datetime | None = None) -> str:
         """One transaction of `changes` ((operation, row) pairs) at `at`; returns its commit LSN."""
         self._db.set_clock(_utc_micros(at))
-        lsn = self._db.log_changes(self._table_of(capture_instance), self._payload(changes))
+        lsn = self._db.log_changes(self._db.table_of(capture_instance), self._payload(changes))
         if lsn is None:
             raise ConfigError("a commit needs at least one change")
         return lsn
@@ -103,7 +103,7 @@ class FakeCdcDatabase:
         starts: a writer between a snapshot's stamp and its SELECT. Checked when it commits."""
         if not changes:
             raise ConfigError("a commit needs at least one change")
-        self._db.queue_before_snapshot_read(self._table_of(capture_instance), self._payload(changes),
+        self._db.queue_before_snapshot_read(self._db.table_of(capture_instance), self._payload(changes),
                                             None if at is None else _utc_micros(at))
 
     @staticmethod
@@ -124,7 +124,7 @@ class FakeCdcDatabase:
         """A second capture instance of the table `table_ci_name` reads, capturing `columns`
         (Spark DDL, names, or [name, type] pairs; None: every column); columns the table lacks
         are added to it first. Named `<table>_v2` (the next free number) unless `name` is given."""
-        table = self._table_of(table_ci_name)
+        table = self._db.table_of(table_ci_name)
         live = {c.casefold() for c in self._db.table_columns(table)}
         captured = []
         for column, declaration in self._columns_of(columns):
@@ -152,7 +152,7 @@ class FakeCdcDatabase:
         """A DDL statement on the instance's table, recorded in the DDL history of every instance
         of it: DROP drops `column`; ADD adds it, typed by `new_type` (Spark) or the SQL Server
         type after its name in `command`; otherwise `new_type` alters its type. Returns its LSN."""
-        table = self._table_of(capture_instance)
+        table = self._db.table_of(capture_instance)
         words = command.upper()
         if column is None:
             raise ConfigError("ddl needs the column it changes")
@@ -189,16 +189,6 @@ class FakeCdcDatabase:
                 column_name, spark_type = column
                 out.append((column_name, _core.SimDatabase.declarations_of(f"`{column_name}` {spark_type}")[0][1]))
         return out
-
-    def _table_of(self, capture_instance: str) -> str:
-        for name, table in self._db.instances():
-            if name == capture_instance:
-                return table
-        for name, table in self._db.instances():
-            if name.casefold() == capture_instance.casefold():
-                return table
-        raise ConfigError(f"capture instance {capture_instance!r} not found: it has "
-                          f"{sorted(n for n, _ in self._db.instances())}")
 
     @staticmethod
     def _table_name(capture_instance: str) -> str:

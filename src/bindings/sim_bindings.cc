@@ -139,6 +139,12 @@ class PySimDatabase {
     return out;
   }
 
+  // "schema.name" of the table a capture instance reads, the instance found as the simulator
+  // finds one (its name ignoring case); NotFoundError otherwise.
+  std::string TableOf(const std::string& capture_instance) {
+    return db_->Instance(capture_instance).table.ToString();
+  }
+
   std::vector<std::string> TableColumns(const std::string& table) {
     std::vector<std::string> out;
     for (const auto& column : db_->Table(sim::ParseTableName(table)).columns) out.push_back(column.name);
@@ -202,6 +208,7 @@ void BindSim(nb::module_& m) {
       .def("instances", &PySimDatabase::Instances)
       .def("tables", &PySimDatabase::Tables)
       .def("table_columns", &PySimDatabase::TableColumns, nb::arg("table"))
+      .def("table_of", &PySimDatabase::TableOf, nb::arg("capture_instance"))
       .def("last_ddl_lsn", &PySimDatabase::LastDdlLsn, nb::arg("capture_instance"));
 
   m.def("create_sim_database", [](const std::string& path, const std::string& database_name,

@@ -6,6 +6,8 @@
 #include <optional>
 #include <utility>
 
+#include "core/errors.h"
+#include "sim/value_codec.h"
 #include "sim_server/server_errors.h"
 #include "sim_server/shapes.h"
 #include "sim_server/sql_tokens.h"
@@ -13,27 +15,19 @@
 namespace mssql_cdc::sim_server {
 namespace {
 
-// The value of CONVERT(binary(10), text, 1): the bytes "0x..." spells; NULL stays NULL.
+// The value of CONVERT(binary(10), text, 1): the bytes "0x..." spells, converted as the
+// simulator converts every key bound (sim::EncodeCastText); NULL stays NULL.
 SqlValue BinaryOfText(const SqlValue& value) {
   if (value.is_null() || value.kind == SqlValue::Kind::kBinary) return value;
-  const auto text = AsText(value);
-  std::string hex = *text;
-  if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex = hex.substr(2);
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  if (hex.size() % 2 != 0) throw SqlError(errors::ConversionFailed(*text, value.type_name, "binary"));
+  static const SqlType binary10 = SqlType::Parse("binary(10)");
+  const std::string text = *AsText(value);
   SqlValue out;
   out.kind = SqlValue::Kind::kBinary;
   out.type_name = "binary";
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int high = nibble(hex[i]);
-    const int low = nibble(hex[i + 1]);
-    if (high < 0 || low < 0) throw SqlError(errors::ConversionFailed(*text, value.type_name, "binary"));
-    out.bytes.push_back(static_cast<char>(high * 16 + low));
+  try {
+    out.bytes = sim::EncodeCastText(binary10, text, "").as_bytes().data;
+  } catch (const ConfigError&) {
+    throw SqlError(errors::ConversionFailed(text, value.type_name, "binary"));
   }
   return out;
 }
