@@ -105,7 +105,26 @@ def describe(value):
     try:
         return ["constant", json.loads(json.dumps(value))]
     except TypeError:
-        return [type(value).__name__, repr(value)]
+        pass
+    if isinstance(value, (list, tuple)):
+        # A list of objects (migration steps): each object's type and its data, not the
+        # functions it holds, whose reprs name addresses.
+        return ["list", [instance(item) for item in value]]
+    return [type(value).__name__, repr(value)]
+
+
+def instance(value):
+    """An object's type name and its public attributes that are data."""
+    data = {}
+    for name in dir(value):
+        attribute = getattr(value, name)
+        if name.startswith("_") or callable(attribute):
+            continue
+        try:
+            data[name] = json.loads(json.dumps(attribute))
+        except TypeError:
+            data[name] = type(attribute).__name__
+    return [type(value).__name__, data]
 
 
 def surface(package_name="mssql_cdc"):

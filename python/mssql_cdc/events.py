@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from mssql_cdc import _core
+from mssql_cdc.facts_rows import read, write_event  # noqa: F401 (exported here, as in the reference)
 
 (BOOTSTRAP, RESNAPSHOT, SNAPSHOT_OPEN, SNAPSHOT_PLAN, SNAPSHOT_CHUNK, SCHEMA_CHANGE, CAPTURE_INSTANCE_SWITCHED,
  DATA_SKIPPED) = _core.facts_events()
@@ -13,3 +14,10 @@ SNAPSHOTS = (BOOTSTRAP, RESNAPSHOT)
 # The plans table beside a bronze table, as the engine defines it: columns as (name, Spark SQL
 # type, comment), and its comment.
 PLANS_COLUMNS, PLANS_COMMENT = _core.table_definition("plans")
+
+
+def plans_table(target: str) -> str:
+    """The plans table beside bronze `target`: its name or path with _snapshot_plans appended."""
+    from mssql_cdc import tables
+
+    return _core.plans_table_for(tables.TableArg(target, "target").text)

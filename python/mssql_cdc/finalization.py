@@ -32,6 +32,8 @@ from pyspark.sql.streaming import StreamingQueryListener
 
 from mssql_cdc import _core, tables
 from mssql_cdc.errors import ConfigError, NotFoundError
+from mssql_cdc.migrations.control import (  # noqa: F401 (exported here too, as in the reference)
+    APPLIED_COLUMNS, OPEN_COMMENTS, VERDICT_COMMENTS, WAVE_COLUMNS)
 from mssql_cdc.tables import delta_table, retrying, table_ref  # noqa: F401 (exported here too)
 from mssql_cdc.types import Freshness, Granularity, Offset, SparkSessionLike, StreamingQueryLike
 

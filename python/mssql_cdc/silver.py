@@ -30,6 +30,10 @@ from mssql_cdc.sink import BRONZE_COLUMN_COMMENTS  # noqa: F401 (exported here t
 from mssql_cdc.tables import delta_table, exists, retrying, table_ref  # noqa: F401 (exported here too)
 from mssql_cdc.types import ApplyResult, Granularity, SourceOptions, SparkSessionLike
 
+# The columns silver adds after the captured ones, as (name, Spark SQL type, comment), and its
+# table comment: the engine's definition (silver/silver_schema.h).
+SILVER_COLUMNS, SILVER_COMMENT = _core.table_definition("silver")
+
 log = logging.getLogger("mssql_cdc")
 
 _warned_no_facts: set[str] = set()

@@ -41,7 +41,12 @@ from pyspark.sql.types import StructType
 from mssql_cdc import _core, handoff, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import set_option
+from mssql_cdc.facts_rows import (  # noqa: F401 (exported here, as in the reference)
+    batch_facts, bronze_columns, bronze_rows, write_event, write_facts)
 from mssql_cdc.metrics_dir import MetricsDir
+from mssql_cdc.migrations.facts import (  # noqa: F401 (exported here too, as in the reference)
+    DETAIL_COLUMNS, END_COLUMNS, EVENT_COLUMNS, KEY_VALUE_COMMENTS, LAG_COLUMNS, NETWORK_COLUMNS, POSSIBLE_COMMENTS,
+    RETENTION_COLUMNS, SKIP_COMMENTS, SWITCH_COMMENTS, WARNING_COMMENTS)
 from mssql_cdc.payloads import BatchDetail  # noqa: F401 (exported here too, as in the reference)
 from mssql_cdc.tables import is_path  # noqa: F401 (exported here too, as in the reference)
 

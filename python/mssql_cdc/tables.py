@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql import DataFrame
@@ -29,6 +29,8 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
+    from pyspark.sql import Row
+    from pyspark.sql.types import DataType
 
     from mssql_cdc.types import SparkSessionLike
 
@@ -116,6 +118,8 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
     if not table.is_name:
         if detail is not None and kind == "bronze" and output_schema_json is not None:
             _core.check_bronze(table.text, output_schema_json)
+        elif detail is not None:
+            _core.check_table(kind, table.text)
         return []
     if detail is None:
         return [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)]
@@ -126,7 +130,11 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
 
 def ensure(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
            capture_instance: str | None = None, statements: list[str] | None = None) -> None:
-    """Creates the table when missing, or brings it up to date, as the native engine would."""
+    """Creates the table when missing, or brings it up to date, as the native engine would;
+    checked first (``prepare``) unless `statements` are the ones prepare gave."""
+    if statements is None:
+        statements = prepare(spark, table, kind, output_schema_json=output_schema_json,
+                             capture_instance=capture_instance)
     if not table.is_name:
         if kind == "bronze":
             _core.ensure_bronze(table.text, output_schema_json, capture_instance)
@@ -137,9 +145,6 @@ def ensure(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | 
         else:
             _core.ensure_control(table.text)
         return
-    if statements is None:
-        statements = prepare(spark, table, kind, output_schema_json=output_schema_json,
-                             capture_instance=capture_instance)
     for statement in statements:
         log.info("mssql_cdc: %s", statement.split(" (", 1)[0])
         spark.sql(statement)
@@ -211,6 +216,50 @@ def delta_table(spark: SparkSessionLike, name_or_path: str) -> DeltaTable:
 
     table = TableArg(name_or_path, "table")
     return DeltaTable.forName(spark, table.name) if table.is_name else DeltaTable.forPath(spark, table.text)
+
+
+# A column as create_if_not_exists and migrations.add_columns take it: its name, its type (Spark
+# SQL type text or a pyspark DataType) and its comment.
+ColumnDef = tuple[str, "str | DataType", "str | None"]
+
+
+def _column_defs(columns: Any) -> list[tuple[str, str, str | None]]:
+    """`columns` as the engine's SQL builders take them: each type as Spark SQL text."""
+    out = []
+    for column in columns:
+        if not isinstance(column, tuple | list) or len(column) != 3 or not isinstance(column[0], str):
+            raise ConfigError(f"a column is (name, type, comment), not {column!r}")
+        name, sql_type, comment = column
+        if not isinstance(sql_type, str):
+            simple = getattr(sql_type, "simpleString", None)
+            if simple is None:
+                raise ConfigError(f"column {name!r} has type {sql_type!r}: give Spark SQL type text or a "
+                                  f"pyspark DataType")
+            sql_type = simple()
+        if comment is not None and not isinstance(comment, str):
+            raise ConfigError(f"column {name!r} has comment {comment!r}: give text or None")
+        out.append((name, sql_type, comment))
+    return out
+
+
+def create_if_not_exists(spark: SparkSessionLike, name_or_path: str, columns: Iterable[ColumnDef],
+                         comment: str | None = None, properties: Mapping[str, str] | None = None) -> None:
+    """Creates a Delta table of `columns` (with their comments), its `comment` and table
+    `properties`, by name or at a path; a table that exists is left as it is. A column whose
+    name Spark stores only with column mapping turns it on (delta.columnMapping.mode = 'name')."""
+    table = TableArg(name_or_path, "table")
+    statement = _core.user_table_sql(table.text, _column_defs(columns), comment, dict(properties or {}))
+    if _inspect(spark, table) is None:
+        spark.sql(statement)
+
+
+def commit_after(spark: SparkSessionLike, name_or_path: str, before: int, metadata: str) -> Row | None:
+    """The table's first commit after version `before` whose userMetadata is `metadata` (a row
+    of DESCRIBE HISTORY), or None: whether a write that lost track of its outcome landed."""
+    table_sql = table_ref(name_or_path)
+    history = spark.sql(f"DESCRIBE HISTORY {table_sql}").where(f"version > {int(before)}")
+    rows = sorted(history.collect(), key=lambda row: row["version"])
+    return next((row for row in rows if row["userMetadata"] == metadata), None)
 
 
 def is_conflict(exc: BaseException) -> bool:

@@ -4,6 +4,7 @@
 // row and bronze userMetadata of a micro-batch built as a native stream builds them.
 #include <arrow/type.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -168,7 +169,9 @@ nb::object EventFacts(const std::string& app_id, const std::string& target,
                       std::optional<std::int64_t> lost_to_ts_us,
                       const std::optional<std::string>& end,
                       std::optional<std::int64_t> started_at_us,
-                      std::optional<std::int64_t> duration_ms) {
+                      std::optional<std::int64_t> duration_ms,
+                      const std::optional<std::string>& end_lsn,
+                      std::optional<std::int64_t> end_commit_ts_us) {
   if (event.empty()) throw ConfigError("event must name the kind of event, e.g. data_skipped");
   FactsRow row;
   row.app_id = app_id;
@@ -184,13 +187,17 @@ nb::object EventFacts(const std::string& app_id, const std::string& target,
   row.lost_from_ts = MicrosOf(lost_from_ts_us);
   row.lost_to_ts = MicrosOf(lost_to_ts_us);
   SetEnd(row, end);
+  if (!end && end_lsn) {
+    row.end_lsn = LsnTextOf(end_lsn);
+    row.end_commit_ts = MicrosOf(end_commit_ts_us);
+  }
   row.started_at = MicrosOf(started_at_us);
   row.duration_ms = duration_ms;
   row.written_at = NowUtc();
   return ToPyArrowBatch(FactsToRecordBatch({row}));
 }
 
-// The create options of a table kind; bronze's with the library's columns only.
+// The create options of a table kind; bronze's and silver's with the library's columns only.
 delta::CreateOptions DefinitionOf(const std::string& kind) {
   if (kind == "facts") return FactsTableOptions();
   if (kind == "control") return ControlTableOptions();
@@ -199,26 +206,33 @@ delta::CreateOptions DefinitionOf(const std::string& kind) {
   if (kind == "bronze") {
     return BronzeTableOptions(OutputSchema(arrow::FieldVector{}, /*include_command_id=*/true), "");
   }
-  throw ConfigError("no table kind '" + kind + "': facts, control, plans, bronze or reconcile");
+  if (kind == "silver") {
+    // The columns silver adds to the captured ones, and its comment without a bronze name.
+    const auto bronze = BronzeSchema(OutputSchema(arrow::FieldVector{}, /*include_command_id=*/true));
+    return SilverTableOptions(*bronze, "", "");
+  }
+  throw ConfigError("no table kind '" + kind + "': facts, control, plans, bronze, silver or reconcile");
+}
+
+std::string KnownSchemaVersion(const std::string& kind) {
+  return DefinitionOf(kind).properties.at(kSchemaVersionProperty);
 }
 
 }  // namespace
 
 void BindTables(nb::module_& m) {
   m.attr("SCHEMA_VERSION_PROPERTY") = kSchemaVersionProperty;
-  m.def("schema_version",
-        [](const std::string& kind) -> std::string {
-          if (kind == "silver") return kSilverSchemaVersion;
-          if (kind != "facts" && kind != "control" && kind != "plans" && kind != "bronze" &&
-              kind != "reconcile") {
-            throw ConfigError("no table kind '" + kind +
-                              "': facts, control, plans, bronze, silver or reconcile");
-          }
-          return DefinitionOf(kind).properties.at(kSchemaVersionProperty);
-        },
-        nb::arg("kind"),
+  m.attr("MIN_VERSION_PROPERTY") = kMinVersionProperty;
+  m.def("schema_version", &KnownSchemaVersion, nb::arg("kind"),
         "The mssql_cdc.schema_version a table of `kind` (facts, control, plans, bronze, silver, "
         "reconcile) is created with.");
+  m.def("check_schema_version",
+        [](const delta::StringMap& properties, const std::string& kind, const std::string& where) {
+          CheckSchemaVersion(properties, std::stoi(KnownSchemaVersion(kind)), kind + " table", where);
+        },
+        nb::arg("properties"), nb::arg("kind"), nb::arg("where"),
+        "ConfigError when a newer release migrated the table past what this one knows for "
+        "`kind` (its mssql_cdc.schema_version or mssql_cdc.min_version above it).");
   m.def("table_definition",
         [](const std::string& kind) {
           const auto options = DefinitionOf(kind);
@@ -320,8 +334,9 @@ void BindTables(nb::module_& m) {
         nb::arg("max_commit_ts_us") = nb::none(), nb::arg("lost_from_ts_us") = nb::none(),
         nb::arg("lost_to_ts_us") = nb::none(), nb::arg("end") = nb::none(),
         nb::arg("started_at_us") = nb::none(), nb::arg("duration_ms") = nb::none(),
+        nb::arg("end_lsn") = nb::none(), nb::arg("end_commit_ts_us") = nb::none(),
         "The facts row of an event (a pyarrow.RecordBatch in the facts schema); detail is a "
-        "dict (kept as JSON) or str; `end` an offset JSON.");
+        "dict (kept as JSON) or str; `end` an offset JSON, or else end_lsn and end_commit_ts_us.");
 }
 
 }  // namespace mssql_cdc::python

@@ -3,6 +3,7 @@
 #include <arrow/type.h>
 #include <arrow/util/key_value_metadata.h>
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,11 @@ std::string ColumnSql(const arrow::Field& field) {
   if (!field.nullable()) out += " NOT NULL";
   if (auto comment = delta::FieldComment(field)) out += " COMMENT " + SqlStringLiteral(*comment);
   return out;
+}
+
+bool IsTimestampNtz(const arrow::Field& field) {
+  return field.type()->id() == arrow::Type::TIMESTAMP &&
+         static_cast<const arrow::TimestampType&>(*field.type()).timezone().empty();
 }
 
 std::string PropertiesSql(const delta::StringMap& properties) {
@@ -69,7 +75,7 @@ std::string CreateTableSql(const TableRef& name, const delta::CreateOptions& def
     if (!columns.empty()) columns += ", ";
     columns += ColumnSql(*field);
   }
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + name.QuotedName() + " (" + columns +
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + name.SqlName() + " (" + columns +
                     ") USING delta";
   if (definition.description) sql += " COMMENT " + SqlStringLiteral(*definition.description);
   // A name Spark stores only with column mapping turns it on, as it does for a table at a path.
@@ -87,10 +93,11 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
   const std::string what = TableKindName(kind);
   CheckTableColumns(FieldNames(existing_schema_json, where), kind, where,
                     "name the " + what + " itself, or a table that does not exist yet");
+  CheckSchemaVersion(existing_properties, SchemaVersionOf(kind), what, where);
   const auto existing = delta::FromDeltaSchemaString(existing_schema_json, where);
   delta::SchemaMergeRules rules;
   rules.table = name.text();
-  rules.table_sql = name.QuotedName();
+  rules.table_sql = name.SqlName();
   // The table's own properties, as a write at a path reads them from its log.
   rules.type_widening_enabled = delta::TypeWideningEnabled(existing_properties);
   // The definition's data must go into the table as it is: a type it cannot be written into
@@ -100,6 +107,7 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
                      delta::ColumnMappingMode::kName;
   std::vector<std::string> statements;
   std::string added;
+  bool adds_ntz = false;
   for (const auto& field : definition.schema->fields()) {
     bool present = false;
     for (const auto& have : existing->fields()) {
@@ -107,30 +115,100 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
     }
     if (present) continue;
     if (!mapped && delta::NameNeedsColumnMapping(field->name())) {
-      delta::ThrowNeedsColumnMapping(field->name(), where, name.QuotedName());
+      delta::ThrowNeedsColumnMapping(field->name(), where, name.SqlName());
     }
     if (!added.empty()) added += ", ";
     added += ColumnSql(*field->WithNullable(true));
+    adds_ntz = adds_ntz || IsTimestampNtz(*field);
   }
   if (!added.empty()) {
-    statements.push_back("ALTER TABLE " + name.QuotedName() + " ADD COLUMNS (" + added + ")");
+    // Delta takes a TIMESTAMP_NTZ column only into a table with the timestampNtz feature, which
+    // a table gets with its first such column: an older table without one enables it first.
+    const auto& have = existing->fields();
+    if (adds_ntz && std::none_of(have.begin(), have.end(), [](const auto& f) { return IsTimestampNtz(*f); })) {
+      statements.push_back("ALTER TABLE " + name.SqlName() + " SET TBLPROPERTIES (" +
+                           PropertiesSql({{"delta.feature.timestampNtz", "supported"}}) + ")");
+    }
+    statements.push_back("ALTER TABLE " + name.SqlName() + " ADD COLUMNS (" + added + ")");
   }
   auto have_version = existing_properties.find(kSchemaVersionProperty);
-  const std::string existing_schema_version =
-      have_version == existing_properties.end() ? "" : have_version->second;
-  auto version = definition.properties.find(kSchemaVersionProperty);
-  if (version != definition.properties.end() && version->second != existing_schema_version) {
-    int have = 0;
-    try {
-      have = existing_schema_version.empty() ? 0 : std::stoi(existing_schema_version);
-    } catch (const std::exception&) {
-      have = 0;
+  const int have = have_version == existing_properties.end() ? 0 : std::stoi(have_version->second);
+  if (have < SchemaVersionOf(kind)) {
+    statements.push_back("ALTER TABLE " + name.SqlName() + " SET TBLPROPERTIES (" +
+                         PropertiesSql({{kSchemaVersionProperty, std::to_string(SchemaVersionOf(kind))}}) +
+                         ")");
+  }
+  return statements;
+}
+
+namespace {
+
+// `column` as CREATE TABLE and ADD COLUMNS take it, its type checked to be type text only: the
+// statement is built from it, so nothing else may ride along.
+std::string UserColumnSql(const ColumnDef& column, const TableRef& table) {
+  const bool type_text =
+      !column.type.empty() && std::all_of(column.type.begin(), column.type.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ' ' || c == '(' ||
+               c == ')' || c == ',' || c == '<' || c == '>' || c == ':';
+      });
+  if (!type_text) {
+    throw ConfigError("column " + QuoteUserText(column.name) + " of " + table.text() + " has type " +
+                      QuoteUserText(column.type) +
+                      ", which is not a Spark SQL type; give one such as 'BIGINT', "
+                      "'decimal(18,2)' or 'array<string>', or a pyspark DataType");
+  }
+  std::string out = QuoteIdentifier(column.name) + " " + column.type;
+  if (column.comment) out += " COMMENT " + SqlStringLiteral(*column.comment);
+  return out;
+}
+
+}  // namespace
+
+std::string CreateTableSql(const TableRef& table, const std::vector<ColumnDef>& columns,
+                           const std::optional<std::string>& comment,
+                           const delta::StringMap& properties) {
+  if (columns.empty()) throw ConfigError("a table needs columns: " + table.text() + " was given none");
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + table.SqlName() + " (";
+  delta::StringMap all = properties;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    sql += (i > 0 ? ", " : "") + UserColumnSql(columns[i], table);
+    if (delta::NameNeedsColumnMapping(columns[i].name)) {
+      all.emplace(delta::kColumnMappingMode, "name");
     }
-    // A table a newer release migrated keeps its version; its extra columns are left alone.
-    if (have < std::stoi(version->second)) {
-      statements.push_back("ALTER TABLE " + name.QuotedName() + " SET TBLPROPERTIES (" +
-                           PropertiesSql({{version->first, version->second}}) + ")");
-    }
+  }
+  sql += ") USING delta";
+  if (comment) sql += " COMMENT " + SqlStringLiteral(*comment);
+  if (!all.empty()) sql += " TBLPROPERTIES (" + PropertiesSql(all) + ")";
+  return sql;
+}
+
+std::string AddColumnsSql(const TableRef& table, const std::vector<std::string>& existing,
+                          const std::vector<ColumnDef>& columns) {
+  std::string added;
+  std::vector<std::string> have = existing;
+  for (const auto& column : columns) {
+    const bool present = std::any_of(have.begin(), have.end(), [&](const std::string& name) {
+      return EqualsIgnoringAsciiCase(name, column.name);
+    });
+    if (present) continue;
+    added += (added.empty() ? "" : ", ") + UserColumnSql(column, table);
+    have.push_back(column.name);
+  }
+  if (added.empty()) return "";
+  return "ALTER TABLE " + table.SqlName() + " ADD COLUMNS (" + added + ")";
+}
+
+std::vector<std::string> SetCommentsSql(
+    const TableRef& table, const std::vector<std::pair<std::string, std::string>>& columns,
+    const std::optional<std::string>& table_comment) {
+  std::vector<std::string> statements;
+  for (const auto& [name, comment] : columns) {
+    statements.push_back("ALTER TABLE " + table.SqlName() + " ALTER COLUMN " + QuoteIdentifier(name) +
+                         " COMMENT " + SqlStringLiteral(comment));
+  }
+  if (table_comment) {
+    statements.push_back("ALTER TABLE " + table.SqlName() + " SET TBLPROPERTIES (" +
+                         PropertiesSql({{"comment", *table_comment}}) + ")");
   }
   return statements;
 }

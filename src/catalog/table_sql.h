@@ -8,7 +8,9 @@
 // knows or guesses a storage location.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <arrow/type_fwd.h>
 #include <vector>
@@ -42,6 +44,33 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
                                          const std::string& existing_schema_json,
                                          const delta::StringMap& existing_properties,
                                          const delta::CreateOptions& definition);
+
+// A column as the reference library's table helpers take one (mssql_cdc.tables.ColumnDef):
+// its name, its Spark SQL type as text ("BIGINT", "decimal(18,2)", "array<string>") and its
+// comment.
+struct ColumnDef {
+  std::string name;
+  std::string type;
+  std::optional<std::string> comment;
+};
+
+// CREATE TABLE IF NOT EXISTS of `columns` at `table` (a name, or delta.`path`), with the
+// table's comment and properties; delta.columnMapping.mode = 'name' is added when a column's
+// name needs it. ConfigError for no columns, or a type that is not Spark SQL type text.
+std::string CreateTableSql(const TableRef& table, const std::vector<ColumnDef>& columns,
+                           const std::optional<std::string>& comment,
+                           const delta::StringMap& properties);
+
+// ALTER TABLE ... ADD COLUMNS of those `columns` whose names the table's columns (`existing`)
+// lack, ignoring case; empty when it has them all. Added columns are nullable: rows already
+// written hold NULL in them.
+std::string AddColumnsSql(const TableRef& table, const std::vector<std::string>& existing,
+                          const std::vector<ColumnDef>& columns);
+
+// The statements that set the comments of the named columns, then the table's comment.
+std::vector<std::string> SetCommentsSql(
+    const TableRef& table, const std::vector<std::pair<std::string, std::string>>& columns,
+    const std::optional<std::string>& table_comment);
 
 // The MERGE that moves `table_name`'s verdict in the named control table to
 // truncate(end.commit_ts, granularity) when that is later than the stored one, or inserts it

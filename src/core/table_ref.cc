@@ -112,6 +112,10 @@ std::string TableRef::QuotedName() const {
   return out;
 }
 
+std::string TableRef::SqlName() const {
+  return is_name() ? QuotedName() : "delta." + QuoteIdentifier(text_);
+}
+
 std::string TableRef::QuotedSchema() const {
   std::string out;
   for (std::size_t i = 0; i + 1 < parts_.size(); ++i) {

@@ -37,6 +37,8 @@ class TableRef {
   const std::vector<std::string>& parts() const { return parts_; }
   // A name's parts backquoted and joined, as SQL takes them: `ops`.`ingestion_facts`.
   std::string QuotedName() const;
+  // How Spark SQL names the table: QuotedName() for a name, delta.`path` for a path.
+  std::string SqlName() const;
   // The schema a name of two or three parts lives in, quoted (`ops`, `main`.`ops`); empty
   // for a one-part name, which lives in the session's current schema.
   std::string QuotedSchema() const;

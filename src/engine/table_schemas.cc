@@ -21,7 +21,7 @@ namespace {
 
 // mssql_cdc.schema_version of each table kind: the number of migrations the reference library
 // 0.8.0 knows for it, whose current columns these are, so that a table written here reads as
-// fully migrated to either library (tests/python/test_reference_api.py compares them). A
+// fully migrated to either library (tests/reference/test_api.py compares them). A
 // kind's value grows by one with each migration. The plans table is this engine's own (one row
 // per chunk), not 0.8.0's.
 constexpr char kBronzeSchemaVersion[] = "2";
@@ -86,6 +86,15 @@ std::shared_ptr<arrow::Schema> BronzeSchema(const std::shared_ptr<arrow::Schema>
                           "was read; NULL on change rows"));
   fields.push_back(delta::CommentedField("_chunk", arrow::int32(),
                           "chunk index of a row of a chunked snapshot; NULL otherwise"));
+  return arrow::schema(std::move(fields));
+}
+
+std::shared_ptr<arrow::Schema> BronzeOutputSchema(const arrow::Schema& bronze) {
+  arrow::FieldVector fields;
+  for (const auto& field : bronze.fields()) {
+    const auto& name = field->name();
+    if (name != "_batch_id" && name != "_snapshot" && name != "_chunk") fields.push_back(field);
+  }
   return arrow::schema(std::move(fields));
 }
 
@@ -250,6 +259,43 @@ const char* TableKindName(TableKind kind) {
   return "table";
 }
 
+int SchemaVersionOf(TableKind kind) {
+  switch (kind) {
+    case TableKind::kBronze: return std::stoi(kBronzeSchemaVersion);
+    case TableKind::kFacts: return std::stoi(kFactsSchemaVersion);
+    case TableKind::kControl: return std::stoi(kControlSchemaVersion);
+    case TableKind::kPlans: return std::stoi(kPlansSchemaVersion);
+  }
+  return 0;
+}
+
+void CheckSchemaVersion(const delta::StringMap& properties, int known, const std::string& what,
+                        const std::string& where) {
+  const std::string upgrade =
+      ": upgrade mssql-cdc to a release that knows it, or give a " + what + " of its own";
+  for (const char* property : {kSchemaVersionProperty, kMinVersionProperty}) {
+    auto found = properties.find(property);
+    if (found == properties.end()) continue;
+    const std::string& text = found->second;
+    const bool whole = !text.empty() && text.size() <= 9 &&
+                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!whole) {
+      throw ConfigError(where + " has table property " + property + " = " + QuoteUserText(text) +
+                        ", which is not a schema version (a whole number); it was not written by "
+                        "mssql-cdc as such. Set it back to the number of the table's migrations, "
+                        "or give a " + what + " of its own");
+    }
+    if (const int version = std::stoi(text); version > known) {
+      const bool minimum = std::string_view(property) == kMinVersionProperty;
+      throw ConfigError(where + (minimum ? " may only be written by a release that knows at least "
+                                         : " was migrated by a newer release to schema version ") +
+                        std::to_string(version) + (minimum ? " " + what + " migrations" : "") +
+                        " (table property " + property + "); this release knows " +
+                        std::to_string(known) + upgrade);
+    }
+  }
+}
+
 void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
                        const std::string& where, const std::string& fix) {
   for (const auto& column : RequiredColumns(kind)) {
@@ -264,10 +310,12 @@ void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
 void CheckExistingTable(const std::string& uri, TableKind kind) {
   storage::CheckDirectoryLocation(uri, TableKindName(kind));
   if (!delta::DeltaTable::Exists(uri)) return;
-  const auto schema = delta::DeltaTable::Open(uri).state().schema();
+  const auto table = delta::DeltaTable::Open(uri);
   const std::string what = TableKindName(kind);
-  CheckTableColumns(schema->field_names(), kind, "Delta table " + uri,
+  CheckTableColumns(table.state().schema()->field_names(), kind, "Delta table " + uri,
                     "give the " + what + "'s own path, or a path where none exists");
+  CheckSchemaVersion(table.state().metadata.configuration, SchemaVersionOf(kind), what,
+                     "Delta table " + uri);
 }
 
 void CheckExistingBronze(const std::string& uri, const std::shared_ptr<arrow::Schema>& bronze_schema) {
@@ -276,6 +324,8 @@ void CheckExistingBronze(const std::string& uri, const std::shared_ptr<arrow::Sc
   auto table = delta::DeltaTable::Open(uri);
   CheckTableColumns(table.state().schema()->field_names(), TableKind::kBronze,
                     "Delta table " + uri, "give the bronze table's own path, or a path where none exists");
+  CheckSchemaVersion(table.state().metadata.configuration, SchemaVersionOf(TableKind::kBronze),
+                     TableKindName(TableKind::kBronze), "Delta table " + uri);
   if (const auto missing = table.MissingFiles(kNewestCommitsChecked); !missing.empty()) {
     throw SourceError(MissingFilesMessage(TableKindName(TableKind::kBronze), uri, missing));
   }

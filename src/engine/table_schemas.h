@@ -20,10 +20,24 @@
 namespace mssql_cdc {
 
 inline constexpr char kSchemaVersionProperty[] = "mssql_cdc.schema_version";
+// Set by a release whose tables older releases must not write at all (the reference library
+// 0.8.0 names it the same): the number of migrations a writer must know.
+inline constexpr char kMinVersionProperty[] = "mssql_cdc.min_version";
+
+// Refuses, with ConfigError and before anything is written, a table that a newer release
+// migrated past what this one knows: its mssql_cdc.schema_version or mssql_cdc.min_version
+// (in `properties`) above `known`, or either not a whole number. Writing such a table would
+// leave out what the newer release keeps in it. `what` names the kind ("facts table"),
+// `where` the table as the user gave it.
+void CheckSchemaVersion(const delta::StringMap& properties, int known, const std::string& what,
+                        const std::string& where);
 
 // The output schema of the capture instance followed by _batch_id INT, _snapshot STRING,
 // _chunk INT; comments on the library-defined columns.
 std::shared_ptr<arrow::Schema> BronzeSchema(const std::shared_ptr<arrow::Schema>& output_schema);
+// The output schema `bronze` was made of (BronzeSchema's inverse): its columns but _batch_id,
+// _snapshot and _chunk, for migrating a bronze table whose capture instance is not at hand.
+std::shared_ptr<arrow::Schema> BronzeOutputSchema(const arrow::Schema& bronze);
 // The 29 facts columns in the documented order and types.
 std::shared_ptr<arrow::Schema> FactsSchema();
 // The control table's columns.
@@ -48,6 +62,8 @@ enum class TableKind { kBronze, kFacts, kControl, kPlans };
 std::vector<std::string> RequiredColumns(TableKind kind);
 // "bronze table", "facts table", "control table", "plans table".
 const char* TableKindName(TableKind kind);
+// The mssql_cdc.schema_version a table of `kind` is created with.
+int SchemaVersionOf(TableKind kind);
 // ConfigError "<where> is not a <kind>: it has no '<column>' column; <fix>" when `columns`
 // lack one of RequiredColumns(kind).
 void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,

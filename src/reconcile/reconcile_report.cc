@@ -121,8 +121,10 @@ void CheckReportColumns(const std::vector<std::string>& columns, const std::stri
 
 void CheckReportTable(const std::string& uri) {
   if (!delta::DeltaTable::Exists(uri)) return;
-  const auto schema = delta::DeltaTable::Open(uri).state().schema();
-  CheckReportColumns(schema->field_names(), uri);
+  const auto table = delta::DeltaTable::Open(uri);
+  CheckReportColumns(table.state().schema()->field_names(), uri);
+  CheckSchemaVersion(table.state().metadata.configuration, std::stoi(kReconcileSchemaVersion),
+                     "reconcile report table", "Delta table " + uri);
 }
 
 void AppendReport(const std::string& uri, const std::shared_ptr<arrow::RecordBatch>& rows) {

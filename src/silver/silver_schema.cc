@@ -57,8 +57,9 @@ delta::CreateOptions SilverTableOptions(const arrow::Schema& bronze, const std::
                                         const std::string& bronze_id) {
   delta::CreateOptions options;
   options.schema = SilverSchema(bronze);
-  options.description = "mssql-cdc silver: current state of each source key, kept from bronze " +
-                        bronze_name + " by apply_changes";
+  options.description = "mssql-cdc silver: current state of each source key, kept from " +
+                        (bronze_name.empty() ? std::string("its bronze table") : "bronze " + bronze_name) +
+                        " by apply_changes";
   options.properties = {{kSchemaVersionProperty, kSilverSchemaVersion}, {kBronzeIdProperty, bronze_id}};
   return options;
 }
@@ -121,6 +122,7 @@ void CheckSilverOfBronze(const arrow::Schema& silver, const delta::StringMap& pr
                         QuoteUserText(field->name()) + " is not one bronze captures" + fix);
     }
   }
+  CheckSchemaVersion(properties, std::stoi(kSilverSchemaVersion), "silver table", "silver table " + silver_name);
 }
 
 void CheckSilverInstances(const std::vector<std::string>& found, const std::vector<std::string>& allowed,

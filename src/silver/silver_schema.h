@@ -27,7 +27,8 @@ std::vector<std::string> CapturedColumnNames(const arrow::Schema& bronze);
 std::shared_ptr<arrow::Schema> SilverSchema(const arrow::Schema& bronze);
 
 // The create options of a silver table of `bronze` (schema, comment, schema version, bronze's
-// table id); column mapping by name when a captured column's name needs it, as bronze has.
+// table id); column mapping by name when a captured column's name needs it, as bronze has. An
+// empty `bronze_name` leaves the name out of the table's comment.
 delta::CreateOptions SilverTableOptions(const arrow::Schema& bronze, const std::string& bronze_name,
                                         const std::string& bronze_id);
 

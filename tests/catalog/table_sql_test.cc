@@ -70,6 +70,43 @@ TEST(MigrateTableSql, RefusesATableOfAnotherKind) {
   }
 }
 
+TEST(MigrateTableSql, RefusesATableANewerReleaseMigrated) {
+  // Stamped by a release that knows more facts migrations, or one that forbids older writers:
+  // writing it would leave out what that release keeps there.
+  const std::string facts = delta::ToDeltaSchemaString(*FactsSchema());
+  const std::string known = std::to_string(SchemaVersionOf(TableKind::kFacts));
+  const std::string newer = std::to_string(SchemaVersionOf(TableKind::kFacts) + 1);
+  try {
+    MigrateTableSql(Name("ops.facts"), TableKind::kFacts, facts, {{kSchemaVersionProperty, newer}},
+                    FactsTableOptions());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "table ops.facts was migrated by a newer release to schema version " + newer +
+                  " (table property mssql_cdc.schema_version); this release knows " + known +
+                  ": upgrade mssql-cdc to a release that knows it, or give a facts table of its own");
+  }
+  try {
+    MigrateTableSql(Name("ops.facts"), TableKind::kFacts, facts,
+                    {{kSchemaVersionProperty, known}, {kMinVersionProperty, newer}}, FactsTableOptions());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "table ops.facts may only be written by a release that knows at least " + newer +
+                  " facts table migrations (table property mssql_cdc.min_version); this release "
+                  "knows " + known + ": upgrade mssql-cdc to a release that knows it, or give a "
+                  "facts table of its own");
+  }
+  EXPECT_THROW(MigrateTableSql(Name("ops.facts"), TableKind::kFacts, facts,
+                               {{kSchemaVersionProperty, "fourteen"}}, FactsTableOptions()),
+               ConfigError);
+  // A minimum this release meets writes as usual.
+  EXPECT_TRUE(MigrateTableSql(Name("ops.facts"), TableKind::kFacts, facts,
+                              {{kSchemaVersionProperty, known}, {kMinVersionProperty, known}},
+                              FactsTableOptions())
+                  .empty());
+}
+
 TEST(MigrateTableSql, WidensAColumnWhereTheTablesOwnPropertiesAllowIt) {
   // The table has snapshot_wave as int; the data brings a long.
   auto definition = ControlTableOptions();

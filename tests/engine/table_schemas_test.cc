@@ -169,6 +169,25 @@ TEST(SharedTableChecks, RefusesATableOfAnotherKindEveryTimeItIsNamed) {
   checks.Check(dir.path(), TableKind::kControl);
 }
 
+TEST(CheckExistingTable, RefusesATableANewerReleaseMigrated) {
+  testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
+  auto options = FactsTableOptions();
+  options.properties[kMinVersionProperty] = std::to_string(SchemaVersionOf(TableKind::kFacts) + 1);
+  delta::DeltaTable::Create(dir.path(), options);
+  try {
+    CheckExistingTable(dir.path(), TableKind::kFacts);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("may only be written by a release that knows at least"),
+              std::string::npos) << e.what();
+  }
+  // The same table with a minimum this release meets is a facts table like any other.
+  testing::TempDir other(testing::TempDir::Mode::kNameOnly);
+  options.properties[kMinVersionProperty] = std::to_string(SchemaVersionOf(TableKind::kFacts));
+  delta::DeltaTable::Create(other.path(), options);
+  CheckExistingTable(other.path(), TableKind::kFacts);
+}
+
 TEST(SharedTableChecks, ChecksATableCreatedAfterAnEarlierCheckFoundNone) {
   testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
   SharedTableChecks checks;

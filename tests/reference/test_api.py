@@ -175,3 +175,23 @@ def test_the_comparison_finds_what_it_is_meant_to():
         "m.f": "signature (a, b=1) instead of (a, *, b=1)", "m.T": "a class instead of a TypedDict",
         "m.gone": "no such module"}
     assert covered("mssql_cdc.client.make_client", {"mssql_cdc.client": ""}) == "mssql_cdc.client"
+
+
+def test_column_lists_have_the_reference_names_and_types(surfaces):
+    """Where a column list or a comments map differs only in its comments (listed above), its
+    columns' names and types, and the columns a comments map names, are 0.8.0's. The plans
+    table beside bronze is this engine's own."""
+    reference, ours = surfaces
+    checked = 0
+    for module, names in reference.items():
+        for name, (kind, value) in names.items():
+            if kind != "constant" or name.startswith("PLANS") or name not in ours.get(module, {}):
+                continue
+            mine = ours[module][name][1]
+            if isinstance(value, list) and value and all(isinstance(c, list) and len(c) == 3 for c in value):
+                assert [c[:2] for c in mine] == [c[:2] for c in value], f"{module}.{name}"
+                checked += 1
+            elif isinstance(value, dict) and name.endswith("COMMENTS"):
+                assert sorted(mine) == sorted(value), f"{module}.{name}"
+                checked += 1
+    assert checked >= 30
