@@ -296,6 +296,7 @@ class CdcStream:
             set_option(options, "isolationLevel", isolation)
         target_table = tables.TableArg(target, "target")
         facts = tables.TableArg(facts_table, "facts_table")
+        tables.prepare(self._spark, backfill.plans_table(target_table), "plans")
         feed = _core.Feed(options)
         output_schema = feed.spark_schema_json()
         del feed

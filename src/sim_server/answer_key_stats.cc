@@ -86,12 +86,14 @@ void Answer(Session& session, const KeyBucketsQuery& query, tds::ReplyWriter& re
   const sim::ColumnInfo& column = RequireColumn(table, query.column);
   const std::string name = sim::QuoteIdent(column.name);
   std::string sql = "SELECT " + name + " FROM " + StorageName(table) + " WHERE " + name + " IS NOT NULL";
-  const auto lo = query.bounded ? AsInteger(query.lo) : std::nullopt;
-  const auto hi = query.bounded ? AsInteger(query.hi) : std::nullopt;
-  if (query.bounded && (!lo || !hi)) return;
-  if (query.bounded) sql += " AND " + name + " >= ?1 AND " + name + " < ?2";
+  const auto lo = query.lo ? AsInteger(*query.lo) : std::nullopt;
+  const auto hi = query.hi ? AsInteger(*query.hi) : std::nullopt;
+  if ((query.lo && !lo) || (query.hi && !hi)) return;  // a NULL bound compares unknown: no rows
+  if (lo) sql += " AND " + name + " >= ?1";
+  if (hi) sql += " AND " + name + " < ?2";
   StatementLease keys = session.statements().Prepare(sql + " ORDER BY " + name);
-  if (query.bounded) keys->BindInt(1, *lo).BindInt(2, *hi);
+  if (lo) keys->BindInt(1, *lo);
+  if (hi) keys->BindInt(2, *hi);
   // Tallied in key order, so each bucket's rows come together.
   KeyTally tally(rows);
   while (keys->Step()) {

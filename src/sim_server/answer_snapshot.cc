@@ -55,10 +55,11 @@ std::string WhereOf(const sim::TableInfo& table, const KeyPiece& piece,
     } else if (const auto text = AsText(condition.value); !text) {
       sql += "0";  // a NULL bound compares unknown: no row meets it
     } else {
+      const SqlType& type = condition.literal ? column.type : condition.cast_type;
       try {
-        values->push_back(sim::EncodeCastText(condition.cast_type, *text, column.name));
+        values->push_back(sim::EncodeCastText(type, *text, column.name));
       } catch (const ConfigError&) {
-        throw SqlError(errors::ConversionFailed(*text, "nvarchar", condition.cast_type.ToString()));
+        throw SqlError(errors::ConversionFailed(*text, "nvarchar", type.ToString()));
       }
       sql += sim::QuoteIdent(column.name) + " " + condition.op + " ?" + std::to_string(values->size());
     }

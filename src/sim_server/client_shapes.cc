@@ -272,7 +272,8 @@ bool Conversion(TokenCursor& cursor, Operand operand, SqlType* type, std::int64_
   return ParsedType(text, type);
 }
 
-// [column] op CAST(? AS type) | [column] op CONVERT(type, ?, 1) | [column] IS NULL
+// [column] op CAST(? AS type) | [column] op CONVERT(type, ?, 1) | [column] op literal |
+// [column] IS NULL
 bool Condition(TokenCursor& cursor, KeyCondition* condition) {
   static const Phrase is_null("IS NULL");
   if (!cursor.Name(&condition->column)) return false;
@@ -287,6 +288,10 @@ bool Condition(TokenCursor& cursor, KeyCondition* condition) {
     }
   }
   if (condition->op.empty()) return cursor.Reject();
+  if (cursor.Value(&condition->value)) {  // 0.8.0 writes integer bounds as literals
+    condition->literal = true;
+    return true;
+  }
   std::int64_t style = 0;
   return Conversion(cursor, [&] { return cursor.Value(&condition->value); },
                     &condition->cast_type, &style) &&

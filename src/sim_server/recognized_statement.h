@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -100,6 +101,7 @@ struct KeyCondition {
   std::string op;  // "=", ">=", ">", "<", "IS NULL"
   SqlType cast_type;
   SqlValue value;
+  bool literal = false;    // the value as written, no CAST: compared in the column's own type
   bool or_before = false;  // joined to the condition before by OR rather than AND
   int opens = 0;           // "(" before it
   int closes = 0;          // ")" after it
@@ -194,9 +196,8 @@ struct KeyBucketsQuery {
   std::string column;  // empty: no key
   bool day_number = false;
   std::int64_t width = 1;
-  bool bounded = false;
-  SqlValue lo;
-  SqlValue hi;
+  std::optional<SqlValue> lo;  // [k] >= lo, when given
+  std::optional<SqlValue> hi;  // [k] < hi, when given
 };
 // sys.dm_exec_session_wait_stats for this session's ASYNC_NETWORK_IO.
 struct NetworkWaitQuery {};

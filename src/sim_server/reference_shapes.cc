@@ -316,8 +316,8 @@ bool BucketOrdinal(TokenCursor& cursor, std::string* column, bool* day_number) {
 
 // SELECT [__$b] AS b, COUNT_BIG(*) AS n, SUM(CAST([__$o] AS decimal(38,0))) AS s FROM (SELECT
 // <ord> AS [__$o], CASE WHEN <ord> >= 0 THEN <ord> / CAST(w AS bigint) ELSE (<ord> + 1) /
-// CAST(w AS bigint) - 1 END AS [__$b] FROM table WHERE [k] IS NOT NULL [AND [k] >= lo AND
-// [k] < hi]) x GROUP BY [__$b]; or, without a key, SELECT CAST(0 AS bigint) AS b,
+// CAST(w AS bigint) - 1 END AS [__$b] FROM table WHERE [k] IS NOT NULL [AND [k] >= lo]
+// [AND [k] < hi]) x GROUP BY [__$b]; or, without a key, SELECT CAST(0 AS bigint) AS b,
 // COUNT_BIG(*) AS n, CAST(NULL AS decimal(38,0)) AS s FROM table
 bool KeyBuckets(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase whole("SELECT CAST(0 AS bigint) AS b, COUNT_BIG(*) AS n, CAST(NULL AS decimal(38,0)) AS s FROM");
@@ -351,19 +351,27 @@ bool KeyBuckets(TokenCursor& cursor, RecognizedStatement* out) {
   }
   std::string key;
   if (!cursor.Name(&key) || !cursor.Match(not_null)) return false;
-  if (cursor.Keyword("and")) {
-    std::string again, last;
-    if (!cursor.Name(&again) || !cursor.Punct(">=") || !cursor.Value(&query.lo) || !cursor.Keyword("and") ||
-        !cursor.Name(&last) || !cursor.Punct("<") || !cursor.Value(&query.hi) || again != key || last != key) {
+  // Either bound alone, or both: 0.8.0 leaves out the lower one for the first slices.
+  while (cursor.Keyword("and")) {
+    std::string again;
+    SqlValue bound;
+    if (!cursor.Name(&again) || again != key) return cursor.Reject();
+    if (!query.lo && !query.hi && cursor.Punct(">=")) {
+      if (!cursor.Value(&bound)) return false;
+      query.lo = std::move(bound);
+    } else if (!query.hi && cursor.Punct("<")) {
+      if (!cursor.Value(&bound)) return false;
+      query.hi = std::move(bound);
+    } else {
       return cursor.Reject();
     }
-    query.bounded = true;
   }
   if (!cursor.Match(tail) || !cursor.End()) return false;
   for (int i = 1; i < 4; ++i) {
     if (columns[i] != columns[0] || days[i] != days[0]) return cursor.Reject();
   }
-  if (key != columns[0] || widths[0] != widths[1] || (days[0] && query.bounded)) return cursor.Reject();
+  const bool bounded = query.lo || query.hi;
+  if (key != columns[0] || widths[0] != widths[1] || (days[0] && bounded)) return cursor.Reject();
   query.column = key;
   query.day_number = days[0];
   query.width = widths[0];

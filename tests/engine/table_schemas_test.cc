@@ -188,6 +188,22 @@ TEST(CheckExistingTable, RefusesATableANewerReleaseMigrated) {
   CheckExistingTable(other.path(), TableKind::kFacts);
 }
 
+TEST(CheckExistingTable, RefusesThePlansOfAReferenceChunkedSnapshot) {
+  // mssql-cdc-pyspark 0.8.0 keeps its plans under the same name with other columns.
+  testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
+  delta::CreateOptions theirs;
+  theirs.schema = arrow::schema({arrow::field("snapshot", arrow::utf8()), arrow::field("event", arrow::utf8()),
+                                 arrow::field("detail", arrow::utf8())});
+  delta::DeltaTable::Create(dir.path(), theirs);
+  try {
+    CheckExistingTable(dir.path(), TableKind::kPlans);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("mssql-cdc-pyspark 0.8.0 took"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("call 0.8.0's backfill() until its state is 'done'"), std::string::npos);
+  }
+}
+
 TEST(SharedTableChecks, ChecksATableCreatedAfterAnEarlierCheckFoundNone) {
   testing::TempDir dir(testing::TempDir::Mode::kNameOnly);
   SharedTableChecks checks;

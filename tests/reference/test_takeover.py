@@ -6,28 +6,19 @@ run, bronze holds each change of the change tables exactly once, and the facts t
 per batch of either library, in one schema."""
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from sim_serving import serving
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spark"))
-from spark_helpers import assert_bronze_equals_change_table, delta, info, make_shop, workload  # noqa: E402
+from reference_runs import run_child, served_shop
+from spark_helpers import assert_bronze_equals_change_table, delta, workload
 
 CHILD = Path(__file__).resolve().parent / "takeover_child.py"
 TABLES = ["dbo_orders", "dbo_customers"]
 
 
 def run(python, work, options, names):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_REMOTE")}
-    done = subprocess.run([python, str(CHILD), str(work), json.dumps(options), json.dumps(TABLES),
-                           *(["--names"] if names else [])], capture_output=True, text=True, env=env, cwd="/",
-                          timeout=600)
-    assert done.returncode == 0, f"{python}:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    run_child(python, CHILD, work, json.dumps(options), json.dumps(TABLES), *(["--names"] if names else []))
 
 
 @pytest.mark.spark
@@ -36,12 +27,7 @@ def run(python, work, options, names):
 def test_a_reference_job_continues_on_ours_and_back(cli, tmp_path, reference_python, names):
     """0.8.0, then ours, then 0.8.0 again, with tables as paths or named in a Hive metastore
     (bronze.<ci> and ops.ingestion_facts, managed tables under the warehouse)."""
-    db = make_shop(cli, tmp_path, transactions=80, seed=21)
-    cli("sim", "login", "add", "--db", db, "--name", "job", "--password", "Job-pw-21", "--db-owner")
-    with serving(db) as port:
-        # The options 0.8.0's job was written with; ours reads them unchanged.
-        options = {"connectionString": f"Server=127.0.0.1,{port};Database={info(cli, db)['database']};UID=job;"
-                                       "PWD=Job-pw-21;Encrypt=no"}
+    with served_shop(cli, tmp_path, transactions=80, seed=21) as (db, options):
         work = tmp_path / "job"
         bronze = work / "warehouse" / "bronze.db" if names else work / "bronze"
         facts_location = work / "warehouse" / "ops.db" / "ingestion_facts" if names else work / "facts"

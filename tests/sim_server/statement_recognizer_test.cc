@@ -386,6 +386,21 @@ TEST(StatementRecognizerTest, TheReferenceClientsStatements) {
       "CAST(7 AS bigint) - 1 END AS [__$b] FROM [dbo].[t] WHERE [d] IS NOT NULL) x GROUP BY [__$b]");
   EXPECT_TRUE(buckets.day_number);
   EXPECT_EQ(buckets.width, 7);
+  // The first slices of a plan have an upper bound only.
+  const auto below = Recognize<KeyBucketsQuery>(
+      "SELECT [__$b] AS b, COUNT_BIG(*) AS n, SUM(CAST([__$o] AS decimal(38,0))) AS s FROM (SELECT CAST([k] AS "
+      "bigint) AS [__$o], CASE WHEN CAST([k] AS bigint) >= 0 THEN CAST([k] AS bigint) / CAST(1 AS bigint) ELSE "
+      "(CAST([k] AS bigint) + 1) / CAST(1 AS bigint) - 1 END AS [__$b] FROM [dbo].[t] WHERE [k] IS NOT NULL AND "
+      "[k] < 25) x GROUP BY [__$b]");
+  EXPECT_FALSE(below.lo.has_value());
+  ASSERT_TRUE(below.hi.has_value());
+  // 0.8.0's integer chunk bounds are literals, compared in the column's own type.
+  const auto literal = Recognize<SnapshotRowsQuery>(
+      "SELECT [a], [b] FROM [dbo].[t] WHERE [a] >= 12 AND ([a] < 24 OR [a] IS NULL)");
+  ASSERT_EQ(literal.pieces.size(), 1u);
+  ASSERT_EQ(literal.pieces[0].size(), 3u);
+  EXPECT_TRUE(literal.pieces[0][0].literal);
+  EXPECT_EQ(literal.pieces[0][1].op, "<");
   // A key range with its NULL-safe upper bound: OR, IS NULL and parentheses.
   const auto rows = Recognize<SnapshotRowsQuery>(
       "SELECT [a], [b] FROM [dbo].[t] WHERE [a] = CAST(@P1 AS bigint) AND [b] >= CAST(@P2 AS int) AND (([a] < "

@@ -1,0 +1,56 @@
+"""Steps of a job, with whichever `mssql_cdc` this Python has: ours, or mssql-cdc-pyspark 0.8.0
+in its own venv. test_takeover_snapshots.py runs them in turn on the same tables, at paths.
+Prints {step: None or "<error type>: <message>"} as JSON on its last line.
+
+    python tests/reference/takeover_steps_child.py WORK_DIR OPTIONS_JSON STEP...
+
+Steps (each availableNow): open:<ci> (to_delta with a chunked bootstrap, then one wave of
+backfill), chunked:<ci> (to_delta with a chunked bootstrap), backfill:<ci> (until done),
+stream:<ci> (to_delta from the start of the change tables), widen:<ci> (turn type widening on
+in bronze).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from local_spark import local_spark  # noqa: E402
+
+
+def main():
+    work, options, steps = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
+    from mssql_cdc import stream
+
+    spark = local_spark("takeover-steps", str(work / "warehouse"))
+    outcome = {}
+    for step in steps:
+        kind, ci = step.split(":")
+        args = dict(target=str(work / "bronze" / ci), app_id=f"{ci}-v1", facts=str(work / "facts"))
+        source = stream(spark, dict(options, captureInstance=ci))
+        try:
+            if kind in ("open", "chunked", "stream"):
+                chunked = {"bootstrap": True, "snapshot": "chunked"} if kind != "stream" else {}
+                query = source.to_delta(args["target"], args["app_id"], str(work / "checkpoints" / ci), args["facts"],
+                                        trigger={"availableNow": True}, **chunked)
+                query.awaitTermination()
+                if query.exception() is not None:
+                    raise query.exception()
+            if kind in ("open", "backfill"):
+                status = source.backfill(args["target"], app_id=args["app_id"], facts_table=args["facts"],
+                                         chunk_rows=4, max_waves=1 if kind == "open" else None,
+                                         target_wave_seconds=0)
+                assert status["state"] == ("running" if kind == "open" else "done"), status
+            if kind == "widen":
+                spark.sql(f"ALTER TABLE delta.`{args['target']}` SET TBLPROPERTIES "
+                          "('delta.enableTypeWidening' = 'true')")
+            outcome[step] = None
+        except Exception as error:  # noqa: BLE001 (reported to the test, which decides)
+            outcome[step] = f"{type(error).__name__}: {str(error)[:3000]}"
+    spark.stop()
+    print(json.dumps(outcome))
+
+
+if __name__ == "__main__":
+    main()

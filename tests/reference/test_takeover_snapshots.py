@@ -1,0 +1,95 @@
+"""A 0.8.0 job taken over in the two states a plain stream does not meet: a chunked snapshot
+0.8.0 left half backfilled, and a stream 0.8.0 stopped with SchemaChangedError that the user
+resolved. 0.8.0 itself (from PyPI, in its own venv) and this package run in turn on the same
+bronze, facts and checkpoints, reading one simulated SQL Server through `sim serve`.
+
+This package cannot backfill 0.8.0's chunked snapshot (0.8.0 keeps its plans in a table of
+another shape): its backfill() is refused before anything is written, while its streams go on
+from the snapshot; 0.8.0 finishes the backfill, and both libraries then take turns again."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from reference_runs import run_child, served_shop
+from spark_helpers import ADDED, change_table, delta, row_key, workload
+
+CHILD = Path(__file__).resolve().parent / "takeover_steps_child.py"
+CHUNKED, WIDENED = "dbo_customers", "dbo_orders"
+
+
+def run(python, work, options, *steps):
+    """{step: None or its error} of the steps run in one child of `python`."""
+    return json.loads(run_child(python, CHILD, work, json.dumps(options), *steps).strip().splitlines()[-1])
+
+
+def assert_changes_once(db, ci, bronze):
+    """Every change row of the change table is in bronze once; after its snapshot's LSN when
+    bronze holds a snapshot (the rows before it are in the snapshot)."""
+    held = delta(bronze).to_pylist()
+    snapshots = {r["_snapshot"] for r in held if r["_snapshot"] is not None}
+    assert len(snapshots) <= 1, f"{ci}: more than one snapshot {snapshots}"
+    after = next(iter(snapshots), "")
+    rows = [{k: v for k, v in r.items() if k not in ADDED} for r in held if r["_operation"]]
+    keys = [row_key(r) for r in rows]
+    assert len(keys) == len(set(keys)), f"{ci}: bronze holds a change twice"
+    changes = [r for r in change_table(db, ci).to_pylist() if r["_start_lsn"] > after]
+    assert sorted(rows, key=row_key) == sorted(changes, key=row_key)
+
+
+def listing(root):
+    return sorted((str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_half_backfilled_snapshot_and_a_resolved_schema_change_are_taken_over(cli, tmp_path, reference_python):
+    with served_shop(cli, tmp_path, transactions=60, seed=31) as (db, options):
+        work = tmp_path / "job"
+        bronze = work / "bronze"
+        # 0.8.0 opens a chunked snapshot and backfills one wave of it; its orders stream runs.
+        assert run(reference_python, work, options, f"open:{CHUNKED}", f"stream:{WIDENED}") == {
+            f"open:{CHUNKED}": None, f"stream:{WIDENED}": None}
+        # The source widens a column past int; 0.8.0's next run stops with SchemaChangedError.
+        cli("sim", "alter-column", "--db", db, "--table", "dbo.orders", "--column", "customer_id bigint not null")
+        last = change_table(db, WIDENED).to_pylist()[-1]
+        order = {k: (v.isoformat(sep=" ") if hasattr(v, "isoformat") else v) for k, v in last.items()
+                 if not k.startswith("_")}
+        order.update(order_id=10_000_000, customer_id=5_000_000_000)
+        cli("sim", "dml", "--db", db, "--json", json.dumps([{"op": "insert", "table": "dbo.orders", "row": order}],
+                                                            default=str))
+        workload(cli, db, 20, seed=32)
+        stopped = run(reference_python, work, options, f"stream:{WIDENED}")[f"stream:{WIDENED}"]
+        assert stopped is not None and "SchemaChangedError" in stopped and "enableTypeWidening" in stopped, stopped
+
+        # Ours: the backfill of 0.8.0's snapshot is refused, writing nothing; the user's fix of the
+        # schema change (type widening on bronze) lets the orders stream go on; the chunked
+        # stream goes on from the snapshot.
+        before = listing(work / "bronze") + listing(work / "facts")
+        refused = run(sys.executable, work, options, f"backfill:{CHUNKED}")[f"backfill:{CHUNKED}"]
+        assert refused is not None and refused.startswith("ConfigError") and "0.8.0" in refused, refused
+        assert "call 0.8.0's backfill() until its state is 'done'" in refused
+        assert listing(work / "bronze") + listing(work / "facts") == before
+        assert run(sys.executable, work, options, f"widen:{WIDENED}", f"stream:{WIDENED}", f"chunked:{CHUNKED}") == {
+            f"widen:{WIDENED}": None, f"stream:{WIDENED}": None, f"chunked:{CHUNKED}": None}
+        assert 5_000_000_000 in {r["customer_id"] for r in delta(bronze / WIDENED).to_pylist()}
+        for ci in (WIDENED, CHUNKED):
+            assert_changes_once(db, ci, bronze / ci)
+
+        # 0.8.0 finishes its snapshot; then each library takes a turn on both tables.
+        workload(cli, db, 20, seed=33)
+        assert run(reference_python, work, options, f"backfill:{CHUNKED}", f"chunked:{CHUNKED}",
+                   f"stream:{WIDENED}") == {f"backfill:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
+                                            f"stream:{WIDENED}": None}
+        workload(cli, db, 20, seed=34)
+        assert run(sys.executable, work, options, f"chunked:{CHUNKED}", f"stream:{WIDENED}") == {
+            f"chunked:{CHUNKED}": None, f"stream:{WIDENED}": None}
+        for ci in (WIDENED, CHUNKED):
+            assert_changes_once(db, ci, bronze / ci)
+        # The snapshot is whole: every customer at its LSN once, in the chunks 0.8.0 planned.
+        snapshot = [r for r in delta(bronze / CHUNKED).to_pylist() if r["_operation"] == 0]
+        assert len({r["customer_id"] for r in snapshot}) == len(snapshot) > 0
+        facts = delta(work / "facts").to_pylist()
+        completion = [r for r in facts if r["event"] == "bootstrap" and r["app_id"] == f"{CHUNKED}-v1"]
+        assert len(completion) == 1 and completion[0]["rows"] == len(snapshot)
