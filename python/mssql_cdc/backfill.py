@@ -95,9 +95,7 @@ class SparkBackfillTables(SparkBootstrapTables):
         return int(version), metadata
 
     def _location(self, table: tables.TableArg) -> str:
-        if not table.is_name:
-            return table.text
-        return self._spark.sql(f"DESCRIBE DETAIL {table.name}").collect()[0]["location"]
+        return tables.location(self._spark, table)
 
     def chunk_rows(self, snapshot: str) -> dict[int, int]:
         rows = (tables.read(self._spark, self._bronze)

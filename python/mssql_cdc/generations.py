@@ -26,6 +26,37 @@ from mssql_cdc.errors import ConfigError
 log = logging.getLogger("mssql_cdc")
 
 
+# The offset log version of Spark's checkpoints that this package reads (its first line).
+_OFFSET_LOG_VERSION = "v1"
+
+
+def check_checkpoint(checkpoint: str) -> None:
+    """Refuses, before anything is written, a Spark checkpoint whose newest offsets entry this
+    release cannot read: an offset log of another version, or a source offset that is not an
+    offset of this source (written by another release or another source)."""
+    offsets = os.path.join(checkpoint, "offsets")
+    if not os.path.isdir(offsets):
+        return
+    entries = [int(name) for name in os.listdir(offsets) if name.isdigit()]
+    if not entries:
+        return
+    name = f"offsets/{max(entries)}"
+    with open(os.path.join(offsets, str(max(entries))), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    fix = ("give a new checkpoint (and a new app_id; bootstrap or startingLsn says where the stream "
+           "starts), or run the release that wrote it")
+    if not lines or lines[0].strip() != _OFFSET_LOG_VERSION:
+        found = lines[0].strip()[:20] if lines else "nothing"
+        raise ConfigError(f"checkpoint {checkpoint}: {name} is an offset log entry of version {found!r}, which "
+                          f"this release does not read (it reads {_OFFSET_LOG_VERSION!r}): {fix}")
+    if len(lines) >= 3 and lines[2].strip() not in ("", "-"):
+        try:
+            _core.offset_json(lines[2])
+        except ConfigError as error:
+            raise ConfigError(f"checkpoint {checkpoint}: {name} holds a source offset this release does not "
+                              f"read ({error}): {fix}") from None
+
+
 def last_processed(checkpoint: str) -> str | None:
     """The offset JSON Spark's checkpoint has processed: the end offset of its highest batch with
     a commit marker; None when it has committed none."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +142,7 @@ class CdcStream:
         target_table = tables.TableArg(target, "target")
         facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
         tables.check_location(checkpoint, "checkpoint")
+        generations.check_checkpoint(checkpoint)
         # The engine parses every option (warning about unknown names) and resolves the capture
         # instance: errors here start nothing. Bronze is created as a native stream creates it.
         feed = _core.Feed(options)
@@ -151,6 +153,10 @@ class CdcStream:
         bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
                                      capture_instance=capture_instance)
         facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None else None
+        if (not bootstrap and os.path.isabs(checkpoint) and generations.last_processed(checkpoint) is None
+                and tables.check(self._spark, target_table, "bronze")):
+            # A fresh stream from the earliest change into a bronze other streams wrote.
+            _core.check_fresh_start(options, tables.location(self._spark, target_table), app_id, target)
         metrics = metrics_location(options, checkpoint, app_id)
         tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
                       capture_instance=capture_instance, statements=bronze_plan)

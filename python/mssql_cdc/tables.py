@@ -155,6 +155,13 @@ def sql_ref(table: TableArg) -> str:
     return table.name if table.is_name else f"delta.`{table.text.replace('`', '``')}`"
 
 
+def location(spark: Any, table: TableArg) -> str:
+    """Where an existing table's files are: its path, or the location the catalog gives a name."""
+    if not table.is_name:
+        return table.text
+    return spark.sql(f"DESCRIBE DETAIL {table.name}").collect()[0]["location"]
+
+
 def read(spark: Any, table: TableArg) -> DataFrame:
     """The table's rows through Spark."""
     if table.is_name:

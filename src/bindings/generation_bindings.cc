@@ -10,7 +10,9 @@
 
 #include "core/errors.h"
 #include "core/timezone.h"
+#include "delta/table.h"
 #include "feed/change_feed.h"
+#include "engine/batch_agreement.h"
 #include "engine/generations.h"
 #include "bindings/source_options.h"
 
@@ -43,6 +45,23 @@ void BindGenerations(nb::module_& m) {
         nb::arg("options"), nb::arg("params"),
         "ConfigError when to_delta's parameters (as text, named as its keywords) do not hold "
         "with the source options, by the rules a native stream checks and Spark mode's own.");
+  m.def("offset_json", [](const std::string& text) { return Offset::FromJson(text).ToJson(); },
+        nb::arg("text"),
+        "The offset `text` holds, as this release writes it; ConfigError saying what an offset "
+        "is when `text` is not one.");
+  m.def("check_fresh_start",
+        [](nb::handle options, const std::string& bronze_location, const std::string& app_id,
+           const std::string& shown) {
+          const SourceOptions parsed = ParseSourceOptions(options);
+          if (parsed.starting_position().kind != StartingLsn::Kind::kEarliest) return;
+          nb::gil_scoped_release release;
+          if (!delta::DeltaTable::Exists(bronze_location)) return;
+          CheckFreshStartOnBronze(delta::DeltaTable::Open(bronze_location).state().app_versions, app_id, shown);
+        },
+        nb::arg("options"), nb::arg("bronze_location"), nb::arg("app_id"), nb::arg("shown"),
+        "For a stream with no committed batch and no bootstrap: ConfigError when it starts from "
+        "the earliest change (its options' startingLsn) and bronze (at `bronze_location`, named "
+        "`shown`) holds micro-batches of streams other than `app_id`.");
   m.def("current_generation",
         [](const std::string& base, const std::string& app_id) {
           return GenerationJson(base, app_id, GenerationState::Read(base).value_or(GenerationState{})).dump();

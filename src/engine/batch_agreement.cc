@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/user_text.h"
 #include "delta/table.h"
 #include "engine/stream_checkpoint.h"
 
@@ -155,6 +156,29 @@ void CheckFactsAgree(const std::vector<FactsBatchRow>& recorded, const std::stri
            " after LSN " + start->ToString());
     }
   }
+}
+
+void CheckFreshStartOnBronze(const std::map<std::string, std::int64_t>& app_versions,
+                             const std::string& app_id, const std::string& bronze) {
+  const auto own_generation = [&](const std::string& id) {
+    const std::string prefix = app_id + ".g";
+    return id.size() > prefix.size() && id.compare(0, prefix.size(), prefix) == 0 &&
+           id.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+  };
+  std::string others;
+  for (const auto& [id, version] : app_versions) {
+    if (id.find('#') != std::string::npos || id == app_id || own_generation(id)) continue;
+    others += (others.empty() ? "" : ", ") + QuoteUserText(id);
+  }
+  if (others.empty()) return;
+  throw ConfigError(
+      "bronze " + QuoteUserText(bronze, kPathShown) + " holds micro-batches of another stream (app_id " +
+      others + "), and this one (app_id " + QuoteUserText(app_id) +
+      ") starts afresh from the earliest change, so it would write their changes again. To go on "
+      "with that stream, run it with its own app_id and checkpoint; to go on into this bronze "
+      "under a new app_id, give startingLsn = the end of its last batch (the facts table's "
+      "end_lsn, or mssql_cdc.pipeline.native_starting_lsn of a native stream's checkpoint); or "
+      "give a new bronze table");
 }
 
 }  // namespace mssql_cdc

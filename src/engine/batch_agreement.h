@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,5 +68,14 @@ struct FactsBatchRow {
 void CheckFactsAgree(const std::vector<FactsBatchRow>& recorded, const std::string& app_id,
                      const std::string& facts_table, std::int64_t batch_id,
                      const std::optional<Lsn>& start, const std::optional<Lsn>& end);
+
+// A stream that starts afresh (no batch in its checkpoint, from the earliest change, no
+// bootstrap) into a bronze table that holds micro-batches of other streams would read their
+// changes again: ConfigError naming them and the ways on, before anything is written.
+// `app_versions` is bronze's latest txn version per app id; the stream's own ids (`app_id`,
+// its generations `app_id.g<n>`, and the ids with '#' that snapshots and events commit under)
+// are not other streams.
+void CheckFreshStartOnBronze(const std::map<std::string, std::int64_t>& app_versions,
+                             const std::string& app_id, const std::string& bronze);
 
 }  // namespace mssql_cdc

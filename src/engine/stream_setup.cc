@@ -11,6 +11,7 @@
 #include "engine/stream_start.h"
 #include "engine/table_schemas.h"
 #include "schema_change/batch_schema.h"
+#include "engine/batch_agreement.h"
 #include "snapshot/chunk_plan.h"
 #include "source/output_schema.h"
 #include "source/source_clock.h"
@@ -71,6 +72,12 @@ void Stream::Impl::CheckInput() {
                              c.config.source.starting_position());
   }
   CheckExistingBronze(params.target, c.bronze_schema);
+  if (!started_before && !params.bootstrap &&
+      c.config.source.starting_position().kind == StartingLsn::Kind::kEarliest &&
+      delta::DeltaTable::Exists(params.target)) {
+    CheckFreshStartOnBronze(delta::DeltaTable::Open(params.target).state().app_versions, params.app_id,
+                            params.target);
+  }
   const auto& services = c.config.services;
   auto check_shared = [&](const std::string& uri, TableKind kind) {
     if (services && services->table_checks) {

@@ -174,6 +174,24 @@ TEST_F(StreamOwnershipTest, AStartingLsnTheStreamCouldNeverReadFromIsRefusedBefo
   EXPECT_NO_THROW(RunOnce(Config(Options{{"startingLsn", last.ToString()}})));
 }
 
+TEST_F(StreamOwnershipTest, AFreshStreamIntoABronzeAnotherStreamWroteIsRefusedBeforeWriting) {
+  Insert(1, 2);
+  RunOnce(Config());
+  const Lsn last = Insert(10, 2);
+  RunOnce(Config());
+  // Another app id on a new checkpoint would read every change again from the earliest.
+  fs::rename(dir_.File("checkpoint"), dir_.File("checkpoint_app"));
+  const auto written = Written();
+  const std::string message = ErrorOf<ConfigError>(Config({}, "app-v2"));
+  EXPECT_THAT(message, HasSubstr("holds micro-batches of another stream (app_id 'app')"));
+  EXPECT_THAT(message, HasSubstr("this one (app_id 'app-v2') starts afresh from the earliest change"));
+  EXPECT_THAT(message, HasSubstr("give startingLsn"));
+  EXPECT_EQ(Written(), written);
+  EXPECT_FALSE(fs::exists(dir_.File("checkpoint")));
+  // Given where to start, the new stream goes on into the same bronze.
+  EXPECT_NO_THROW(RunOnce(Config(Options{{"startingLsn", last.ToString()}}, "app-v2")));
+}
+
 TEST_F(StreamOwnershipTest, DamagedCheckpointFilesAreOneClearErrorAndChangeNothing) {
   Insert(1, 2);
   RunOnce(Config());

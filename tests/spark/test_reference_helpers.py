@@ -152,3 +152,61 @@ def test_bronze_rows_and_batch_facts(spark):
     columns = sink.bronze_columns(frame)
     assert [c[0] for c in columns] == frame.columns + ["_batch_id", "_snapshot", "_chunk"]
     assert columns[-3][1:] == ("INT", sink.BRONZE_COLUMN_COMMENTS["_batch_id"])
+
+
+def listing(root):
+    return sorted((str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file())
+
+
+def test_a_checkpoint_this_release_cannot_read_is_refused_before_anything_is_written(spark, shop, tmp_path):
+    from spark_helpers import sim_options
+
+    from mssql_cdc import stream
+
+    options = dict(sim_options(shop), captureInstance="dbo_orders")
+
+    def start():
+        query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+                                                f"{tmp_path}/facts", trigger={"availableNow": True})
+        query.awaitTermination()
+
+    start()
+    newest = max((tmp_path / "ckpt" / "offsets").glob("[0-9]*"), key=lambda p: int(p.name))
+    kept = newest.read_text()
+    assert kept.splitlines()[0] == "v1"
+    before = listing(tmp_path)
+    for damaged, says in [("v9\n" + kept.split("\n", 1)[1], "an offset log entry of version 'v9'"),
+                          ("\n".join(kept.splitlines()[:2] + ['{"offset": 12}']) + "\n",
+                           "holds a source offset this release does not read")]:
+        newest.write_text(damaged)
+        with pytest.raises(ConfigError, match=says) as refused:
+            start()
+        assert "give a new checkpoint" in str(refused.value)
+        assert [f for f in listing(tmp_path) if f[0] != str(newest.relative_to(tmp_path))] == [
+            f for f in before if f[0] != str(newest.relative_to(tmp_path))]
+    newest.write_text(kept)
+    start()
+
+
+def test_a_new_stream_into_a_bronze_another_stream_wrote_is_refused_unless_told_where_to_start(spark, shop, tmp_path):
+    from spark_helpers import sim_options
+
+    from mssql_cdc import stream
+
+    options = dict(sim_options(shop), captureInstance="dbo_orders")
+
+    def start(app_id, **more):
+        query = stream(spark, dict(options, **more)).to_delta(
+            f"{tmp_path}/bronze", app_id, f"{tmp_path}/ckpt-{app_id}", f"{tmp_path}/facts",
+            trigger={"availableNow": True})
+        query.awaitTermination()
+
+    start("orders-v1")
+    end_lsn = max(r["end_lsn"] for r in spark.read.format("delta").load(f"{tmp_path}/facts").collect())
+    before = listing(tmp_path)
+    with pytest.raises(ConfigError, match=r"holds micro-batches of another stream \(app_id 'orders-v1'\)"):
+        start("orders-v2")
+    assert listing(tmp_path) == before
+    start("orders-v2", startingLsn=end_lsn)
+    rows = spark.read.format("delta").load(f"{tmp_path}/bronze").groupBy("_start_lsn", "_seqval", "_operation").count()
+    assert rows.where("count > 1").count() == 0
