@@ -281,7 +281,7 @@ class SqlCdcClient:
 
     def _init(self, options: dict[str, str]) -> None:
         self._source = _core.open_source(options)
-        self._isolation = get_option(options, "isolationLevel") or _core.isolation_levels()[0]
+        self._isolation = get_option(options, "isolationLevel") or _core.isolation_levels()[0][0]
         self.timezone = self._source.time_zone
 
     # LSNs and times

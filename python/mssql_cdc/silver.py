@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from mssql_cdc import _core, backfill, finalization, tables
 from mssql_cdc._glue import get_option
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.sink import BRONZE_COLUMN_COMMENTS  # noqa: F401 (exported here too, as in the reference)
+from mssql_cdc.migrations.bronze import BRONZE_COLUMN_COMMENTS  # noqa: F401 (exported here too, as in the reference)
 from mssql_cdc.tables import delta_table, exists, retrying, table_ref  # noqa: F401 (exported here too)
 from mssql_cdc.types import ApplyResult, Granularity, SourceOptions, SparkSessionLike
 

@@ -44,6 +44,7 @@ from mssql_cdc._glue import set_option
 from mssql_cdc.facts_rows import (  # noqa: F401 (exported here, as in the reference)
     batch_facts, bronze_columns, bronze_rows, write_event, write_facts)
 from mssql_cdc.metrics_dir import MetricsDir
+from mssql_cdc.migrations.bronze import BRONZE_COLUMN_COMMENTS, BRONZE_COMMENT  # noqa: F401 (exported here)
 from mssql_cdc.migrations.facts import (  # noqa: F401 (exported here too, as in the reference)
     DETAIL_COLUMNS, END_COLUMNS, EVENT_COLUMNS, KEY_VALUE_COMMENTS, LAG_COLUMNS, NETWORK_COLUMNS, POSSIBLE_COMMENTS,
     RETENTION_COLUMNS, SKIP_COMMENTS, SWITCH_COMMENTS, WARNING_COMMENTS)
@@ -57,8 +58,6 @@ log = logging.getLogger("mssql_cdc")
 # library adds; its comment here names no capture instance (a table's own names its).
 FACTS_COLUMNS, FACTS_COMMENT = _core.table_definition("facts")
 FACTS_SCHEMA = ", ".join(f"{name} {sql_type}" for name, sql_type, _ in FACTS_COLUMNS)
-_BRONZE_COLUMNS, BRONZE_COMMENT = _core.table_definition("bronze")
-BRONZE_COLUMN_COMMENTS = {name: comment for name, _, comment in _BRONZE_COLUMNS}
 
 _EPOCH = datetime(1970, 1, 1)
 _MICRO = timedelta(microseconds=1)

@@ -55,8 +55,7 @@ RESERVED_COLUMNS = frozenset(_core.reserved_column_names())
 SCHEMA_CHANGE_POLICIES = tuple(_core.schema_change_policies())
 # isolationLevel's values (lower case) -> the isolation a snapshot read asks SQL Server for;
 # None: none asked, the connection's default (read committed).
-ISOLATION_LEVELS = {_core.option_name_key(level): (None if level == "readCommitted" else level)
-                    for level in _core.isolation_levels()}
+ISOLATION_LEVELS = {_core.option_name_key(level): asked for level, asked in _core.isolation_levels()}
 # The data source uses PySpark's admission control (ReadAllAvailable, ReadMaxRows and
 # SupportsTriggerAvailableNow, Spark 4.2), imported above: wherever this module loads, it is there.
 HAS_ADMISSION_CONTROL = True

@@ -266,9 +266,15 @@ void BindSource(nb::module_& m) {
                                     std::string(SchemaChangePolicyName(SchemaChangePolicy::kFail))};
   }, "The values of the schemaChangePolicy option.");
   m.def("isolation_levels", [] {
-    return std::vector<std::string>{std::string(IsolationLevelName(IsolationLevel::kReadCommitted)),
-                                    std::string(IsolationLevelName(IsolationLevel::kSnapshot))};
-  }, "The values of the isolationLevel option, as documented (matched in any case).");
+    std::vector<std::pair<std::string, std::optional<std::string>>> levels;
+    for (IsolationLevel level : {IsolationLevel::kReadCommitted, IsolationLevel::kSnapshot}) {
+      const auto asked = IsolationAsked(level);
+      levels.emplace_back(std::string(IsolationLevelName(level)),
+                          asked ? std::optional<std::string>(std::string(*asked)) : std::nullopt);
+    }
+    return levels;
+  }, "The values of the isolationLevel option, as documented (matched in any case), each with "
+     "the isolation a read at it asks SQL Server for (None: the connection's default).");
   m.def("use_bundled_odbc_driver",
         [](const std::string& libs_dir) { odbc::UseBundledDriverLibs(libs_dir); },
         nb::arg("libs_dir"),

@@ -280,6 +280,11 @@ std::string_view SchemaChangePolicyName(SchemaChangePolicy p) {
   return p == SchemaChangePolicy::kFail ? "fail" : "classify";
 }
 
+std::optional<std::string_view> IsolationAsked(IsolationLevel level) {
+  if (level == IsolationLevel::kSnapshot) return "snapshot";
+  return std::nullopt;
+}
+
 std::string_view IsolationLevelName(IsolationLevel level) {
   return level == IsolationLevel::kSnapshot ? "snapshot" : "readCommitted";
 }

@@ -27,6 +27,9 @@ enum class ChangeReaderChoice { kAuto, kTds, kDriver };
 std::string_view BackendName(Backend backend);                 // "odbc", "sim"
 std::string_view SchemaChangePolicyName(SchemaChangePolicy p);  // "classify", "fail"
 std::string_view IsolationLevelName(IsolationLevel level);      // "readCommitted", "snapshot"
+// The isolation a read at `level` asks SQL Server for (SET TRANSACTION ISOLATION LEVEL), or
+// none: read committed is every connection's default, so it is not asked for.
+std::optional<std::string_view> IsolationAsked(IsolationLevel level);
 std::string_view ChangeReaderName(ChangeReaderChoice choice);   // "auto", "tds", "driver"
 
 // Where a new checkpoint starts: the table's earliest change, the newest at query start, or

@@ -580,7 +580,7 @@ std::unique_ptr<Source> OpenOdbcSource(const SourceOptions& options, const Retry
   spdlog::debug("odbc: opening a source on {} through driver {}", driver.server,
                 driver.driver.empty() ? "of the DSN" : driver.driver);
   auto source = std::make_unique<OdbcSource>(std::move(settings), options.lock_timeout_ms.value_or(-1),
-                                             options.isolation_level == IsolationLevel::kSnapshot);
+                                             IsolationAsked(options.isolation_level).has_value());
   source->Connect();
   return source;
 }
