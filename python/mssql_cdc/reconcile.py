@@ -18,7 +18,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mssql_cdc import _core, backfill, tables
+from pyspark.sql.types import StructType
+
+from mssql_cdc import _core, backfill, migrations, tables
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.finalization import position_of
 from mssql_cdc.tables import delta_table, table_ref  # noqa: F401 (exported here too, as in the reference)
@@ -77,6 +79,8 @@ def reconcile(
     report_exists = report is not None and tables.check(spark, report, "reconcile report")
     if report_exists:
         _core.check_report_columns(list(tables.read(spark, report).columns), report_table)
+        _core.check_schema_version(tables.properties_of(spark, tables.sql_ref(report)), "reconcile",
+                                   f"table {report_table}")
 
     # Silver's position before its version: silver holds at least what the position says.
     position = position_of(spark, control, silver)
@@ -101,13 +105,13 @@ def reconcile(
     summary_json, rows = _core.reconcile(dict(options), list(keys) if keys else None, bucket_rows, float(sample),
                                          seed, json.dumps(state), lambda sql: spark.sql(sql).toArrow())
     summary = json.loads(summary_json)
-    report_df = spark.createDataFrame(_arrow_table(rows))
+    report_df = spark.createDataFrame(_arrow_table(rows),
+                                      schema=StructType.fromJson(json.loads(_core.report_schema_json())))
     if report is not None:
-        writer = report_df.write.format("delta").mode("append")
-        if report.is_name:
-            writer.saveAsTable(report.name)
-        else:
-            writer.save(report.text)
+        # Created as the engine defines it (columns, comments, schema version), then appended to.
+        tables.create_if_not_exists(spark, report_table, REPORT_COLUMNS, REPORT_COMMENT,
+                                    {migrations.SCHEMA_VERSION_PROPERTY: str(migrations.current_version("reconcile"))})
+        tables.append(report_df, report)
     return ReconcileResult(run_id=summary["run_id"], silver_version=summary["silver_version"],
                            silver_lsn=summary["silver_lsn"], source_lsn=summary["source_lsn"],
                            buckets=summary["buckets"], match=summary["match"], in_flight=summary["in_flight"],

@@ -101,7 +101,7 @@ def _inspect(spark: Any, table: TableArg) -> dict[str, str] | None:
     return detail
 
 
-def _properties(spark: Any, name: str) -> dict[str, str]:
+def properties_of(spark: Any, name: str) -> dict[str, str]:
     """The table's properties (mssql_cdc.schema_version, delta.columnMapping.mode, ...)."""
     return {str(r["key"]): str(r["value"]) for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
 
@@ -124,7 +124,7 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
     if detail is None:
         return [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)]
     existing = spark.table(table.name).schema.json()
-    return list(_core.migrate_table_sql(kind, table.text, existing, _properties(spark, table.name),
+    return list(_core.migrate_table_sql(kind, table.text, existing, properties_of(spark, table.name),
                                         output_schema_json))
 
 

@@ -29,6 +29,12 @@ def test_reconcile_matches_then_names_every_difference(spark, shop, cli, tmp_pat
     rows = first["report"].collect()
     assert len(rows) == first["buckets"] and all(r["status"] == "MATCH" for r in rows)
     assert spark.read.format("delta").load(report).count() == len(rows)
+    # The report table is the engine's: its columns, their comments and its comment.
+    from mssql_cdc.reconcile import REPORT_COLUMNS, REPORT_COMMENT
+
+    fields = spark.read.format("delta").load(report).schema.fields
+    assert [(f.name, f.metadata.get("comment")) for f in fields] == [(n, c) for n, _, c in REPORT_COLUMNS]
+    assert spark.sql(f"DESCRIBE DETAIL delta.`{report}`").collect()[0]["description"] == REPORT_COMMENT
 
     workload(cli, shop, 40, 12, tables=["dbo.orders"])
     flying = reconcile(spark, options, silver, sample=0.0, **run)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from mssql_cdc import _core
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables import (  # noqa: F401 (0.8.0's migrations.base exports these too)
-    ColumnDef, TableArg, _column_defs, _inspect, _properties, create_if_not_exists, delta_table, is_path,
-    read, retrying, sql_ref, table_ref)
+    ColumnDef, TableArg, _column_defs, _inspect, create_if_not_exists, delta_table, is_path,
+    properties_of, read, retrying, sql_ref, table_ref)
 
 if TYPE_CHECKING:
     from mssql_cdc.types import SparkSessionLike
@@ -63,7 +63,7 @@ def _existing(spark: SparkSessionLike, table: str, kind: str) -> tuple[TableArg,
     if _inspect(spark, arg) is None:
         raise ConfigError(f"table {table} does not exist; create it with migrations.ensure, or name "
                           f"the {kind} table itself")
-    properties = _properties(spark, sql_ref(arg))
+    properties = properties_of(spark, sql_ref(arg))
     _core.check_schema_version(properties, kind, f"table {table}")
     return arg, properties
 
