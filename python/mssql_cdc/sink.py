@@ -74,7 +74,7 @@ def _quoted(name: str) -> str:
 def batch_stats(df: DataFrame) -> dict[str, Any]:
     """The counts and ranges ``_core.batch_facts`` takes, in one Spark aggregation of the
     engine's expressions (which operations count as what is the engine's rule)."""
-    row = df.agg(*[F.expr(aggregate) for aggregate in _core.row_stats_aggregates()]).collect()[0]
+    row = batch_facts(df)
     return {
         "rows": int(row["rows"]),
         "deletes": int(row["deletes"]),

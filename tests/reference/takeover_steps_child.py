@@ -1,6 +1,7 @@
 """Steps of a job, with whichever `mssql_cdc` this Python has: ours, or mssql-cdc-pyspark 0.8.0
 in its own venv. test_takeover_snapshots.py runs them in turn on the same tables, at paths.
-Prints {step: None or "<error type>: <message>"} as JSON on its last line.
+Prints {"outcome": {step: None or "<error type>: <message>"}, "files": [the files under bronze
+and facts before the first step, then after each]} as JSON on its last line.
 
     python tests/reference/takeover_steps_child.py WORK_DIR OPTIONS_JSON STEP...
 
@@ -19,12 +20,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from local_spark import local_spark  # noqa: E402
 
 
+def files(work):
+    """The files of bronze and facts, with their sizes: what "nothing was written" compares."""
+    return sorted((str(p.relative_to(work)), p.stat().st_size) for where in ("bronze", "facts")
+                  for p in (work / where).rglob("*") if p.is_file())
+
+
 def main():
     work, options, steps = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
     from mssql_cdc import stream
 
     spark = local_spark("takeover-steps", str(work / "warehouse"))
-    outcome = {}
+    outcome, written = {}, [files(work)]
     for step in steps:
         kind, ci = step.split(":")
         args = dict(target=str(work / "bronze" / ci), app_id=f"{ci}-v1", facts=str(work / "facts"))
@@ -48,8 +55,9 @@ def main():
             outcome[step] = None
         except Exception as error:  # noqa: BLE001 (reported to the test, which decides)
             outcome[step] = f"{type(error).__name__}: {str(error)[:3000]}"
+        written.append(files(work))
     spark.stop()
-    print(json.dumps(outcome))
+    print(json.dumps({"outcome": outcome, "files": written}))
 
 
 if __name__ == "__main__":
