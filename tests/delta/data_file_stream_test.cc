@@ -287,12 +287,14 @@ TEST(DeltaTableGrouped, ARaceLostToAWinnerHoldingOneTxnIsPlannedAgainWithoutIt) 
   CreateOptions create;
   create.schema = IdNameSchema();
   auto table = DeltaTable::Create(dir.path(), create);
-  // Another writer takes version 1 with a@0 while this append writes its data file.
+  // Another writer takes version 1 with a@0 while this append writes its data file: a big one,
+  // so that the writer is still at it when the watcher sees the file appear, however loaded the
+  // machine (two rows were written and committed before the watcher ran, now and then).
   auto winner = WinRaceWhenDataFileAppears(
       dir.path(), dir.Log(Commit(1)),
       R"({"commitInfo":{"timestamp":1,"operation":"WRITE"}})" "\n"
       R"({"txn":{"appId":"a","version":0}})" "\n");
-  const auto results = table.AppendGrouped({{Txn{"a", 0, std::nullopt}, {IdNameBatch(10, 2)}},
+  const auto results = table.AppendGrouped({{Txn{"a", 0, std::nullopt}, {BigBatch(10)}},
                                             {Txn{"c", 0, std::nullopt}, {IdNameBatch(30, 2)}}});
   ASSERT_TRUE(winner.get());
   EXPECT_FALSE(results[0].written);
