@@ -18,6 +18,6 @@ PLANS_COLUMNS, PLANS_COMMENT = _core.table_definition("plans")
 
 def plans_table(target: str) -> str:
     """The plans table beside bronze `target`: its name or path with _snapshot_plans appended."""
-    from mssql_cdc import tables
+    from mssql_cdc import backfill, tables
 
-    return _core.plans_table_for(tables.TableArg(target, "target").text)
+    return backfill.plans_table(tables.TableArg(target, "target")).text

@@ -123,9 +123,18 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
         return []
     if detail is None:
         return [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)]
-    existing = spark.table(table.name).schema.json()
-    return list(_core.migrate_table_sql(kind, table.text, existing, properties_of(spark, table.name),
-                                        output_schema_json))
+    return migration_sql(spark, table, kind, output_schema_json=output_schema_json)
+
+
+def migration_sql(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
+                  properties: dict[str, str] | None = None) -> list[str]:
+    """The statements that bring the existing table (a name, or a path as delta.`path`) up to its
+    kind's definition, by the engine's rule; ConfigError when it is not a `kind` table or a newer
+    release migrated it. `properties` are the table's, when already read."""
+    if properties is None:
+        properties = properties_of(spark, sql_ref(table))
+    existing = read(spark, table).schema.json()
+    return list(_core.migrate_table_sql(kind, table.text, existing, properties, output_schema_json))
 
 
 def ensure(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,

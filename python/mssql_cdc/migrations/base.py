@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from mssql_cdc import _core
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.tables import (  # noqa: F401 (0.8.0's migrations.base exports these too)
-    ColumnDef, TableArg, _column_defs, _inspect, create_if_not_exists, delta_table, is_path,
+    ColumnDef, TableArg, _column_defs, _inspect, create_if_not_exists, delta_table, is_path, migration_sql,
     properties_of, read, retrying, sql_ref, table_ref)
 
 if TYPE_CHECKING:
@@ -56,32 +56,24 @@ def current_version(kind: str) -> int:
     return int(_core.schema_version(kind))
 
 
-def _existing(spark: SparkSessionLike, table: str, kind: str) -> tuple[TableArg, dict[str, str]]:
-    """The existing table and its properties, checked: ConfigError when there is none, or when
-    a newer release migrated it past what this one knows."""
-    arg = TableArg(table, kind)
-    if _inspect(spark, arg) is None:
-        raise ConfigError(f"table {table} does not exist; create it with migrations.ensure, or name "
-                          f"the {kind} table itself")
-    properties = properties_of(spark, sql_ref(arg))
-    _core.check_schema_version(properties, kind, f"table {table}")
-    return arg, properties
-
-
 def migrate(spark: SparkSessionLike, table: str, kind: str) -> int:
     """Brings an existing `kind` table up to its current definition (the columns it lacks, with
     their comments, then the stamp) and returns its schema version. Refused, before anything is
     written, when it is not a table of `kind` or a newer release migrated it."""
     known = current_version(kind)
-    arg, properties = _existing(spark, table, kind)
+    arg = TableArg(table, kind)
+    if _inspect(spark, arg) is None:
+        raise ConfigError(f"table {table} does not exist; create it with migrations.ensure, or name "
+                          f"the {kind} table itself")
+    properties = properties_of(spark, sql_ref(arg))
+    _core.check_schema_version(properties, kind, f"table {table}")  # a whole number, not above ours
     have = int(properties.get(SCHEMA_VERSION_PROPERTY, "0"))
-    if kind not in _ENGINE_KINDS or have >= known:
+    if kind not in _ENGINE_KINDS:
         return have
-    schema_json = read(spark, arg).schema.json()
-    for statement in _core.migrate_table_sql(kind, table, schema_json, properties):
+    for statement in migration_sql(spark, arg, kind, properties=properties):
         log.info("mssql_cdc: %s", statement.split(" (", 1)[0])
         retrying(lambda statement=statement: spark.sql(statement))
-    return known
+    return max(have, known)
 
 
 def ensure(spark: SparkSessionLike, table: str, kind: str, columns: Iterable[ColumnDef], comment: str) -> None:
