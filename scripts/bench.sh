@@ -16,7 +16,7 @@ stamp=.venv/.requirements-bench.sha256
 want=$(sha256sum scripts/requirements-bench.txt | cut -d' ' -f1)
 if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
   echo "bench: installing scripts/requirements-bench.txt into .venv"
-  .venv/bin/python -m pip install -q -r scripts/requirements-bench.txt
+  scripts/pip_install.sh .venv/bin/python -q -r scripts/requirements-bench.txt
   echo "$want" > "$stamp"
 fi
 {

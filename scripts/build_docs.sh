@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 stamp=.venv/.requirements-docs.sha256
 want=$(sha256sum scripts/requirements-docs.txt | cut -d' ' -f1)
 if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
-  .venv/bin/python -m pip install -q -r scripts/requirements-docs.txt
+  scripts/pip_install.sh .venv/bin/python -q -r scripts/requirements-docs.txt
   echo "$want" > "$stamp"
 fi
 .venv/bin/python scripts/gen_tables_reference.py --check

@@ -22,7 +22,7 @@ stamp=$venv/.requirements-wheel.sha256
 want=$(cat scripts/requirements-demo.txt scripts/requirements.txt scripts/requirements-wheel.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
   build_requirements=$(grep -hE '^(pyarrow|nanobind|scikit-build-core)==' scripts/requirements-demo.txt scripts/requirements.txt)
-  $venv/bin/python -m pip install -q $build_requirements -r scripts/requirements-wheel.txt
+  scripts/pip_install.sh $venv/bin/python -q $build_requirements -r scripts/requirements-wheel.txt
   $venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
   echo "$want" > "$stamp"
 fi

@@ -55,9 +55,9 @@ install_requirements() {
   echo "setup: installing $file into .venv"
   if [[ ! -x .venv/bin/python ]]; then
     "${PYTHON:-python3}" -m venv .venv
-    .venv/bin/python -m pip install -q --upgrade pip
+    scripts/pip_install.sh .venv/bin/python -q --upgrade pip
   fi
-  .venv/bin/python -m pip install -q -r "$file"
+  scripts/pip_install.sh .venv/bin/python -q -r "$file"
   # The wheel ships libarrow.so.<abi>; the linker wants the unversioned names too.
   .venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
   echo "$want" > "$stamp"

@@ -15,7 +15,7 @@ if [[ ! -x $venv/bin/python || ! -f $venv/.requirements.sha256 || "$(cat $venv/.
   # A clean environment: the venv must not see .venv's packages, whose top-level package has the
   # same name.
   env -u PYTHONPATH -u VIRTUAL_ENV python3 -m venv "$venv"
-  env -u PYTHONPATH -u VIRTUAL_ENV "$venv/bin/python" -m pip install -q --no-deps -r "$requirements" >&2
+  env -u PYTHONPATH -u VIRTUAL_ENV scripts/pip_install.sh "$venv/bin/python" -q --no-deps -r "$requirements" >&2
   echo "$want" > "$venv/.requirements.sha256"
 fi
 echo "$PWD/$venv/bin/python"

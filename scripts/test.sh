@@ -20,6 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
 status=0
+# The wheel tests install packages from the index; a download cut off part-way is resumed.
+export PIP_RESUME_RETRIES=${PIP_RESUME_RETRIES:-20} PIP_RETRIES=${PIP_RETRIES:-10}
 # Each part's line for the summary, written to a file so that parts run in a background lane
 # record theirs too.
 times_file=$(mktemp)
