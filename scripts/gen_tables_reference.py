@@ -53,7 +53,9 @@ SECTIONS = [
     ("Snapshot plans", "plans",
      "One beside each bronze table that a chunked snapshot fills (its name with "
      "`_snapshot_plans` appended): one row per chunk of each plan, written once when the "
-     "snapshot is planned and never edited; the waves read the chunks it lists."),
+     "snapshot is planned and never edited; the waves read the chunks it lists. A plans table "
+     "mssql-cdc-pyspark 0.8.0 made under that name (columns `snapshot`, `event`, `detail`) is "
+     "read and appended to in its own layout ([taking over](../spark.md#taking-over-a-job-of-mssql-cdc-pyspark-080))."),
 ]
 
 

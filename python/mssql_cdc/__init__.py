@@ -31,7 +31,7 @@ from mssql_cdc.errors import (
 )
 
 from mssql_cdc.lsn import Lsn
-from mssql_cdc.payloads import BatchDetail, DataSkippedDetail, SnapshotCompletionDetail
+from mssql_cdc.payloads import BatchDetail, DataSkippedDetail, SnapshotChunkDetail, SnapshotCompletionDetail
 from mssql_cdc.types import (
     ApplyResult,
     BackfillState,
@@ -143,6 +143,7 @@ __all__ = [
     "PermissionError",
     "ReconcileResult",
     "SchemaChangedError",
+    "SnapshotChunkDetail",
     "SnapshotCompletionDetail",
     "SnapshotMode",
     "SourceError",

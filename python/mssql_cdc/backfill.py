@@ -65,20 +65,30 @@ class SparkBackfillTables(SparkBootstrapTables):
         age_hours = (now - rows[0]["written_at"]).total_seconds() / 3600
         return float(rows[0]["retention_headroom_hours"]), age_hours
 
-    def read_plan(self, app_id: str) -> pa.Table | None:
+    def plans_columns(self) -> list[str] | None:
         if not tables.check(self._spark, self._plans, "plans"):
             return None
-        frame = tables.read(self._spark, self._plans).where(F.col("app_id") == app_id)
+        return list(tables.read(self._spark, self._plans).columns)
+
+    def read_plan(self, snapshot: str) -> pa.Table | None:
+        """The plans table's rows of snapshot S, in whichever layout it has (this engine's, or
+        0.8.0's rows of snapshot events): the engine reads the plan from them."""
+        if not tables.check(self._spark, self._plans, "plans"):
+            return None
+        frame = tables.read(self._spark, self._plans).where(F.col("snapshot") == snapshot)
         rows = frame.collect()
         if not rows:
             return None
         return pa.Table.from_pylist([row.asDict() for row in rows])
 
     def write_plan(self, batch: pa.RecordBatch, txn_app_id: str, txn_version: int) -> bool:
-        """Appends the plan; True when this append is the commit that holds the txn (its
-        userMetadata, unique to it, is that commit's), so the plan need not be read back."""
+        """Appends rows to the plans table (a plan, or 0.8.0's rows of chunks read); True when
+        this append is the commit that holds the txn (its userMetadata, unique to it, is that
+        commit's), so the plan need not be read back."""
         tables.ensure(self._spark, self._plans, "plans")
-        schema = _struct(_core.plans_schema_json())
+        # The engine's layout with its comments; 0.8.0's three text columns as they are.
+        ours = batch.schema.names == [f["name"] for f in json.loads(_core.plans_schema_json())["fields"]]
+        schema = _struct(_core.plans_schema_json()) if ours else None
         frame = self._spark.createDataFrame(pa.Table.from_batches([batch]), schema=schema)
         token = json.dumps({"plan_written_by": uuid.uuid4().hex})
         tables.append(frame, self._plans, txn_app_id=txn_app_id, txn_version=txn_version,

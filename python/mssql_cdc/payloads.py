@@ -38,6 +38,23 @@ class SnapshotCompletionDetail(TypedDict):
     last_lsn: str
 
 
+class _SnapshotChunkRequired(TypedDict):
+    snapshot: str
+    wave: int
+    chunk: int
+    last: bool
+
+
+class SnapshotChunkDetail(_SnapshotChunkRequired, total=False):
+    """A chunk of a chunked snapshot that reached bronze: its snapshot's LSN, the wave that read
+    it, its number in the plan and whether it completed the snapshot. The facts row leaves the
+    chunk's key bounds out; the row of a plans table kept as mssql-cdc-pyspark 0.8.0 keeps one
+    has them too (``lo`` included, ``hi`` excluded, JSON values; None for an open end)."""
+
+    lo: Any
+    hi: Any
+
+
 class IntExtent(TypedDict):
     """The extent of a one-column integer key (mssql_cdc.client.snapshot_plan): its smallest and
     largest key and the table's estimated rows."""

@@ -32,8 +32,9 @@ namespace mssql_cdc::python {
 namespace {
 
 // BackfillTables whose reads and writes a Python object makes: snapshot_events() -> JSON list,
-// newest_headroom(app_id) -> (hours, age_hours) | None, read_plan(app_id) -> pyarrow.Table |
-// None, write_plan(batch, txn_app_id, txn_version), last_wave(txn_app_id) -> (version,
+// newest_headroom(app_id) -> (hours, age_hours) | None, plans_columns() -> [name] | None,
+// read_plan(snapshot) -> pyarrow.Table (the plans table's rows of S) | None,
+// write_plan(batch, txn_app_id, txn_version), last_wave(txn_app_id) -> (version,
 // user_metadata | None), chunk_rows(snapshot) -> {chunk: rows}, append_wave(wave_json,
 // txn_app_id, txn_version, user_metadata) -> {chunk: rows}, append_facts(batch, txn_app_id,
 // txn_version), find_snapshot(instances) -> (lsn, chunked) | None.
@@ -52,11 +53,15 @@ class PythonBackfillTables final : public BackfillTables {
     if (found.is_none()) return std::nullopt;
     return nb::cast<std::pair<double, double>>(found);
   }
+  std::optional<std::vector<std::string>> PlansColumns() override {
+    nb::gil_scoped_acquire gil;
+    return nb::cast<std::optional<std::vector<std::string>>>(tables_.attr("plans_columns")());
+  }
   std::optional<ChunkPlan> ReadPlan(const std::string& app_id, const Lsn& snapshot) override {
     std::shared_ptr<arrow::Table> rows;
     {
       nb::gil_scoped_acquire gil;
-      nb::object table = tables_.attr("read_plan")(app_id);
+      nb::object table = tables_.attr("read_plan")(snapshot.ToString());
       if (table.is_none()) return std::nullopt;
       auto reader = ImportArrowStream(table, "read_plan()");
       auto read = reader->ToTable();

@@ -84,7 +84,7 @@ class SparkLakeSide : public LakeSide {
   }
   std::optional<ChunkPlan> Plan(const std::string& app_id, const Lsn& snapshot) override {
     if (!plans_sql_) return std::nullopt;
-    return PlanFromTable(*Query(catalog::PlanRowsSql(*plans_sql_, app_id)), app_id, snapshot, plans_name_);
+    return PlanFromTable(*Query(catalog::PlanRowsSql(*plans_sql_, snapshot.ToString())), app_id, snapshot, plans_name_);
   }
   std::map<int, ChunkTally> ChunkTallies(const std::string& snapshot_lsn) override {
     auto batch = Query(catalog::ChunkTalliesSql(bronze_sql_, bronze_version_, snapshot_lsn))->CombineChunksToBatch();

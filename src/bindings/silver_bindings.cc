@@ -189,7 +189,7 @@ void BindSilver(nb::module_& m) {
            const std::string& silver_sql, const std::string& plan_view) -> std::optional<std::string> {
           const auto plan = PlanOf(plan_json);
           if (!WavesMayDeleteByRange(plan)) return std::nullopt;
-          auto reader = ImportArrowStream(query(catalog::PlanRowsSql(plans_sql, plan.open_snapshot_app_id)),
+          auto reader = ImportArrowStream(query(catalog::PlanRowsSql(plans_sql, *plan.open_snapshot_lsn)),
                                           "the plans table's rows");
           auto rows = reader->ToTable();
           if (!rows.ok()) throw InternalError("reading the plans table: " + rows.status().ToString());

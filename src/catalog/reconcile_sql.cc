@@ -48,8 +48,8 @@ std::string SnapshotEventsSql(const std::string& facts_sql, const std::string& b
   return "SELECT * FROM " + facts_sql + " WHERE target = " + SqlStringLiteral(bronze_name) + " AND event IS NOT NULL";
 }
 
-std::string PlanRowsSql(const std::string& plans_sql, const std::string& app_id) {
-  return "SELECT * FROM " + plans_sql + " WHERE app_id = " + SqlStringLiteral(app_id);
+std::string PlanRowsSql(const std::string& plans_sql, const std::string& snapshot_lsn) {
+  return "SELECT * FROM " + plans_sql + " WHERE snapshot = " + SqlStringLiteral(snapshot_lsn);
 }
 
 std::string ChunkTalliesSql(const std::string& bronze_sql, std::int64_t version, const std::string& snapshot_lsn) {

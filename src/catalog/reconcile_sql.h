@@ -25,8 +25,9 @@ std::string ChangedKeysSql(const std::string& bronze_sql, std::int64_t version,
 
 // The facts rows of bronze `bronze_name` that are snapshot events (SnapshotEventsOf reads them).
 std::string SnapshotEventsSql(const std::string& facts_sql, const std::string& bronze_name);
-// The plans table's rows of `app_id` (PlanFromTable reads them).
-std::string PlanRowsSql(const std::string& plans_sql, const std::string& app_id);
+// The plans table's rows of the snapshot at `snapshot_lsn`, in either layout (PlanFromTable
+// reads them).
+std::string PlanRowsSql(const std::string& plans_sql, const std::string& snapshot_lsn);
 // Columns chunk (int), rows (bigint), oldest_stamp (string): bronze's rows of snapshot
 // `snapshot_lsn` per chunk.
 std::string ChunkTalliesSql(const std::string& bronze_sql, std::int64_t version, const std::string& snapshot_lsn);

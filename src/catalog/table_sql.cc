@@ -13,6 +13,7 @@
 #include "core/user_text.h"
 #include "delta/column_mapping.h"
 #include "delta/schema.h"
+#include "snapshot/plans_table.h"
 
 namespace mssql_cdc::catalog {
 namespace {
@@ -91,8 +92,10 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
                                          const delta::CreateOptions& definition) {
   const std::string where = "table " + name.text();
   const std::string what = TableKindName(kind);
-  CheckTableColumns(FieldNames(existing_schema_json, where), kind, where,
-                    "name the " + what + " itself, or a table that does not exist yet");
+  const auto columns = FieldNames(existing_schema_json, where);
+  CheckTableColumns(columns, kind, where, "name the " + what + " itself, or a table that does not exist yet");
+  // 0.8.0's plans table is appended to as it is (plans_table.h).
+  if (kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows) return {};
   CheckSchemaVersion(existing_properties, SchemaVersionOf(kind), what, where);
   const auto existing = delta::FromDeltaSchemaString(existing_schema_json, where);
   delta::SchemaMergeRules rules;

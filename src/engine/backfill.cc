@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "core/phase_log.h"
 #include "core/user_text.h"
 #include "core/timezone.h"
+#include "delta/data_file_io.h"
 #include "engine/bootstrap.h"
 #include "engine/facts.h"
 #include "snapshot/plans_table.h"
@@ -54,14 +56,28 @@ std::optional<WaveWritten> WaveOfMetadata(const std::optional<std::string>& meta
                                           const Lsn& snapshot, BackfillTables& tables) {
   if (!metadata) return std::nullopt;
   auto doc = nlohmann::json::parse(*metadata, nullptr, false);
-  if (!doc.is_object() || doc.value("snapshot", std::string()) != snapshot.ToString()) return std::nullopt;
+  if (!doc.is_object()) return std::nullopt;
+  // This engine names the snapshot; 0.8.0 names the wave's txn app id, <app_id>#snap.<S>.
+  const std::string backfill = doc.value("backfill", std::string());
+  const std::string suffix = "#snap." + snapshot.ToString();
+  const bool reference = backfill.size() > suffix.size() &&
+                         backfill.compare(backfill.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (doc.value("snapshot", std::string()) != snapshot.ToString() && !reference) return std::nullopt;
   const auto chunks = doc.find("chunks");
   if (chunks == doc.end() || !chunks->is_array()) return std::nullopt;
   WaveWritten wave;
   const auto rows = doc.find("rows");
   std::optional<std::map<int, std::int64_t>> counted;
   for (const auto& chunk : *chunks) {
-    const int index = chunk.get<int>();
+    // A chunk's number, or 0.8.0's object {chunk, lo, hi, last, rows, ...}.
+    const bool object = chunk.is_object();
+    const auto number = object ? chunk.value("chunk", nlohmann::json()) : chunk;
+    if (!number.is_number_integer()) return std::nullopt;
+    const int index = number.get<int>();
+    if (object && chunk.value("rows", nlohmann::json()).is_number_integer()) {
+      wave.rows[index] = chunk["rows"].get<std::int64_t>();
+      continue;
+    }
     if (rows != doc.end() && rows->is_object() && rows->contains(std::to_string(index))) {
       wave.rows[index] = (*rows)[std::to_string(index)].get<std::int64_t>();
       continue;
@@ -220,6 +236,9 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
   const Lsn& s = opened.snapshot;
   status.snapshot = s.ToString();
   const Offset snapshot = SnapshotStamp(source, clock, request.instance, s);
+  // 0.8.0's plans table: the plan is written, and each wave recorded, as 0.8.0 does.
+  const auto plans_columns = tables.PlansColumns();
+  const bool reference_plans = plans_columns && PlansLayoutOf(*plans_columns) == PlansLayout::kEventRows;
 
   // The plan: read back, or made now and written before its facts row.
   std::optional<ChunkPlan> plan;
@@ -233,7 +252,8 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                           "its history (Delta RESTORE), or start a new chunked snapshot with a new "
                           "app_id and checkpoint");
       }
-      if (ChunkPlanDigest(*plan) != progress->plan_digest) {
+      // 0.8.0's snapshot_plan row records no digest.
+      if (!progress->plan_digest.empty() && ChunkPlanDigest(*plan) != progress->plan_digest) {
         throw ConfigError("plans table " + request.plans_table + ": the plan of stream '" +
                           app_id + "' at LSN " + s.ToString() + " differs from the one planned "
                           "(digest " + progress->plan_digest + "): it was edited by hand; restore "
@@ -264,7 +284,9 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                    ci, made.chunks.size(), made.chunk_rows, made.kind, SecondsSince(planning_started));
       const delta::Txn txn{PlanTxnAppId(app_id, s), 0, std::nullopt};
       if (!made.chunks.empty()) {
-        if (tables.WritePlan(PlanToRecordBatch(made, app_id, s, ci, NowUtc()), txn)) {
+        const auto rows = reference_plans ? PlanToEventRows(made, s)
+                                          : PlanToRecordBatch(made, app_id, s, ci, NowUtc());
+        if (tables.WritePlan(rows, txn)) {
           plan = std::move(made);
         } else {
           // Another call won the plan's txn: the table's plan is the plan.
@@ -298,6 +320,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
     for (const auto& [chunk, rows] : written.rows) done.insert(chunk);
     const bool completes = static_cast<int>(done.size()) == total;
     std::vector<FactsRow> rows;
+    std::vector<ChunkRead> reads;
     for (const auto& [chunk, count] : written.rows) {
       if (progress->done().count(chunk)) continue;
       ChunkFacts facts{chunk, count, std::nullopt, false};
@@ -307,11 +330,16 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
       facts.last = completes && chunk == written.rows.rbegin()->first;
       rows.push_back(SnapshotChunkFactsRow(app_id, request.target, s, wave, facts, stamp, max_after,
                                            started_at, duration_ms));
+      reads.push_back(ChunkRead{chunk, wave, facts.last});
       progress->chunks.push_back(ChunkRecord{chunk, wave, count, facts.last, duration_ms});
     }
-    if (!rows.empty()) {
-      tables.AppendFacts(FactsToRecordBatch(rows), delta::Txn{chunk_txn, wave, std::nullopt});
+    if (rows.empty()) return;
+    // 0.8.0 reads which chunks are done from its plans table; the facts rows come after, as the
+    // record this engine reads.
+    if (reference_plans) {
+      tables.WritePlan(ChunksToEventRows(*plan, s, reads), delta::Txn{chunk_txn, wave, std::nullopt});
     }
+    tables.AppendFacts(FactsToRecordBatch(rows), delta::Txn{chunk_txn, wave, std::nullopt});
   };
   if (last_wave > facts_wave) {
     std::optional<WaveWritten> rebuilt = WaveOfMetadata(last_metadata, s, tables);
@@ -416,18 +444,41 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                                             [&](const WaveWritten& rows) {
       max_after = source.MaxLsn();
       nlohmann::json indexes = nlohmann::json::array();
-      for (int index : chunks) indexes.push_back(index);
+      for (int index : chunks) {
+        if (!reference_plans) {
+          indexes.push_back(index);
+          continue;
+        }
+        // 0.8.0's WaveChunk, which it reads back after a stop between bronze and its records.
+        const auto count = rows.rows.find(index);
+        const auto seconds = rows.seconds.find(index);
+        indexes.push_back({{"chunk", index},
+                           {"lo", plan->chunks[index].lo},
+                           {"hi", plan->chunks[index].hi},
+                           {"last", index == total - 1},
+                           {"rows", count == rows.rows.end() ? nlohmann::json(nullptr) : nlohmann::json(count->second)},
+                           {"high_lsn", stamp.lsn.ToString()},
+                           {"read_seconds", seconds == rows.seconds.end() ? nlohmann::json(nullptr)
+                                                                          : nlohmann::json(seconds->second)},
+                           {"read_mb", nullptr}});
+      }
       nlohmann::json per_chunk = nlohmann::json::object();
       for (const auto& [chunk, count] : rows.rows) per_chunk[std::to_string(chunk)] = count;
-      return nlohmann::json{{"chunked_snapshot", ci},
-                            {"snapshot", s.ToString()},
-                            {"lsn", stamp.lsn.ToString()},
-                            {"wave", read.wave},
-                            {"chunks", indexes},
-                            {"rows", per_chunk},
-                            {"max_lsn", max_after ? nlohmann::json(max_after->ToString())
-                                                  : nlohmann::json(nullptr)}}
-          .dump();
+      nlohmann::json metadata{{"chunked_snapshot", ci},
+                              {"snapshot", s.ToString()},
+                              {"lsn", stamp.lsn.ToString()},
+                              {"wave", read.wave},
+                              {"chunks", indexes},
+                              {"rows", per_chunk},
+                              {"max_lsn", max_after ? nlohmann::json(max_after->ToString())
+                                                    : nlohmann::json(nullptr)}};
+      if (reference_plans) {
+        metadata["backfill"] = wave_txn;
+        std::string attempt = delta::RandomUuid();  // as uuid4().hex: the dashes left out
+        attempt.erase(std::remove(attempt.begin(), attempt.end(), '-'), attempt.end());
+        metadata["attempt"] = attempt;
+      }
+      return metadata.dump();
     });
     if (written.rows.empty()) {
       // Another call held this wave's txn: its commit says what it read.

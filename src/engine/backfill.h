@@ -18,6 +18,9 @@
 //      per chunk tagged txn(<app_id>#snapchunks.<S>, wave);
 //   4. after the last chunk, the completion row (`bootstrap`) with max_lsn = S, which closes
 //      the snapshot.
+// A snapshot mssql-cdc-pyspark 0.8.0 opened or planned goes on the same way, its plan read from
+// 0.8.0's plans table and each wave recorded as 0.8.0 records one (chunk rows in its plans
+// table, its wave userMetadata), so that 0.8.0 can take it up again (plans_table.h).
 // Invariants P1-P5: no chunk older than its stamp (stamped before its read), stamps >= S, the
 // stream reads every change after S, the chunks tile the key space, and key removals reach
 // bronze as the stream's rows. A wave rerun after a crash writes nothing twice: Delta skips a
@@ -73,7 +76,12 @@ class BackfillTables {
   // The retention headroom of the stream's newest micro-batch facts row that has one, and
   // that row's age in hours; nullopt when none has one.
   virtual std::optional<std::pair<double, double>> NewestHeadroom(const std::string& app_id) = 0;
+  // The plans table's columns (which tell its layout, plans_table.h); nullopt when it does not
+  // exist yet.
+  virtual std::optional<std::vector<std::string>> PlansColumns() = 0;
+  // The plan of S among the plans table's rows of S (PlanFromTable); nullopt when none.
   virtual std::optional<ChunkPlan> ReadPlan(const std::string& app_id, const Lsn& snapshot) = 0;
+  // Appends rows to the plans table, creating it in this engine's layout when it does not exist.
   // True when this write committed the rows; false when the plans table held the txn already
   // (another call planned first: the table's plan is the plan) or the writer cannot tell.
   virtual bool WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) = 0;

@@ -62,9 +62,14 @@ std::optional<std::pair<double, double>> DeltaBackfillTables::NewestHeadroom(con
   return std::pair{newest->first, age};
 }
 
+std::optional<std::vector<std::string>> DeltaBackfillTables::PlansColumns() {
+  if (!delta::DeltaTable::Exists(config_.plans_table)) return std::nullopt;
+  return delta::DeltaTable::Open(config_.plans_table).state().schema()->field_names();
+}
+
 std::optional<ChunkPlan> DeltaBackfillTables::ReadPlan(const std::string& app_id, const Lsn& snapshot) {
   if (!delta::DeltaTable::Exists(config_.plans_table)) return std::nullopt;
-  auto rows = delta::DeltaTable::Open(config_.plans_table).Read({{"app_id", "=", app_id}});
+  auto rows = delta::DeltaTable::Open(config_.plans_table).Read({{"snapshot", "=", snapshot.ToString()}});
   return PlanFromTable(*rows, app_id, snapshot, config_.plans_table);
 }
 

@@ -34,6 +34,7 @@ class DeltaBackfillTables final : public BackfillTables {
 
   std::vector<SnapshotEvent> SnapshotEvents() override;
   std::optional<std::pair<double, double>> NewestHeadroom(const std::string& app_id) override;
+  std::optional<std::vector<std::string>> PlansColumns() override;
   std::optional<ChunkPlan> ReadPlan(const std::string& app_id, const Lsn& snapshot) override;
   bool WritePlan(const std::shared_ptr<arrow::RecordBatch>& rows, const delta::Txn& txn) override;
   std::pair<std::int64_t, std::optional<std::string>> LastWave(const std::string& txn_app_id) override;

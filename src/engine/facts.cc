@@ -220,6 +220,7 @@ FactsRow SnapshotPlanFactsRow(const std::string& app_id, const std::string& targ
                               {"keys", keys},
                               {"chunk_rows", chunk_rows},
                               {"chunks", chunks},
+                              {"chunk_count", chunks},  // 0.8.0's name for it
                               {"digest", digest},
                               {"plans_table", plans_table}}
                    .dump();

@@ -120,7 +120,7 @@ void Stream::Impl::StartBackfill() {
   request.min_headroom_hours = options.min_headroom_hours;
   request.partitions = options.partitions.value_or(c.partitions);
   ValidateBackfillRequest(request);
-  CheckExistingTable(request.plans_table, TableKind::kPlans);  // 0.8.0's plans are refused here
+  CheckExistingTable(request.plans_table, TableKind::kPlans);
   backfill_ = std::make_unique<BackfillRunner>(std::move(request), BackfillConfig(), factory_,
                                                *c.clock, *c.facts);
 }

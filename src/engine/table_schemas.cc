@@ -298,19 +298,8 @@ void CheckSchemaVersion(const delta::StringMap& properties, int known, const std
 
 void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
                        const std::string& where, const std::string& fix) {
-  const auto has = [&](const char* name) {
-    return std::find(columns.begin(), columns.end(), name) != columns.end();
-  };
-  if (kind == TableKind::kPlans && !has("app_id") && has("snapshot") && has("event") && has("detail")) {
-    // mssql-cdc-pyspark 0.8.0 keeps its chunked snapshots' plans under the same name, one row
-    // per facts row: its snapshot is half backfilled in its own bookkeeping, which this engine
-    // does not read, so it cannot go on with it.
-    throw ConfigError(where + " holds the plans of a chunked snapshot that mssql-cdc-pyspark 0.8.0 "
-                      "took (its columns snapshot, event, detail), which this package does not read, "
-                      "so it cannot backfill that snapshot: call 0.8.0's backfill() until its state "
-                      "is 'done' (the streams of this package go on from the snapshot meanwhile and "
-                      "after), or take a new snapshot into a new bronze table");
-  }
+  // mssql-cdc-pyspark 0.8.0's plans table (plans_table.h): its snapshots are continued.
+  if (kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows) return;
   for (const auto& column : RequiredColumns(kind)) {
     if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
       const std::string what = TableKindName(kind);
@@ -325,8 +314,11 @@ void CheckExistingTable(const std::string& uri, TableKind kind) {
   if (!delta::DeltaTable::Exists(uri)) return;
   const auto table = delta::DeltaTable::Open(uri);
   const std::string what = TableKindName(kind);
-  CheckTableColumns(table.state().schema()->field_names(), kind, "Delta table " + uri,
+  const auto columns = table.state().schema()->field_names();
+  CheckTableColumns(columns, kind, "Delta table " + uri,
                     "give the " + what + "'s own path, or a path where none exists");
+  // 0.8.0's plans table counts its versions on its own; it is read and appended to as it is.
+  if (kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows) return;
   CheckSchemaVersion(table.state().metadata.configuration, SchemaVersionOf(kind), what,
                      "Delta table " + uri);
 }

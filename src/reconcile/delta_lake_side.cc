@@ -78,7 +78,7 @@ std::vector<SnapshotEvent> DeltaLakeSide::SnapshotEvents() {
 std::optional<ChunkPlan> DeltaLakeSide::Plan(const std::string& app_id, const Lsn& snapshot) {
   const std::string plans = PlansTableFor(bronze_.uri());
   if (!delta::DeltaTable::Exists(plans)) return std::nullopt;
-  return PlanFromTable(*delta::DeltaTable::Open(plans).Read({{"app_id", "=", app_id}}), app_id, snapshot, plans);
+  return PlanFromTable(*delta::DeltaTable::Open(plans).Read({{"snapshot", "=", snapshot.ToString()}}), app_id, snapshot, plans);
 }
 
 std::map<int, ChunkTally> DeltaLakeSide::ChunkTallies(const std::string& snapshot_lsn) {

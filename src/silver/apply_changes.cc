@@ -93,7 +93,7 @@ std::shared_ptr<arrow::Table> WaveRangeDeletes(const std::optional<delta::DeltaT
   if (!silver || !WavesMayDeleteByRange(plan)) return nullptr;
   const std::string plans_table = PlansTableFor(bronze);
   if (!delta::DeltaTable::Exists(plans_table)) return nullptr;
-  const auto plan_rows = delta::DeltaTable::Open(plans_table).Read({{"app_id", "=", plan.open_snapshot_app_id}});
+  const auto plan_rows = delta::DeltaTable::Open(plans_table).Read({{"snapshot", "=", *plan.open_snapshot_lsn}});
   const auto chunks = PlanFromTable(*plan_rows, plan.open_snapshot_app_id, Lsn::Parse(*plan.open_snapshot_lsn),
                                     plans_table);
   if (!chunks) return nullptr;

@@ -134,7 +134,9 @@ std::optional<ChunkedProgress> NewestChunked(const std::vector<SnapshotEvent>& e
     if (detail.value("snapshot", std::string()) != snapshot) continue;
     if (event.event == facts_event::kSnapshotPlan) {
       progress->planned = true;
-      progress->chunks_total = detail.value("chunks", 0);
+      // 0.8.0's row counts the chunks in chunk_count and has no digest.
+      const auto count = detail.contains("chunk_count") ? detail["chunk_count"] : detail.value("chunks", nlohmann::json());
+      progress->chunks_total = count.is_number_integer() ? count.get<int>() : 0;
       progress->plan_digest = detail.value("digest", std::string());
     } else if (event.event == facts_event::kSnapshotChunk) {
       ChunkRecord record;

@@ -57,7 +57,7 @@ struct ChunkedProgress {
   OpenedSnapshot opened;
   bool planned = false;
   int chunks_total = 0;
-  std::string plan_digest;  // the snapshot_plan row's
+  std::string plan_digest;  // the snapshot_plan row's; empty in mssql-cdc-pyspark 0.8.0's
   std::vector<ChunkRecord> chunks;  // one per chunk read, in wave order
   std::set<int> done() const;
   std::int64_t rows() const;

@@ -2,11 +2,13 @@
 
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/facts_events.h"
 #include "delta/schema.h"
 #include "delta/table_cells.h"
 
@@ -96,9 +98,112 @@ std::shared_ptr<arrow::RecordBatch> PlanToRecordBatch(const ChunkPlan& plan,
                                   columns);
 }
 
+PlansLayout PlansLayoutOf(const std::vector<std::string>& columns) {
+  const auto has = [&](const char* name) {
+    return std::find(columns.begin(), columns.end(), name) != columns.end();
+  };
+  return !has("app_id") && has("snapshot") && has("event") && has("detail") ? PlansLayout::kEventRows
+                                                                              : PlansLayout::kChunkRows;
+}
+
+std::shared_ptr<arrow::Schema> PlanEventsSchema() {
+  static const auto schema = arrow::schema({arrow::field("snapshot", arrow::utf8()),
+                                            arrow::field("event", arrow::utf8()),
+                                            arrow::field("detail", arrow::utf8())});
+  return schema;
+}
+
+namespace {
+
+std::shared_ptr<arrow::RecordBatch> EventRows(const Lsn& snapshot, const std::string& event,
+                                              const std::vector<nlohmann::ordered_json>& details) {
+  arrow::StringBuilder snap, kind, detail;
+  for (const auto& d : details) {
+    Check(snap.Append(snapshot.ToString()), "snapshot");
+    Check(kind.Append(event), "event");
+    Check(detail.Append(d.dump()), "detail");
+  }
+  arrow::ArrayVector columns(3);
+  Check(snap.Finish(&columns[0]), "snapshot");
+  Check(kind.Finish(&columns[1]), "event");
+  Check(detail.Finish(&columns[2]), "detail");
+  return arrow::RecordBatch::Make(PlanEventsSchema(), static_cast<std::int64_t>(details.size()), columns);
+}
+
+// 0.8.0's plan: the detail of the first `snapshot_plan` row of S.
+std::optional<ChunkPlan> PlanFromEventRows(const arrow::Table& rows, const std::string& stamp,
+                                           const std::string& plans_table) {
+  auto edited = [&](const std::string& what) {
+    return ConfigError("plans table " + plans_table + " (mssql-cdc-pyspark 0.8.0's): the plan at LSN " +
+                       stamp + " " + what + "; a plan is never edited: restore the table from its "
+                       "history (Delta RESTORE to the version that wrote it), or start a new chunked "
+                       "snapshot with a new app_id and checkpoint");
+  };
+  for (std::int64_t r = 0; r < rows.num_rows(); ++r) {
+    if (delta::TextCell(rows, "snapshot", r) != stamp) continue;
+    if (delta::TextCell(rows, "event", r) != facts_event::kSnapshotPlan) continue;
+    const auto detail = nlohmann::json::parse(delta::TextCell(rows, "detail", r).value_or(""), nullptr, false);
+    if (!detail.is_object()) throw edited("has a detail that is not a JSON object");
+    const auto kind = detail.find("kind"), keys = detail.find("keys"), chunks = detail.find("chunks");
+    if (kind == detail.end() || !kind->is_string() || keys == detail.end() || !keys->is_array() ||
+        chunks == detail.end() || !chunks->is_array()) {
+      throw edited("lacks its kind, keys or chunks");
+    }
+    ChunkPlan plan;
+    plan.kind = kind->get<std::string>();
+    for (const auto& key : *keys) {
+      if (!key.is_string()) throw edited("has a key that is not a column name");
+      plan.keys.push_back(key.get<std::string>());
+    }
+    plan.chunk_rows = detail.value("chunk_rows", nlohmann::json()).is_number_integer()
+                          ? detail["chunk_rows"].get<std::int64_t>() : 0;
+    for (const auto& bounds : *chunks) {
+      if (!bounds.is_array() || bounds.size() != 2) throw edited("has a chunk that is not [lo, hi]");
+      plan.chunks.push_back(Chunk{static_cast<int>(plan.chunks.size()), bounds[0], bounds[1], std::nullopt});
+    }
+    return plan;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::shared_ptr<arrow::RecordBatch> PlanToEventRows(const ChunkPlan& plan, const Lsn& snapshot) {
+  nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
+  for (const Chunk& c : plan.chunks) chunks.push_back({c.lo, c.hi});
+  return EventRows(snapshot, std::string(facts_event::kSnapshotPlan),
+                   {nlohmann::ordered_json{{"snapshot", snapshot.ToString()},
+                                           {"kind", plan.kind},
+                                           {"keys", plan.keys},
+                                           {"chunk_rows", plan.chunk_rows},
+                                           {"chunks", chunks},
+                                           {"chunk_count", plan.chunks.size()}}});
+}
+
+std::shared_ptr<arrow::RecordBatch> ChunksToEventRows(const ChunkPlan& plan, const Lsn& snapshot,
+                                                      const std::vector<ChunkRead>& chunks) {
+  std::vector<nlohmann::ordered_json> details;
+  for (const ChunkRead& read : chunks) {
+    if (read.chunk < 0 || read.chunk >= static_cast<int>(plan.chunks.size())) {
+      throw InternalError("chunk " + std::to_string(read.chunk) + " is not in the plan");
+    }
+    const Chunk& c = plan.chunks[read.chunk];
+    details.push_back({{"snapshot", snapshot.ToString()},
+                       {"wave", read.wave},
+                       {"chunk", read.chunk},
+                       {"lo", c.lo},
+                       {"hi", c.hi},
+                       {"last", read.last}});
+  }
+  return EventRows(snapshot, std::string(facts_event::kSnapshotChunk), details);
+}
+
 std::optional<ChunkPlan> PlanFromTable(const arrow::Table& rows, const std::string& app_id,
                                        const Lsn& snapshot, const std::string& plans_table) {
   const std::string stamp = snapshot.ToString();
+  if (PlansLayoutOf(rows.schema()->field_names()) == PlansLayout::kEventRows) {
+    return PlanFromEventRows(rows, stamp, plans_table);
+  }
   for (const auto& field : PlansSchema()->fields()) {
     if (!rows.schema()->GetFieldByName(field->name())) {
       throw ConfigError("plans table " + plans_table + " has no column '" + field->name() +

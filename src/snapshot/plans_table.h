@@ -4,13 +4,21 @@
 // chunk; a plan is written once, in one commit tagged txn(<app_id>#snapplan.<S>, 0), and never
 // changed: the snapshot_plan facts row records its digest, and a plan that no longer matches
 // it is refused.
+//
+// A plans table mssql-cdc-pyspark 0.8.0 made under the same name keeps its plans another way:
+// one row per snapshot event (snapshot, event, detail), the plan whole in its `snapshot_plan`
+// row and each chunk read in a `snapshot_chunk` row. This engine reads such a plan and, while
+// it backfills that snapshot, appends its chunk rows there the same way, so that either library
+// can go on with the snapshot the other began.
 #pragma once
 
 #include <arrow/type_fwd.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/lsn.h"
 #include "core/time.h"
@@ -29,15 +37,39 @@ std::string PlanTxnAppId(const std::string& app_id, const Lsn& snapshot);
 // kind, keys (JSON list), chunk_rows, planned_at.
 std::shared_ptr<arrow::Schema> PlansSchema();
 
+// How a plans table keeps its plans: this engine's row per chunk, or 0.8.0's row per event.
+enum class PlansLayout { kChunkRows, kEventRows };
+
+// The layout of a plans table with these columns: kEventRows for 0.8.0's (snapshot, event and
+// detail, no app_id), else kChunkRows (whose columns the table checks hold).
+PlansLayout PlansLayoutOf(const std::vector<std::string>& columns);
+
+// snapshot, event, detail (JSON text): 0.8.0's plans table.
+std::shared_ptr<arrow::Schema> PlanEventsSchema();
+
+// The plan as 0.8.0 records it: its `snapshot_plan` row (kind, keys, chunk_rows and every
+// chunk's bounds in the detail).
+std::shared_ptr<arrow::RecordBatch> PlanToEventRows(const ChunkPlan& plan, const Lsn& snapshot);
+
+// A chunk bronze holds, as 0.8.0 records it: one `snapshot_chunk` row each.
+struct ChunkRead {
+  int chunk = 0;
+  std::int64_t wave = 0;
+  bool last = false;
+};
+std::shared_ptr<arrow::RecordBatch> ChunksToEventRows(const ChunkPlan& plan, const Lsn& snapshot,
+                                                      const std::vector<ChunkRead>& chunks);
+
 std::shared_ptr<arrow::RecordBatch> PlanToRecordBatch(const ChunkPlan& plan,
                                                       const std::string& app_id,
                                                       const Lsn& snapshot,
                                                       const std::string& capture_instance,
                                                       UtcMicros planned_at);
 
-// The plan of (app_id, snapshot) among the plans table's rows; nullopt when it holds none.
-// ConfigError when the rows cannot be a plan (a chunk missing or twice, a bound that is not
-// JSON, kinds that differ): the table was changed by hand.
+// The plan of (app_id, snapshot) among the plans table's rows, in either layout (0.8.0's rows
+// name no app_id: a plans table belongs to one bronze table, whose snapshot S is the key);
+// nullopt when it holds none. ConfigError when the rows cannot be a plan (a chunk missing or
+// twice, a bound that is not JSON, kinds that differ): the table was changed by hand.
 std::optional<ChunkPlan> PlanFromTable(const arrow::Table& rows, const std::string& app_id,
                                        const Lsn& snapshot, const std::string& plans_table);
 

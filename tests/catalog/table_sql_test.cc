@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "delta/schema.h"
+#include "snapshot/plans_table.h"
 
 namespace mssql_cdc::catalog {
 namespace {
@@ -55,6 +56,14 @@ TEST(MigrateTableSql, NothingForATableThatIsUpToDate) {
   EXPECT_TRUE(MigrateTableSql(Name("f"), TableKind::kFacts,
                               delta::ToDeltaSchemaString(*FactsSchema()),
                               definition.properties, definition)
+                  .empty());
+}
+
+TEST(MigrateTableSql, NothingForThePlansTableOfAReferenceChunkedSnapshot) {
+  // mssql-cdc-pyspark 0.8.0's plans table (its own schema version) is appended to as it is.
+  EXPECT_TRUE(MigrateTableSql(Name("bronze.orders_snapshot_plans"), TableKind::kPlans,
+                              delta::ToDeltaSchemaString(*PlanEventsSchema()), {{kSchemaVersionProperty, "1"}},
+                              PlansTableOptions())
                   .empty());
 }
 

@@ -6,9 +6,9 @@ and facts before the first step, then after each]} as JSON on its last line.
     python tests/reference/takeover_steps_child.py WORK_DIR OPTIONS_JSON STEP...
 
 Steps (each availableNow): open:<ci> (to_delta with a chunked bootstrap, then one wave of
-backfill), chunked:<ci> (to_delta with a chunked bootstrap), backfill:<ci> (until done),
-stream:<ci> (to_delta from the start of the change tables), widen:<ci> (turn type widening on
-in bronze).
+backfill), chunked:<ci> (to_delta with a chunked bootstrap), wave:<ci> (one wave of backfill,
+which leaves chunks to read), backfill:<ci> (until done), stream:<ci> (to_delta from the start
+of the change tables), widen:<ci> (turn type widening on in bronze).
 """
 
 import json
@@ -44,11 +44,11 @@ def main():
                 query.awaitTermination()
                 if query.exception() is not None:
                     raise query.exception()
-            if kind in ("open", "backfill"):
+            if kind in ("open", "wave", "backfill"):
                 status = source.backfill(args["target"], app_id=args["app_id"], facts_table=args["facts"],
-                                         chunk_rows=4, max_waves=1 if kind == "open" else None,
+                                         chunk_rows=2, max_waves=None if kind == "backfill" else 1,
                                          target_wave_seconds=0)
-                assert status["state"] == ("running" if kind == "open" else "done"), status
+                assert status["state"] == ("done" if kind == "backfill" else "running"), status
             if kind == "widen":
                 spark.sql(f"ALTER TABLE delta.`{args['target']}` SET TBLPROPERTIES "
                           "('delta.enableTypeWidening' = 'true')")

@@ -3,9 +3,9 @@
 resolved. 0.8.0 itself (from PyPI, in its own venv) and this package run in turn on the same
 bronze, facts and checkpoints, reading one simulated SQL Server through `sim serve`.
 
-This package cannot backfill 0.8.0's chunked snapshot (0.8.0 keeps its plans in a table of
-another shape): its backfill() is refused before anything is written, while its streams go on
-from the snapshot; 0.8.0 finishes the backfill, and both libraries then take turns again."""
+The chunked snapshot's waves alternate between the libraries: 0.8.0 plans it and reads a wave,
+this package reads the next (recording it in 0.8.0's plans table as 0.8.0 does), 0.8.0 the
+next, and this package the last, which completes it; 0.8.0 then goes on from the snapshot."""
 
 import json
 import sys
@@ -45,15 +45,23 @@ def assert_changes_once(db, ci, bronze):
     assert sorted(rows, key=row_key) == sorted(changes, key=row_key)
 
 
+def plan_events(work):
+    """(event, wave) of each row of 0.8.0's plans table beside the chunked bronze, oldest first."""
+    rows = delta(work / "bronze" / f"{CHUNKED}_snapshot_plans").to_pylist()
+    return sorted((r["event"], json.loads(r["detail"]).get("wave", -1)) for r in rows)
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_half_backfilled_snapshot_and_a_resolved_schema_change_are_taken_over(cli, tmp_path, reference_python):
     with served_shop(cli, tmp_path, transactions=60, seed=31) as (db, options):
         work = tmp_path / "job"
         bronze = work / "bronze"
-        # 0.8.0 opens a chunked snapshot and backfills one wave of it; its orders stream runs.
+        # 0.8.0 opens a chunked snapshot, plans it and backfills one wave; its orders stream runs.
         assert run(reference_python, work, options, f"open:{CHUNKED}", f"stream:{WIDENED}") == {
             f"open:{CHUNKED}": None, f"stream:{WIDENED}": None}
+        planned = plan_events(work)
+        chunks = sum(1 for event, _ in planned if event == "snapshot_chunk")
         # The source widens a column past int; 0.8.0's next run stops with SchemaChangedError.
         cli("sim", "alter-column", "--db", db, "--table", "dbo.orders", "--column", "customer_id bigint not null")
         last = change_table(db, WIDENED).to_pylist()[-1]
@@ -66,33 +74,41 @@ def test_a_half_backfilled_snapshot_and_a_resolved_schema_change_are_taken_over(
         stopped = run(reference_python, work, options, f"stream:{WIDENED}")[f"stream:{WIDENED}"]
         assert stopped is not None and "SchemaChangedError" in stopped and "enableTypeWidening" in stopped, stopped
 
-        # Ours: the backfill of 0.8.0's snapshot is refused, writing nothing; the user's fix of the
-        # schema change (type widening on bronze) lets the orders stream go on; the chunked
-        # stream goes on from the snapshot.
-        outcome, written = run_files(sys.executable, work, options, f"backfill:{CHUNKED}", f"widen:{WIDENED}",
-                                     f"stream:{WIDENED}", f"chunked:{CHUNKED}")
-        refused = outcome.pop(f"backfill:{CHUNKED}")
-        assert refused is not None and refused.startswith("ConfigError") and "0.8.0" in refused, refused
-        assert "call 0.8.0's backfill() until its state is 'done'" in refused
-        assert written[1] == written[0], "the refused backfill wrote"
-        assert outcome == {f"widen:{WIDENED}": None, f"stream:{WIDENED}": None, f"chunked:{CHUNKED}": None}
+        # Ours reads the next wave of 0.8.0's snapshot and records it in 0.8.0's plans table as
+        # 0.8.0 does; the user's fix of the schema change (type widening on bronze) lets the
+        # orders stream go on; the chunked stream goes on from the snapshot.
+        assert run(sys.executable, work, options, f"wave:{CHUNKED}", f"widen:{WIDENED}", f"stream:{WIDENED}",
+                   f"chunked:{CHUNKED}") == {f"wave:{CHUNKED}": None, f"widen:{WIDENED}": None,
+                                            f"stream:{WIDENED}": None, f"chunked:{CHUNKED}": None}
+        assert plan_events(work) == sorted(planned + [("snapshot_chunk", 1)] * chunks)
         assert 5_000_000_000 in {r["customer_id"] for r in delta(bronze / WIDENED).to_pylist()}
         for ci in (WIDENED, CHUNKED):
             assert_changes_once(db, ci, bronze / ci)
 
-        # 0.8.0 finishes its snapshot and goes on with both tables after ours; then ours again.
+        # 0.8.0 reads the wave after ours and goes on with both tables; ours reads the rest and
+        # completes the snapshot; 0.8.0 finds it complete and goes on from it.
         workload(cli, db, 20, seed=33)
+        assert run(reference_python, work, options, f"wave:{CHUNKED}", f"chunked:{CHUNKED}",
+                   f"stream:{WIDENED}") == {f"wave:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
+                                            f"stream:{WIDENED}": None}
+        workload(cli, db, 20, seed=34)
+        assert run(sys.executable, work, options, f"backfill:{CHUNKED}", f"chunked:{CHUNKED}",
+                   f"stream:{WIDENED}") == {f"backfill:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
+                                            f"stream:{WIDENED}": None}
+        waves = sorted({wave for event, wave in plan_events(work) if event == "snapshot_chunk"})
+        assert waves == list(range(len(waves))) and len(waves) >= 4, plan_events(work)
+        workload(cli, db, 20, seed=35)
         assert run(reference_python, work, options, f"backfill:{CHUNKED}", f"chunked:{CHUNKED}",
                    f"stream:{WIDENED}") == {f"backfill:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
                                             f"stream:{WIDENED}": None}
-        workload(cli, db, 20, seed=34)
-        assert run(sys.executable, work, options, f"chunked:{CHUNKED}", f"stream:{WIDENED}") == {
-            f"chunked:{CHUNKED}": None, f"stream:{WIDENED}": None}
         for ci in (WIDENED, CHUNKED):
             assert_changes_once(db, ci, bronze / ci)
-        # The snapshot is whole: every customer at its LSN once, in the chunks 0.8.0 planned.
+        # The snapshot is whole: every customer at its LSN once, in the chunks 0.8.0 planned,
+        # each chunk read once; one completion row counting them.
         snapshot = [r for r in delta(bronze / CHUNKED).to_pylist() if r["_operation"] == 0]
         assert len({r["customer_id"] for r in snapshot}) == len(snapshot) > 0
         facts = delta(work / "facts").to_pylist()
+        read = [json.loads(r["detail"])["chunk"] for r in facts if r["event"] == "snapshot_chunk"]
+        assert sorted(read) == list(range(len(read))), read
         completion = [r for r in facts if r["event"] == "bootstrap" and r["app_id"] == f"{CHUNKED}-v1"]
         assert len(completion) == 1 and completion[0]["rows"] == len(snapshot)

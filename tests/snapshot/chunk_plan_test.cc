@@ -189,6 +189,23 @@ TEST(ChunkedStateTest, OpenPlannedAndDoneChunksComeFromTheFactsRows) {
   EXPECT_NO_THROW(CheckModeLock(events, "a", SnapshotMode::kFull, "to_delta"));
 }
 
+TEST(ChunkedStateTest, A0_8_0PlanRowCountsItsChunksInChunkCount) {
+  // mssql-cdc-pyspark 0.8.0's snapshot_plan facts row: chunk_count, no digest.
+  const std::string s = "0x0000002A000005D0001E";
+  const std::vector<SnapshotEvent> events = {
+      Event("snapshot_open", "a", s, {{"mode", "chunked"}, {"kind", "bootstrap"}, {"generation", 0}}),
+      Event("snapshot_plan", "a", s, {{"snapshot", s}, {"kind", "int"}, {"keys", {"id"}}, {"chunk_rows", 4},
+                                      {"chunk_count", 4}}),
+      Event("snapshot_chunk", "a", s, {{"snapshot", s}, {"wave", 0}, {"chunk", 0}, {"last", false}}, 4),
+  };
+  const auto progress = NewestChunked(events, "a");
+  ASSERT_TRUE(progress);
+  EXPECT_TRUE(progress->planned);
+  EXPECT_EQ(progress->chunks_total, 4);
+  EXPECT_EQ(progress->plan_digest, "");
+  EXPECT_EQ(progress->done(), std::set<int>{0});
+}
+
 TEST(ChunkedStateTest, RoundsFollowTheLastWavesPaceWithinTheBudget) {
   EXPECT_EQ(RoundsForWave(std::nullopt, 300, std::nullopt), 1);
   EXPECT_EQ(RoundsForWave(10.0, 300, std::nullopt), 30);
