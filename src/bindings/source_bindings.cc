@@ -123,8 +123,8 @@ class PySource {
 
   // The commit time of the lsn_time_mapping entry at exactly `lsn`, in UTC.
   std::optional<std::string> CommitTime(const std::string& lsn) {
-    auto time = source_->CommitTime(Lsn::ParseLenient(lsn));
-    return time ? std::optional<std::string>(UtcText(*time)) : std::nullopt;
+    auto time = UtcCommitTime(*source_, clock_, Lsn::ParseLenient(lsn));
+    return time ? std::optional<std::string>(FormatIsoMillis(time->value)) : std::nullopt;
   }
 
   std::vector<std::tuple<std::string, std::string, std::int64_t>> SplitPoints(

@@ -7,9 +7,11 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "core/time.h"
 #include "sim/storage.h"
 #include "sim/wire_rows.h"
 #include "sim_server/answers.h"
+#include "sim_server/at_time_zone.h"
 #include "sim_server/object_lookup.h"
 #include "sim_server/result_types.h"
 #include "sim_server/server_errors.h"
@@ -118,6 +120,37 @@ void PassChangeTableValues(Session& session, const sim::CaptureInstance& instanc
   for (int i = 0; i < static_cast<int>(columns.size()); ++i) PassStoredValue(values->raw(), i, rows);
 }
 
+// 0.8.0's per-row commit time on a server whose offset changes in the range
+// (ChangeRowsQuery::ZonedCommitTimes).
+class ZonedRows {
+ public:
+  explicit ZonedRows(const ChangeRowsQuery::ZonedCommitTimes& times)
+      : zone_(AtTimeZone(AsText(times.zone).value_or(""))) {
+    for (const auto& [lsn, time] : times.drops) {
+      const auto at = AsLsn(lsn);
+      const auto text = AsText(time);
+      if (!at || !text) continue;  // a NULL matches no row
+      const auto local = ParseDateTime(*text);
+      if (!local) throw SqlError(errors::DateConversionFailed());
+      drops_.emplace_back(*at, local.value());
+    }
+  }
+  // The UTC instant of a commit at `lsn` whose tran_end_time is `local`.
+  std::int64_t Utc(const Lsn& lsn, LocalMicros local) const {
+    for (const auto& [at, time] : drops_) {
+      if (at <= lsn && time > local.value - 3 * kMicrosPerHour) {
+        const LocalMicros later{local.value + 3 * kMicrosPerHour};
+        return local.value - zone_.OffsetMinutesAt(zone_.ToUtc(later)) * kMicrosPerMinute;
+      }
+    }
+    return zone_.ToUtc(local).value;
+  }
+
+ private:
+  SourceClock zone_;
+  std::vector<std::pair<Lsn, std::int64_t>> drops_;
+};
+
 }  // namespace
 
 void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& reply) {
@@ -160,17 +193,26 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
   commits->BindLsn(1, *from).BindLsn(2, *to);
 
   CommitCursor commit(*commits);
+  const auto zoned = query.zoned ? std::optional<ZonedRows>(ZonedRows(*query.zoned)) : std::nullopt;
   sqlite3_stmt* row = changes->raw();
   const int column_count = static_cast<int>(columns.size());
   char row_lsn[Lsn::kSize] = {};
   bool has_row_lsn = false;
   bool row_has_commit = false;
+  std::string shifted;  // the commit time with query.commit_minutes_added
   while (changes->Step()) {
     const char* lsn = LsnBytes(row, 0, "__$start_lsn");
     if (!has_row_lsn || std::memcmp(lsn, row_lsn, Lsn::kSize) != 0) {
       std::memcpy(row_lsn, lsn, Lsn::kSize);
       has_row_lsn = true;
       row_has_commit = commit.SeekTo(row_lsn);
+      if (row_has_commit && (query.commit_minutes_added != 0 || zoned)) {
+        const auto local = ParseDateTime(std::string(commit.time()));
+        if (!local) throw InternalError("cdc_lsn_time_mapping.tran_end_time: not a time");
+        const std::int64_t utc = zoned ? zoned->Utc(Lsn::FromBytes(row_lsn, Lsn::kSize), LocalMicros{*local})
+                                       : *local + query.commit_minutes_added * kMicrosPerMinute;
+        shifted = FormatDateTime(utc, 3);
+      }
     }
     if (!row_has_commit) continue;
     if (text) {
@@ -182,7 +224,7 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
     }
     rows.Int(sqlite3_column_int64(row, 2));
     if (query.include_command_id) rows.Int(sqlite3_column_int64(row, 3));
-    rows.Text(commit.time());
+    rows.Text(query.commit_minutes_added != 0 || zoned ? std::string_view(shifted) : commit.time());
     if (!from_wire) {
       for (int i = 0; i < column_count; ++i) PassStoredValue(row, 4 + i, rows);
     } else if (sqlite3_column_type(row, 4) != SQLITE_NULL) {

@@ -53,6 +53,8 @@ void Answer(Session& session, const KeyRangeQuery& query, tds::ReplyWriter& repl
 void Answer(Session& session, const KeyTilesQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const KeyBucketsQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const NetworkWaitQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const RangeOffsetQuery& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const FallBackDropsQuery& query, tds::ReplyWriter& reply);
 
 void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);
 

@@ -50,11 +50,18 @@ struct NthCommitAfterQuery {
 struct TimeToLsnQuery {  // kTimeToLsn
   SqlValue time;
   bool lsn_text = false;
+  // 0.8.0 on a server in another zone than UTC: `time` is UTC, turned into the server's local
+  // time as MIN(local(time), local(time2 + 1 hour) - 1 hour), the first reading of a repeated hour.
+  std::optional<SqlValue> zone;
+  SqlValue time2;
 };
 struct CommitTimeQuery {
   SqlValue lsn;
   bool at_or_before = false;  // kCommitTimeAtOrBefore; else kCommitTime
   bool iso_text = false;      // CONVERT(varchar(23), CAST(t AS datetime2(3)), 126)
+  // The Windows zone 0.8.0's AT TIME ZONE conversion names: the answer is the commit time in
+  // UTC, the repeated hour after a fall-back read in LSN order (UtcCommitTime, source/source_clock.h).
+  std::optional<SqlValue> zone;
 };
 struct ListCaptureInstancesQuery {
   // Both NULL for every instance; else the instances of that source table.
@@ -87,6 +94,17 @@ struct ChangeRowsQuery {
   // 0.8.0's projection: _start_lsn and _seqval as text, _operation, _command_id, and
   // _commit_ts as CAST(tran_end_time AS datetime2(3)).
   bool reference_projection = false;
+  // 0.8.0's CAST(DATEADD(minute, n, m.tran_end_time) AS datetime2(3)): a server on another zone
+  // than UTC, whose offset is one over the range.
+  std::int64_t commit_minutes_added = 0;
+  // 0.8.0's per-row conversion on a server in `zone` whose offset changes in the range: AT TIME
+  // ZONE, or the offset three hours later for a commit at or after one of `drops` (LSN, local
+  // time: where the local time went back) less than three hours before it.
+  struct ZonedCommitTimes {
+    SqlValue zone;
+    std::vector<std::pair<SqlValue, SqlValue>> drops;
+  };
+  std::optional<ZonedCommitTimes> zoned;
 };
 struct SnapshotColumnRef {
   std::string name;
@@ -201,6 +219,21 @@ struct KeyBucketsQuery {
 };
 // sys.dm_exec_session_wait_stats for this session's ASYNC_NETWORK_IO.
 struct NetworkWaitQuery {};
+// 0.8.0's probe of a range of lsn_time_mapping on a server in `zone`: the zone's offset in
+// minutes when the range's entries span under 7 days and the offset three hours before the
+// first equals the offset three hours after the last; else NULL.
+struct RangeOffsetQuery {
+  SqlValue zone;
+  SqlValue from, to;
+};
+// 0.8.0's list of the commits in a range on a server in `zone` whose local time went back more
+// than a minute, into the hour repeated after a fall-back: (LSN text, local time in style 126)
+// of each entry after the last one three hours before the range's first commit time, up to
+// `upto`.
+struct FallBackDropsQuery {
+  SqlValue zone;
+  SqlValue from, to, upto;
+};
 
 // Matches no known shape: answered with 102 near `near`, or 208 when `object` (the first
 // object after FROM, "schema.name" as written) does not exist.
@@ -217,6 +250,6 @@ using RecognizedStatement =
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
                  LastKeyQuery, KeySlicesQuery, SpaceUsedQuery, LsnStepQuery,
                  AllChangesQuery, TableColumnsQuery, KeyRangeQuery, KeyTilesQuery, KeyBucketsQuery,
-                 NetworkWaitQuery, UnknownStatement>;
+                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

@@ -1,6 +1,6 @@
 // The shapes of the statements mssql-cdc-pyspark 0.8.0's SqlCdcClient sends, as it sends
-// them to a server whose clock is UTC (a named zone adds AT TIME ZONE conversions, which are
-// not recognised). LSNs go in as text through CONVERT(binary(10), ?, 1) and come back as
+// them to a server whose clock is UTC, and its AT TIME ZONE conversions for a server on
+// another zone. LSNs go in as text through CONVERT(binary(10), ?, 1) and come back as
 // CONVERT(varchar(22), lsn, 1); each shape is recognised into the query statements.h's form
 // asks, with the flags that say how 0.8.0 wants the answer.
 #include <optional>
@@ -41,6 +41,15 @@ bool LsnArgument(TokenCursor& cursor, SqlValue* lsn) {
   return true;
 }
 
+// The zone every AT TIME ZONE of one 0.8.0 expression names: one text, the same each time.
+bool SameZone(TokenCursor& cursor, const std::vector<SqlValue>& zones, SqlValue* zone) {
+  for (const auto& named : zones) {
+    if (named.is_null() || !AsText(named) || AsText(named) != AsText(zones.front())) return cursor.Reject();
+  }
+  *zone = zones.front();
+  return true;
+}
+
 bool MaxLsnText(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase phrase("SELECT CONVERT(varchar(22), sys.fn_cdc_get_max_lsn(), 1)");
   if (!cursor.Match(phrase) || !cursor.End()) return false;
@@ -74,16 +83,50 @@ bool LsnStepText(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
+// 0.8.0's commit time of lsn_time_mapping entry m in UTC on a server in zone N'<zone>' (every
+// `?` is that zone): AT TIME ZONE, but in the hour repeated after a fall-back the second
+// reading when a commit within the three hours before m, in LSN order, went back in time.
+bool ZonedUtcCommitTime(TokenCursor& cursor, SqlValue* zone) {
+  static const Phrase expression(
+      "CASE WHEN EXISTS (SELECT 1 FROM (SELECT d.start_lsn, d.t FROM (SELECT CASE WHEN "
+      "(DATEPART(TZOFFSET, DATEADD(hour, 3, m.tran_end_time) AT TIME ZONE ?) < DATEPART(TZOFFSET, "
+      "m.tran_end_time AT TIME ZONE ?) AND DATEPART(TZOFFSET, DATEADD(minute, DATEPART(TZOFFSET, "
+      "m.tran_end_time AT TIME ZONE ?) - DATEPART(TZOFFSET, DATEADD(hour, 3, m.tran_end_time) AT "
+      "TIME ZONE ?), m.tran_end_time) AT TIME ZONE ?) = DATEPART(TZOFFSET, DATEADD(hour, 3, "
+      "m.tran_end_time) AT TIME ZONE ?)) THEN COALESCE((SELECT TOP (1) start_lsn FROM "
+      "cdc.lsn_time_mapping WHERE tran_end_time <= DATEADD(hour, -3, m.tran_end_time) ORDER BY "
+      "tran_end_time DESC), 0x00000000000000000000) ELSE m.start_lsn END AS lo) b CROSS APPLY "
+      "(SELECT start_lsn, tran_end_time AS t, LAG(tran_end_time) OVER (ORDER BY start_lsn) AS "
+      "prev FROM cdc.lsn_time_mapping WHERE start_lsn > b.lo AND start_lsn <= m.start_lsn) d "
+      "WHERE d.t < DATEADD(minute, -1, d.prev) AND (DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) AT "
+      "TIME ZONE ?) < DATEPART(TZOFFSET, d.t AT TIME ZONE ?) AND DATEPART(TZOFFSET, "
+      "DATEADD(minute, DATEPART(TZOFFSET, d.t AT TIME ZONE ?) - DATEPART(TZOFFSET, DATEADD(hour, "
+      "3, d.t) AT TIME ZONE ?), d.t) AT TIME ZONE ?) = DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) "
+      "AT TIME ZONE ?))) x WHERE x.start_lsn <= m.start_lsn AND x.t > DATEADD(hour, -3, "
+      "m.tran_end_time)) THEN CAST(DATEADD(minute, -DATEPART(TZOFFSET, DATEADD(hour, 3, "
+      "m.tran_end_time) AT TIME ZONE ?), m.tran_end_time) AS datetime2(3)) ELSE "
+      "CAST((m.tran_end_time AT TIME ZONE ?) AT TIME ZONE 'UTC' AS datetime2(3)) END");
+  std::vector<SqlValue> zones;
+  return cursor.Match(expression, &zones) && SameZone(cursor, zones, zone);
+}
+
 // SELECT TOP (1) CONVERT(varchar(23), CAST(m.tran_end_time AS datetime2(3)), 126) FROM
-// cdc.lsn_time_mapping m WHERE m.start_lsn (= | <=) CONVERT(binary(10), ?, 1) ORDER BY m.start_lsn DESC
+// cdc.lsn_time_mapping m WHERE m.start_lsn (= | <=) CONVERT(binary(10), ?, 1) ORDER BY
+// m.start_lsn DESC; on a server in another zone than UTC the commit time is converted
+// (ZonedUtcCommitTime).
 bool CommitTimeText(TokenCursor& cursor, RecognizedStatement* out) {
-  static const Phrase head(
-      "SELECT TOP (1) CONVERT(varchar(23), CAST(m.tran_end_time AS datetime2(3)), 126) FROM "
-      "cdc.lsn_time_mapping m WHERE m.start_lsn");
+  static const Phrase head("SELECT TOP (1) CONVERT(varchar(23),");
+  static const Phrase utc("CAST(m.tran_end_time AS datetime2(3))");
+  static const Phrase from(", 126) FROM cdc.lsn_time_mapping m WHERE m.start_lsn");
   static const Phrase tail("ORDER BY m.start_lsn DESC");
   CommitTimeQuery query;
   query.iso_text = true;
   if (!cursor.Match(head)) return false;
+  if (SqlValue zone; !cursor.Match(utc)) {
+    if (!ZonedUtcCommitTime(cursor, &zone)) return false;
+    query.zone = std::move(zone);
+  }
+  if (!cursor.Match(from)) return false;
   if (cursor.Punct("<=")) {
     query.at_or_before = true;
   } else if (!cursor.Punct("=")) {
@@ -98,9 +141,28 @@ bool TimeToLsnText(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase phrase(
       "SELECT CONVERT(varchar(22), sys.fn_cdc_map_time_to_lsn(N'largest less than or equal', "
       "CONVERT(datetime2(0), ?, 126)), 1)");
+  static const Phrase zoned(
+      "SELECT CONVERT(varchar(22), sys.fn_cdc_map_time_to_lsn(N'largest less than or equal', (SELECT "
+      "MIN(v) FROM (VALUES (CONVERT(datetime2(0), (CONVERT(datetime2(0), ?, 126) AT TIME ZONE 'UTC') AT "
+      "TIME ZONE ?)), (DATEADD(hour, -1, CONVERT(datetime2(0), (DATEADD(hour, 1, CONVERT(datetime2(0), "
+      "?, 126)) AT TIME ZONE 'UTC') AT TIME ZONE ?)))) x(v))), 1)");
   std::vector<SqlValue> values;
-  if (!cursor.Match(phrase, &values) || !cursor.End()) return false;
-  *out = TimeToLsnQuery{std::move(values[0]), true};
+  if (cursor.Match(phrase, &values)) {
+    if (!cursor.End()) return false;
+    *out = TimeToLsnQuery{std::move(values[0]), true};
+    return true;
+  }
+  // On a server in another zone than UTC: the UTC time turned into the server's clock.
+  TimeToLsnQuery query{{}, true};
+  SqlValue zone;
+  values.clear();
+  if (!cursor.Match(zoned, &values) || !cursor.End() || !SameZone(cursor, {values[1], values[3]}, &zone)) {
+    return false;
+  }
+  query.time = std::move(values[0]);
+  query.time2 = std::move(values[2]);
+  query.zone = std::move(zone);
+  *out = std::move(query);
   return true;
 }
 
@@ -379,6 +441,31 @@ bool KeyBuckets(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
+// 0.8.0's commit time of a change row on a server in another zone than UTC whose offset changes
+// within the range: [CASE WHEN EXISTS (... (VALUES (lsn, time), ...) ...) THEN <offset three
+// hours later> ELSE] <AT TIME ZONE> [END].
+bool ZonedCommitTimesText(TokenCursor& cursor, ChangeRowsQuery::ZonedCommitTimes* zoned) {
+  static const Phrase exists("CASE WHEN EXISTS (SELECT 1 FROM (SELECT * FROM (VALUES");
+  static const Phrase drop("(CONVERT(binary(10), ?, 1), CONVERT(datetime, ?, 126))");
+  static const Phrase later(
+      ") v(start_lsn, t)) x WHERE x.start_lsn <= m.start_lsn AND x.t > DATEADD(hour, -3, m.tran_end_time)) THEN "
+      "CAST(DATEADD(minute, -DATEPART(TZOFFSET, DATEADD(hour, 3, m.tran_end_time) AT TIME ZONE ?), "
+      "m.tran_end_time) AS datetime2(3)) ELSE");
+  static const Phrase at_time_zone("CAST((m.tran_end_time AT TIME ZONE ?) AT TIME ZONE 'UTC' AS datetime2(3))");
+  std::vector<SqlValue> zones;
+  const bool with_drops = cursor.Match(exists);
+  if (with_drops) {
+    do {
+      std::vector<SqlValue> values;
+      if (!cursor.Match(drop, &values)) return false;
+      zoned->drops.emplace_back(BinaryOfText(values[0]), std::move(values[1]));
+    } while (cursor.Punct(","));
+    if (!cursor.Match(later, &zones)) return false;
+  }
+  if (!cursor.Match(at_time_zone, &zones) || (with_drops && !cursor.Keyword("end"))) return false;
+  return SameZone(cursor, zones, &zoned->zone);
+}
+
 // c.[col] [AS alias]: 0.8.0 names the captured columns as they are.
 bool ChangeRowsText(TokenCursor& cursor, RecognizedStatement* out) {
   static const Phrase head(
@@ -386,6 +473,9 @@ bool ChangeRowsText(TokenCursor& cursor, RecognizedStatement* out) {
       "c.[__$seqval], 1) AS _seqval, c.[__$operation] AS _operation,");
   static const Phrase command_id("c.[__$command_id] AS _command_id,");
   static const Phrase commit_time("CAST(m.tran_end_time AS datetime2(3)) AS _commit_ts");
+  static const Phrase shifted_time("CAST(DATEADD(minute,");
+  static const Phrase shifted_time_tail(", m.tran_end_time) AS datetime2(3)) AS _commit_ts");
+  static const Phrase zoned_time_tail("AS _commit_ts");
   static const Phrase next_column(", c.");
   static const Phrase from("FROM cdc.");
   static const Phrase join(
@@ -397,7 +487,16 @@ bool ChangeRowsText(TokenCursor& cursor, RecognizedStatement* out) {
   query.reference_projection = true;
   if (!cursor.Match(head)) return false;
   query.include_command_id = cursor.Match(command_id);
-  if (!cursor.Match(commit_time)) return false;
+  if (cursor.Match(shifted_time)) {
+    const bool negative = cursor.Punct("-");
+    if (!cursor.Integer(&query.commit_minutes_added) || !cursor.Match(shifted_time_tail)) return false;
+    if (negative) query.commit_minutes_added = -query.commit_minutes_added;
+  } else if (ChangeRowsQuery::ZonedCommitTimes zoned; ZonedCommitTimesText(cursor, &zoned)) {
+    if (!cursor.Match(zoned_time_tail)) return false;
+    query.zoned = std::move(zoned);
+  } else if (!cursor.Match(commit_time)) {
+    return false;
+  }
   while (cursor.Match(next_column)) {
     std::string column;
     if (!cursor.Name(&column)) return false;
@@ -421,10 +520,57 @@ bool NetworkWait(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
+// SELECT CASE WHEN DATEDIFF(day, MIN(tran_end_time), MAX(tran_end_time)) < 7 AND ... END FROM
+// cdc.lsn_time_mapping WHERE start_lsn BETWEEN CONVERT(binary(10), ?, 1) AND CONVERT(binary(10), ?, 1)
+bool RangeOffsetText(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase probe(
+      "SELECT CASE WHEN DATEDIFF(day, MIN(tran_end_time), MAX(tran_end_time)) < 7 AND "
+      "DATEPART(TZOFFSET, DATEADD(hour, -3, MIN(tran_end_time)) AT TIME ZONE ?) = "
+      "DATEPART(TZOFFSET, DATEADD(hour, 3, MAX(tran_end_time)) AT TIME ZONE ?) THEN "
+      "DATEPART(TZOFFSET, DATEADD(hour, 3, MAX(tran_end_time)) AT TIME ZONE ?) END FROM "
+      "cdc.lsn_time_mapping WHERE start_lsn BETWEEN");
+  std::vector<SqlValue> zones;
+  RangeOffsetQuery query;
+  if (!cursor.Match(probe, &zones) || !SameZone(cursor, zones, &query.zone) || !LsnArgument(cursor, &query.from) ||
+      !cursor.Keyword("and") || !LsnArgument(cursor, &query.to) || !cursor.End()) {
+    return false;
+  }
+  *out = std::move(query);
+  return true;
+}
+
+// SELECT CONVERT(varchar(22), x.start_lsn, 1) AS l, CONVERT(varchar(23), x.t, 126) AS t FROM (...
+// MIN(tran_end_time) of [?, ?] ...) r CROSS APPLY (... LAG(tran_end_time) ... up to ? ...) x
+bool FallBackDropsText(TokenCursor& cursor, RecognizedStatement* out) {
+  static const Phrase head(
+      "SELECT CONVERT(varchar(22), x.start_lsn, 1) AS l, CONVERT(varchar(23), x.t, 126) AS t FROM (SELECT "
+      "MIN(tran_end_time) AS t0 FROM cdc.lsn_time_mapping WHERE start_lsn BETWEEN");
+  static const Phrase window(
+      "HAVING MIN(tran_end_time) IS NOT NULL) r CROSS APPLY (SELECT d.start_lsn, d.t FROM (SELECT COALESCE((SELECT "
+      "TOP (1) start_lsn FROM cdc.lsn_time_mapping WHERE tran_end_time <= DATEADD(hour, -3, r.t0) ORDER BY "
+      "tran_end_time DESC), 0x00000000000000000000) AS lo) b CROSS APPLY (SELECT start_lsn, tran_end_time AS t, "
+      "LAG(tran_end_time) OVER (ORDER BY start_lsn) AS prev FROM cdc.lsn_time_mapping WHERE start_lsn > b.lo AND "
+      "start_lsn <=");
+  static const Phrase drop(
+      ") d WHERE d.t < DATEADD(minute, -1, d.prev) AND (DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) AT TIME ZONE ?) < "
+      "DATEPART(TZOFFSET, d.t AT TIME ZONE ?) AND DATEPART(TZOFFSET, DATEADD(minute, DATEPART(TZOFFSET, d.t AT TIME "
+      "ZONE ?) - DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) AT TIME ZONE ?), d.t) AT TIME ZONE ?) = DATEPART(TZOFFSET, "
+      "DATEADD(hour, 3, d.t) AT TIME ZONE ?))) x");
+  FallBackDropsQuery query;
+  std::vector<SqlValue> zones;
+  if (!cursor.Match(head) || !LsnArgument(cursor, &query.from) || !cursor.Keyword("and") ||
+      !LsnArgument(cursor, &query.to) || !cursor.Match(window) || !LsnArgument(cursor, &query.upto) ||
+      !cursor.Match(drop, &zones) || !SameZone(cursor, zones, &query.zone) || !cursor.End()) {
+    return false;
+  }
+  *out = std::move(query);
+  return true;
+}
+
 constexpr Shape kReferenceShapes[] = {
     MaxLsnText, MinLsnText, LsnStepText, CommitTimeText, TimeToLsnText, NthCommitAfterText,
     SplitPointsText, TableColumns, KeyRange, KeyTiles, LastKeyRaw, KeyBound, KeyBuckets,
-    ChangeRowsText, NetworkWait,
+    ChangeRowsText, NetworkWait, RangeOffsetText, FallBackDropsText,
 };
 
 }  // namespace

@@ -94,6 +94,11 @@ tds::ServerError ObjectNotInDatabase(std::string_view object, std::string_view d
                           object, database));
 }
 
+tds::ServerError InvalidTimeZone(std::string_view name) {
+  return Make(9820, 1, 16,
+              fmt::format("The time zone parameter '{}' provided to AT TIME ZONE clause is invalid.", name));
+}
+
 tds::ServerError ObjectDoesNotExistOrAccessDenied() {
   return Make(22981, 1, 16, "Object does not exist or access is denied.");
 }

@@ -3,6 +3,7 @@ reads a simulated database through `sim serve` as it reads SQL Server: its own c
 (backend mssql-python, Microsoft's driver) sends its own statements, and every answer equals
 what this package's client reads from the same database file directly."""
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -55,25 +56,34 @@ REFERENCE_CALLS = PLAIN + textwrap.dedent("""
 """)
 
 
+def cli(*args):
+    done = subprocess.run([BINARY, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@contextlib.contextmanager
+def serve_shop(db, start, tps, time_zone=None):
+    """The demo shop on a manual clock from `start` (local time; on UTC unless `time_zone`, a
+    Windows zone), served over TDS: yields the reference's options."""
+    cli("sim", "create", "--db", db, "--clock", "manual", "--start", start,
+        *(["--time-zone", time_zone] if time_zone else []))
+    cli("sim", "demo-schema", "--db", db)
+    cli("sim", "workload", "--db", db, "--tps", tps, "--transactions", 200, "--seed", 11)
+    cli("sim", "login", "add", "--db", db, "--name", "ref_reader", "--password", "Ref-pw-11", "--db-owner")
+    database = json.loads(cli("sim", "info", "--db", db, "--json"))["database"]
+    with serving(db) as port:
+        yield {"backend": "mssql-python", "captureInstance": "dbo_orders",
+               "connectionString": f"Server=127.0.0.1,{port};Database={database};UID=ref_reader;"
+                                   "PWD=Ref-pw-11;Encrypt=no"}
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The demo shop on a UTC clock, served over TDS: (database file, reference options)."""
     db = tmp_path_factory.mktemp("reference") / "shop.sim"
-
-    def cli(*args):
-        done = subprocess.run([BINARY, *map(str, args)], capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    cli("sim", "create", "--db", db, "--clock", "manual", "--start", "2026-02-01 08:00:00")
-    cli("sim", "demo-schema", "--db", db)
-    cli("sim", "workload", "--db", db, "--tps", 2, "--transactions", 200, "--seed", 11)
-    cli("sim", "login", "add", "--db", db, "--name", "ref_reader", "--password", "Ref-pw-11", "--db-owner")
-    database = json.loads(cli("sim", "info", "--db", db, "--json"))["database"]
-    with serving(db) as port:
-        yield db, {"backend": "mssql-python", "captureInstance": "dbo_orders",
-                   "connectionString": f"Server=127.0.0.1,{port};Database={database};UID=ref_reader;"
-                                       "PWD=Ref-pw-11;Encrypt=no"}
+    with serve_shop(db, "2026-02-01 08:00:00", 2) as options:
+        yield db, options
 
 
 def reference_answers(python, options, calls):
@@ -122,3 +132,56 @@ def test_the_reference_client_reads_through_sim_serve_what_the_file_holds(refere
         assert answer == ours_answer(name, args), f"{name}{tuple(args)}"
     # Real answers, not empty ones.
     assert theirs[0] == max_lsn and len(theirs[7]) == 4 and len(theirs[20]) > 50 and len(theirs[22]) > 5
+
+
+def answers_agree(ours, theirs, calls):
+    for (name, args), answer in zip(calls, theirs):
+        if name == "iter_changes":
+            mine = plain(pa.Table.from_batches(list(ours.iter_changes(*args))).to_pylist())
+        elif name == "time_to_lsn":
+            mine = ours.time_to_lsn(dt.datetime.fromisoformat(args[0]))
+        else:
+            mine = plain(getattr(ours, name)(*args))
+        assert answer == mine, f"{name}{tuple(args)}"
+
+
+def test_the_reference_client_reads_a_server_on_another_zone(reference_python, tmp_path):
+    # A server on Pacific time in winter: one offset over every range, which 0.8.0 asks for
+    # once and applies with DATEADD; its commit times in UTC, as this package reads them.
+    db = tmp_path / "pacific.sim"
+    with serve_shop(db, "2026-01-15 09:00:00", 2, "Pacific Standard Time") as options:
+        ours = make_client({"backend": "sim", "simPath": str(db)})
+        orders_min, max_lsn = ours.min_lsn("dbo_orders"), ours.max_lsn()
+        some_time = ours.lsn_to_time(ours.nth_commit_after(orders_min, 40))
+        calls = [("lsn_to_time", [max_lsn]), ("lsn_to_time", [orders_min]), ("time_to_lsn", [some_time]),
+                 ("iter_changes", ["dbo_orders", orders_min, max_lsn, ["order_id", "status"], True, 50])]
+        theirs = reference_answers(reference_python, options, calls)
+        answers_agree(ours, theirs, calls)
+        assert theirs[0].startswith("2026-01-15T17:")  # 09:00 PST is 17:00 UTC
+        assert len(theirs[3]) > 50 and {r["_commit_ts"][:13] for r in theirs[3]} == {"2026-01-15T17"}
+
+
+def test_the_reference_client_reads_commit_times_across_a_fall_back(reference_python, tmp_path):
+    # Pacific time on the night clocks go back (1 November 2026, 02:00 PDT -> 01:00 PST), a
+    # commit every 50 seconds for nearly three hours: the hour from 01:00 is read twice, and
+    # only the order of the commits tells its two readings apart.
+    db = tmp_path / "fallback.sim"
+    with serve_shop(db, "2026-11-01 00:10:00", 0.02, "Pacific Standard Time") as options:
+        ours = make_client({"backend": "sim", "simPath": str(db)})
+        lsns, lsn = [], ours.min_lsn("dbo_orders")
+        while lsn is not None and len(lsns) < 400:
+            lsns.append(lsn)
+            following = ours.nth_commit_after(lsn, 1)
+            lsn = following if following != lsn else None
+        calls = [("lsn_to_time", [lsn]) for lsn in lsns]
+        # The change rows of the whole range, and of one ending inside the repeated hour.
+        calls += [("iter_changes", ["dbo_orders", lsns[0], lsns[-1], ["order_id"], True, 50]),
+                  ("iter_changes", ["dbo_orders", lsns[0], lsns[len(lsns) * 2 // 3], ["order_id"], True, 50])]
+        theirs = reference_answers(reference_python, options, calls)
+        answers_agree(ours, theirs, calls)
+        times = [dt.datetime.fromisoformat(t) for t in theirs[:len(lsns)]]
+        assert times == sorted(times) and times[-1] - times[0] > dt.timedelta(hours=2), (times[0], times[-1])
+        commits = [row["_commit_ts"] for row in theirs[len(lsns)]]
+        assert len(commits) > 50 and commits == sorted(commits)
+        local = json.loads(cli("sim", "info", "--db", db, "--json"))
+        assert local["time_zone"] == "Pacific Standard Time"

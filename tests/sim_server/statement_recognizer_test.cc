@@ -420,5 +420,94 @@ TEST(StatementRecognizerTest, TheReferenceClientsStatements) {
       RecognizeBatch("SELECT [a] FROM [dbo].[t] WHERE ([a] = CAST(@P1 AS int)", {IntParam("@P1", 1)}).at(0)));
 }
 
+// The same client on a server on another zone than UTC: AT TIME ZONE conversions naming the zone.
+std::string Zoned(std::string text, const std::string& zone) {
+  for (auto at = text.find("{Z}"); at != std::string::npos; at = text.find("{Z}", at + zone.size())) {
+    text.replace(at, 3, zone);
+  }
+  return text;
+}
+
+TEST(StatementRecognizerTest, TheReferenceClientsStatementsOnAnotherZone) {
+  const std::string lsn = "0x0000002A000001000007";
+  const std::string commit_time =
+      "SELECT TOP (1) CONVERT(varchar(23), CASE WHEN EXISTS (SELECT 1 FROM (SELECT d.start_lsn, d.t FROM "
+      "(SELECT CASE WHEN (DATEPART(TZOFFSET, DATEADD(hour, 3, m.tran_end_time) AT TIME ZONE N'{Z}') < "
+      "DATEPART(TZOFFSET, m.tran_end_time AT TIME ZONE N'{Z}') AND DATEPART(TZOFFSET, DATEADD(minute, "
+      "DATEPART(TZOFFSET, m.tran_end_time AT TIME ZONE N'{Z}') - DATEPART(TZOFFSET, DATEADD(hour, 3, "
+      "m.tran_end_time) AT TIME ZONE N'{Z}'), m.tran_end_time) AT TIME ZONE N'{Z}') = DATEPART(TZOFFSET, "
+      "DATEADD(hour, 3, m.tran_end_time) AT TIME ZONE N'{Z}')) THEN COALESCE((SELECT TOP (1) start_lsn FROM "
+      "cdc.lsn_time_mapping WHERE tran_end_time <= DATEADD(hour, -3, m.tran_end_time) ORDER BY "
+      "tran_end_time DESC), 0x00000000000000000000) ELSE m.start_lsn END AS lo) b CROSS APPLY (SELECT "
+      "start_lsn, tran_end_time AS t, LAG(tran_end_time) OVER (ORDER BY start_lsn) AS prev FROM "
+      "cdc.lsn_time_mapping WHERE start_lsn > b.lo AND start_lsn <= m.start_lsn) d WHERE d.t < "
+      "DATEADD(minute, -1, d.prev) AND (DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) AT TIME ZONE N'{Z}') < "
+      "DATEPART(TZOFFSET, d.t AT TIME ZONE N'{Z}') AND DATEPART(TZOFFSET, DATEADD(minute, "
+      "DATEPART(TZOFFSET, d.t AT TIME ZONE N'{Z}') - DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) AT TIME ZONE "
+      "N'{Z}'), d.t) AT TIME ZONE N'{Z}') = DATEPART(TZOFFSET, DATEADD(hour, 3, d.t) AT TIME ZONE N'{Z}'))) "
+      "x WHERE x.start_lsn <= m.start_lsn AND x.t > DATEADD(hour, -3, m.tran_end_time)) THEN "
+      "CAST(DATEADD(minute, -DATEPART(TZOFFSET, DATEADD(hour, 3, m.tran_end_time) AT TIME ZONE N'{Z}'), "
+      "m.tran_end_time) AS datetime2(3)) ELSE CAST((m.tran_end_time AT TIME ZONE N'{Z}') AT TIME ZONE 'UTC' "
+      "AS datetime2(3)) END, 126) FROM cdc.lsn_time_mapping m WHERE m.start_lsn = CONVERT(binary(10), @P1, "
+      "1) ORDER BY m.start_lsn DESC";
+  const auto time = Recognize<CommitTimeQuery>(Zoned(commit_time, "Pacific Standard Time"), {TextParam("@P1", lsn)});
+  ASSERT_TRUE(time.zone.has_value());
+  EXPECT_EQ(AsText(*time.zone), "Pacific Standard Time");
+  EXPECT_FALSE(time.at_or_before);
+  // One expression naming two zones is no shape 0.8.0 sends.
+  std::string mixed = Zoned(commit_time, "Pacific Standard Time");
+  mixed.replace(mixed.rfind("Pacific"), 7, "Central");
+  EXPECT_TRUE(std::holds_alternative<UnknownStatement>(RecognizeBatch(mixed, {TextParam("@P1", lsn)}).at(0)));
+
+  const auto probe = Recognize<RangeOffsetQuery>(
+      "SELECT CASE WHEN DATEDIFF(day, MIN(tran_end_time), MAX(tran_end_time)) < 7 AND DATEPART(TZOFFSET, "
+      "DATEADD(hour, -3, MIN(tran_end_time)) AT TIME ZONE N'Pacific Standard Time') = DATEPART(TZOFFSET, "
+      "DATEADD(hour, 3, MAX(tran_end_time)) AT TIME ZONE N'Pacific Standard Time') THEN DATEPART(TZOFFSET, "
+      "DATEADD(hour, 3, MAX(tran_end_time)) AT TIME ZONE N'Pacific Standard Time') END FROM cdc.lsn_time_mapping "
+      "WHERE start_lsn BETWEEN CONVERT(binary(10), @P1, 1) AND CONVERT(binary(10), @P2, 1)",
+      {TextParam("@P1", lsn), TextParam("@P2", lsn)});
+  EXPECT_EQ(AsText(probe.zone), "Pacific Standard Time");
+  EXPECT_EQ(AsLsn(probe.to), Lsn::ParseLenient(lsn));
+
+  for (const auto& [minutes, written] : {std::pair{480, "480"}, std::pair{-330, "-330"}}) {
+    const auto changes = Recognize<ChangeRowsQuery>(
+        std::string("SELECT CONVERT(varchar(22), c.[__$start_lsn], 1) AS _start_lsn, CONVERT(varchar(22), "
+                    "c.[__$seqval], 1) AS _seqval, c.[__$operation] AS _operation, CAST(DATEADD(minute, ") +
+            written + ", m.tran_end_time) AS datetime2(3)) AS _commit_ts, c.[id] FROM cdc.[dbo_t_CT] c JOIN "
+            "cdc.lsn_time_mapping m ON m.start_lsn = c.[__$start_lsn] WHERE c.[__$start_lsn] BETWEEN "
+            "CONVERT(binary(10), @P1, 1) AND CONVERT(binary(10), @P2, 1) ORDER BY c.[__$start_lsn], c.[__$seqval], "
+            "c.[__$operation]",
+        {TextParam("@P1", lsn), TextParam("@P2", lsn)});
+    EXPECT_EQ(changes.commit_minutes_added, minutes);
+  }
+
+  // A range whose offset changes: per row, with the commits where the local time went back.
+  const auto per_row = Recognize<ChangeRowsQuery>(
+      "SELECT CONVERT(varchar(22), c.[__$start_lsn], 1) AS _start_lsn, CONVERT(varchar(22), c.[__$seqval], 1) AS "
+      "_seqval, c.[__$operation] AS _operation, CASE WHEN EXISTS (SELECT 1 FROM (SELECT * FROM (VALUES "
+      "(CONVERT(binary(10), @P1, 1), CONVERT(datetime, @P2, 126)), (CONVERT(binary(10), @P3, 1), CONVERT(datetime, "
+      "@P4, 126))) v(start_lsn, t)) x WHERE x.start_lsn <= m.start_lsn AND x.t > DATEADD(hour, -3, m.tran_end_time)) "
+      "THEN CAST(DATEADD(minute, -DATEPART(TZOFFSET, DATEADD(hour, 3, m.tran_end_time) AT TIME ZONE N'Pacific "
+      "Standard Time'), m.tran_end_time) AS datetime2(3)) ELSE CAST((m.tran_end_time AT TIME ZONE N'Pacific Standard "
+      "Time') AT TIME ZONE 'UTC' AS datetime2(3)) END AS _commit_ts, c.[id] FROM cdc.[dbo_t_CT] c JOIN "
+      "cdc.lsn_time_mapping m ON m.start_lsn = c.[__$start_lsn] WHERE c.[__$start_lsn] BETWEEN CONVERT(binary(10), "
+      "@P5, 1) AND CONVERT(binary(10), @P6, 1) ORDER BY c.[__$start_lsn], c.[__$seqval], c.[__$operation]",
+      {TextParam("@P1", lsn), TextParam("@P2", "2026-11-01T01:00:00"), TextParam("@P3", lsn),
+       TextParam("@P4", "2026-11-01T01:00:50"), TextParam("@P5", lsn), TextParam("@P6", lsn)});
+  ASSERT_TRUE(per_row.zoned.has_value());
+  EXPECT_EQ(per_row.zoned->drops.size(), 2u);
+  EXPECT_EQ(AsLsn(per_row.zoned->drops[0].first), Lsn::ParseLenient(lsn));
+  EXPECT_EQ(AsText(per_row.zoned->zone), "Pacific Standard Time");
+
+  const auto seek = Recognize<TimeToLsnQuery>(
+      "SELECT CONVERT(varchar(22), sys.fn_cdc_map_time_to_lsn(N'largest less than or equal', (SELECT MIN(v) FROM "
+      "(VALUES (CONVERT(datetime2(0), (CONVERT(datetime2(0), @P1, 126) AT TIME ZONE 'UTC') AT TIME ZONE N'Pacific "
+      "Standard Time')), (DATEADD(hour, -1, CONVERT(datetime2(0), (DATEADD(hour, 1, CONVERT(datetime2(0), @P2, 126)) "
+      "AT TIME ZONE 'UTC') AT TIME ZONE N'Pacific Standard Time')))) x(v))), 1)",
+      {TextParam("@P1", "2026-11-01T08:30:00"), TextParam("@P2", "2026-11-01T08:30:00")});
+  ASSERT_TRUE(seek.zone.has_value());
+  EXPECT_EQ(AsText(seek.time2), "2026-11-01T08:30:00");
+}
+
 }  // namespace
 }  // namespace mssql_cdc::sim_server
