@@ -117,7 +117,7 @@ class PySource {
   // The last commit at or before a UTC instant (microseconds since the epoch), read on the
   // server's clock as sys.fn_cdc_map_time_to_lsn reads it.
   std::optional<std::string> LastCommitAtOrBefore(std::int64_t utc_micros) {
-    auto lsn = source_->LastCommitAtOrBefore(clock_.ToLocal(UtcMicros{utc_micros}));
+    auto lsn = source_->LastCommitAtOrBefore(LocalSeekTime(clock_, UtcMicros{utc_micros}));
     return lsn ? std::optional<std::string>(lsn->ToString()) : std::nullopt;
   }
 

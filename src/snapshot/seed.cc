@@ -7,12 +7,12 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "source/output_schema.h"
+#include "source/source_clock.h"
 
 namespace mssql_cdc {
 namespace {
 
 constexpr std::int64_t kSecond = 1'000'000;
-constexpr std::int64_t kHour = 3600 * kSecond;
 
 std::string Join(const std::vector<std::string>& names) {
   std::string out;
@@ -40,14 +40,8 @@ Offset ResolveSeedPoint(Source& source, const SourceClock& clock,
                         " UTC is in the future (now " + FormatIsoMillis(now.value) +
                         " UTC): give the UTC time the copy started being read");
     }
-    LocalMicros local = clock.ToLocal(*as_of.time);
+    LocalMicros local = LocalSeekTime(clock, *as_of.time);
     local.value -= ((local.value % kSecond) + kSecond) % kSecond;  // to the second
-    // In the first reading of a repeated hour, commits of the second reading have the same
-    // local times but come later: map an hour earlier, before both.
-    if (const auto second = clock.SecondReading(local); second && second->value != as_of.time->value &&
-                                                        second->value > as_of.time->value) {
-      local.value -= kHour;
-    }
     const auto found = source.LastCommitAtOrBefore(local);
     if (!found) {
       throw DataLossError("seed as_of " + FormatIsoMillis(as_of.time->value) +

@@ -33,4 +33,12 @@ std::optional<UtcMicros> UtcCommitTime(Source& source, const SourceClock& zone, 
   return utc ? utc : zone.ToUtc(*local);
 }
 
+LocalMicros LocalSeekTime(const SourceClock& clock, UtcMicros utc) {
+  LocalMicros local = clock.ToLocal(utc);
+  if (const auto second = clock.SecondReading(local); second && second->value > utc.value) {
+    local.value -= kMicrosPerHour;
+  }
+  return local;
+}
+
 }  // namespace mssql_cdc

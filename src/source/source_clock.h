@@ -21,4 +21,10 @@ SourceClock ResolveSourceClock(Source& source, std::string_view source_time_zone
 std::optional<UtcMicros> UtcCommitTime(Source& source, const SourceClock& clock, const Lsn& lsn,
                                        bool at_or_before = false);
 
+// The server-clock time to look up the last commit at or before `utc` by (Source::
+// LastCommitAtOrBefore): its local time, but an hour earlier in the first reading of a repeated
+// hour, whose local times the second reading's commits share and come after. Never later than
+// the exact commit; in that hour up to an hour earlier, as mssql-cdc-pyspark 0.8.0 also seeks.
+LocalMicros LocalSeekTime(const SourceClock& clock, UtcMicros utc);
+
 }  // namespace mssql_cdc

@@ -174,6 +174,10 @@ def test_the_reference_client_reads_commit_times_across_a_fall_back(reference_py
             following = ours.nth_commit_after(lsn, 1)
             lsn = following if following != lsn else None
         calls = [("lsn_to_time", [lsn]) for lsn in lsns]
+        # A UTC time in each reading of the repeated hour, and just before it: the commit looked
+        # up is never after the time (an hour early in the first reading, as 0.8.0 seeks).
+        seeks = ["2026-11-01T08:30:00", "2026-11-01T09:30:00", "2026-11-01T07:59:00"]
+        calls += [("time_to_lsn", [at]) for at in seeks]
         # The change rows of the whole range, and of one ending inside the repeated hour.
         calls += [("iter_changes", ["dbo_orders", lsns[0], lsns[-1], ["order_id"], True, 50]),
                   ("iter_changes", ["dbo_orders", lsns[0], lsns[len(lsns) * 2 // 3], ["order_id"], True, 50])]
@@ -181,7 +185,10 @@ def test_the_reference_client_reads_commit_times_across_a_fall_back(reference_py
         answers_agree(ours, theirs, calls)
         times = [dt.datetime.fromisoformat(t) for t in theirs[:len(lsns)]]
         assert times == sorted(times) and times[-1] - times[0] > dt.timedelta(hours=2), (times[0], times[-1])
-        commits = [row["_commit_ts"] for row in theirs[len(lsns)]]
+        for at, found in zip(seeks, theirs[len(lsns):]):
+            assert times[lsns.index(found)] <= dt.datetime.fromisoformat(at), (at, found)
+        assert times[lsns.index(theirs[len(lsns) + 1])] > dt.datetime.fromisoformat(seeks[1]) - dt.timedelta(minutes=1)
+        commits = [row["_commit_ts"] for row in theirs[len(lsns) + len(seeks)]]
         assert len(commits) > 50 and commits == sorted(commits)
         local = json.loads(cli("sim", "info", "--db", db, "--json"))
         assert local["time_zone"] == "Pacific Standard Time"
