@@ -24,7 +24,6 @@ Promises:
 
 from __future__ import annotations
 
-import datetime as _dt
 from datetime import datetime
 import json
 from collections.abc import Iterator, Mapping, Sequence
@@ -368,14 +367,8 @@ class SqlCdcClient:
                   isolation: str | None = None) -> tuple[Any, Any]:
         """(MIN, MAX) of a one-column key among keys with lo <= key < hi; (None, None) when none is."""
         self._check_isolation(isolation)
-        ci = self._instance_of(schema, table)
-        first = _key_tuple(self._source.key_at(ci, [key], _key_json(lo), 0))
-        if first is None or (hi is not None and first[0] >= hi):
-            return (None, None)
-        if hi is None:
-            return (first[0], _key_tuple(self._source.last_key(ci, [key]))[0])
-        rows = sum(r for _, r, _ in self._source.count_key_slices(ci, [key], first[0], hi - first[0], 1))
-        return (first[0], _key_tuple(self._source.key_at(ci, [key], _key_json(first), rows - 1))[0])
+        first, last = self._source.key_range(self._instance_of(schema, table), key, lo, hi)
+        return (json.loads(first), json.loads(last))
 
     def key_tiles(self, schema: str, table: str, keys: Sequence[str], n: int) -> list[tuple[Any, ...]]:
         """The first key of tiles 2 to n of NTILE(n) over the key (the first tile starts open),
@@ -419,22 +412,7 @@ class SqlCdcClient:
         if not key:
             rows = self._source.row_estimate(ci)
             return [(0, rows, None)] if rows else []
-        if lo is None or hi is None:
-            first = _key_tuple(self._source.key_at(ci, [key], "null", 0))
-            if first is None:
-                return []
-            lo = _day_number(first[0]) if lo is None else lo
-            hi = _day_number(_key_tuple(self._source.last_key(ci, [key]))[0]) + 1 if hi is None else hi
-        if hi <= lo:
-            return []
-        start = (lo // width) * width
-        slices = (hi - 1) // width - lo // width + 1
-        out = []
-        for s, rows, total in self._source.count_key_slices(ci, [key], start, width, slices):
-            out.append((start // width + s, rows, Decimal(total)))
-        if lo % width or hi % width:
-            return _clip_buckets(self, ci, key, width, lo, hi, out)
-        return out
+        return [(bucket, rows, Decimal(total)) for bucket, rows, total in self._source.key_buckets(ci, key, width, lo, hi)]
 
     def iter_table(self, schema: str, table: str, columns: Sequence[str], keys: Sequence[str],
                    types: Sequence[str] | None, lo: tuple[Any, ...] | None, hi: tuple[Any, ...] | None,
@@ -497,27 +475,6 @@ class SqlCdcClient:
         if isolation is not None and isolation.casefold() != self._isolation.casefold():
             raise ConfigError(f"isolation {isolation!r}: this client reads with isolationLevel "
                               f"{self._isolation!r}; make a client with isolationLevel={isolation!r} to read so")
-
-
-def _clip_buckets(client: SqlCdcClient, ci: str, key: str, width: int, lo: int, hi: int,
-                  buckets: list[tuple[int, int, Decimal | None]]) -> list[tuple[int, int, Decimal | None]]:
-    """The end buckets counted again over [lo, hi) alone, when lo or hi cuts a bucket."""
-    out = []
-    for bucket, rows, total in buckets:
-        b_lo, b_hi = max(lo, bucket * width), min(hi, (bucket + 1) * width)
-        if (b_lo, b_hi) != (bucket * width, (bucket + 1) * width):
-            counted = client._source.count_key_slices(ci, [key], b_lo, b_hi - b_lo, 1)
-            if not counted:
-                continue
-            rows, total = counted[0][1], Decimal(counted[0][2])
-        out.append((bucket, rows, total))
-    return out
-
-
-def _day_number(key: Any) -> int:
-    if isinstance(key, int):
-        return key
-    return (_dt.date.fromisoformat(str(key)[:10]) - _dt.date(1970, 1, 1)).days
 
 
 def make_client(options: Mapping[str, Any]) -> CdcClient:

@@ -26,6 +26,7 @@
 #include "source/sim/sim_source.h"
 #include "source/output_schema.h"
 #include "source/source.h"
+#include "source/key_extent.h"
 #include "source/source_clock.h"
 
 namespace nb = nanobind;
@@ -177,6 +178,24 @@ class PySource {
     return out;
   }
 
+  // (MIN, MAX) of a one-column key within [lo, hi), as JSON text (source/key_extent.h).
+  std::pair<std::string, std::string> KeyRange(const std::string& ci, const std::string& key,
+                                               std::optional<std::int64_t> lo, std::optional<std::int64_t> hi) {
+    auto [min, max] = KeyRangeWithin(*source_, KeyQueryOf(ci, {key}), lo, hi);
+    return {min.dump(), max.dump()};
+  }
+
+  // (bucket, rows, sum of keys as decimal text) per non-empty bucket (source/key_extent.h).
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> KeyBuckets(
+      const std::string& ci, const std::string& key, std::int64_t width, std::optional<std::int64_t> lo,
+      std::optional<std::int64_t> hi) {
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> out;
+    for (const auto& bucket : mssql_cdc::KeyBuckets(*source_, KeyQueryOf(ci, {key}), width, lo, hi)) {
+      out.emplace_back(bucket.slice, bucket.rows, Int128Text(bucket.key_sum));
+    }
+    return out;
+  }
+
   std::int64_t RowEstimate(const std::string& ci) {
     return source_->RowEstimate(source_->ResolveCaptureInstance(ci).name);
   }
@@ -304,6 +323,10 @@ void BindSource(nb::module_& m) {
       .def("count_key_slices", &PySource::CountKeySlices, nb::arg("capture_instance"), nb::arg("key_columns"),
            nb::arg("start"), nb::arg("width"), nb::arg("slices"))
       .def("row_estimate", &PySource::RowEstimate, nb::arg("capture_instance"))
+      .def("key_range", &PySource::KeyRange, nb::arg("capture_instance"), nb::arg("key"), nb::arg("lo").none(),
+           nb::arg("hi").none())
+      .def("key_buckets", &PySource::KeyBuckets, nb::arg("capture_instance"), nb::arg("key"), nb::arg("width"),
+           nb::arg("lo").none(), nb::arg("hi").none())
       .def("plan_chunks", &PySource::PlanChunks, nb::arg("capture_instance"), nb::arg("key_columns"),
            nb::arg("chunk_rows"), nb::arg("rows_estimate").none())
       .def("table_columns", &PySource::TableColumns, nb::arg("capture_instance"))

@@ -12,6 +12,7 @@
 #include "read_helpers.h"
 #include "sim/database.h"
 #include "sim/transaction.h"
+#include "source/key_extent.h"
 #include "source/open_source.h"
 #include "source/sim/sim_source.h"
 #include "tests/testing/served_sim.h"
@@ -127,6 +128,32 @@ TEST_P(KeyRangesTest, IntegerKeyExtentAndSeeks) {
   EXPECT_EQ(source->KeyAt(key, nullptr, kRows), std::nullopt);
   EXPECT_EQ(source->RowEstimate("dbo_numbers"), kRows);
   ExpectSeeksTile(*source, "dbo_numbers", 5);
+}
+
+TEST_P(KeyRangesTest, AnIntegerKeysRangeAndBucketsWithinBounds) {
+  auto source = Open();
+  const KeyQuery key{"dbo_numbers", {}};
+  // The keys are -10, -7, ..., 56.
+  EXPECT_EQ(KeyRangeWithin(*source, key, std::nullopt, std::nullopt), std::pair(json(-10), json(56)));
+  EXPECT_EQ(KeyRangeWithin(*source, key, 0, 20), std::pair(json(2), json(17)));
+  EXPECT_EQ(KeyRangeWithin(*source, key, 57, std::nullopt), std::pair(json(nullptr), json(nullptr)));
+  EXPECT_EQ(KeyRangeWithin(*source, key, std::nullopt, -10), std::pair(json(nullptr), json(nullptr)));
+  const auto tally = [](const std::vector<SliceCount>& buckets) {
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> out;
+    for (const auto& b : buckets) out.emplace_back(b.slice, b.rows, Int128Text(b.key_sum));
+    return out;
+  };
+  using Row = std::tuple<std::int64_t, std::int64_t, std::string>;
+  // Open ends: from the first key to one past the last; bucket -1 holds -10 to -1.
+  const auto all = tally(KeyBuckets(*source, key, 10, std::nullopt, std::nullopt));
+  ASSERT_EQ(all.size(), 7u);
+  EXPECT_EQ(all.front(), Row(-1, 4, "-22"));
+  EXPECT_EQ(all.back(), Row(5, 3, "159"));
+  // Ends that cut a bucket count only the keys inside them.
+  EXPECT_EQ(tally(KeyBuckets(*source, key, 10, 5, 25)),
+            (std::vector<Row>{Row(0, 2, "13"), Row(1, 3, "42"), Row(2, 2, "43")}));
+  EXPECT_TRUE(KeyBuckets(*source, key, 10, 25, 25).empty());
+  EXPECT_THROW(KeyBuckets(*source, key, 0, 0, 1), ConfigError);
 }
 
 TEST_P(KeyRangesTest, IntegerKeySlicesAreCountedInOneGroupBy) {
