@@ -8,7 +8,9 @@ and facts before the first step, then after each]} as JSON on its last line.
 Steps (each availableNow): open:<ci> (to_delta with a chunked bootstrap, then one wave of
 backfill), chunked:<ci> (to_delta with a chunked bootstrap), wave:<ci> (one wave of backfill,
 which leaves chunks to read), backfill:<ci> (until done), stream:<ci> (to_delta from the start
-of the change tables), widen:<ci> (turn type widening on in bronze).
+of the change tables), widen:<ci> (turn type widening on in bronze). A <ci> written <ci>@name
+keeps its bronze table named bronze.<ci> in a Hive metastore under WORK_DIR, which every run of
+either library opens in turn; the others are at paths.
 """
 
 import json
@@ -22,7 +24,7 @@ from local_spark import local_spark  # noqa: E402
 
 def files(work):
     """The files of bronze and facts, with their sizes: what "nothing was written" compares."""
-    return sorted((str(p.relative_to(work)), p.stat().st_size) for where in ("bronze", "facts")
+    return sorted((str(p.relative_to(work)), p.stat().st_size) for where in ("bronze", "facts", "warehouse/bronze.db")
                   for p in (work / where).rglob("*") if p.is_file())
 
 
@@ -30,11 +32,14 @@ def main():
     work, options, steps = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
     from mssql_cdc import stream
 
-    spark = local_spark("takeover-steps", str(work / "warehouse"))
+    spark = local_spark("takeover-steps", str(work / "warehouse"), hive=True)
+    spark.sql("CREATE SCHEMA IF NOT EXISTS bronze")
     outcome, written = {}, [files(work)]
     for step in steps:
         kind, ci = step.split(":")
-        args = dict(target=str(work / "bronze" / ci), app_id=f"{ci}-v1", facts=str(work / "facts"))
+        ci, named = ci.removesuffix("@name"), ci.endswith("@name")
+        args = dict(target=f"bronze.{ci}" if named else str(work / "bronze" / ci), app_id=f"{ci}-v1",
+                    facts=str(work / "facts"))
         source = stream(spark, dict(options, captureInstance=ci))
         try:
             if kind in ("open", "chunked", "stream"):

@@ -1,7 +1,8 @@
 """A 0.8.0 job taken over in the two states a plain stream does not meet: a chunked snapshot
 0.8.0 left half backfilled, and a stream 0.8.0 stopped with SchemaChangedError that the user
 resolved. 0.8.0 itself (from PyPI, in its own venv) and this package run in turn on the same
-bronze, facts and checkpoints, reading one simulated SQL Server through `sim serve`.
+bronze, facts and checkpoints, reading one simulated SQL Server through `sim serve`; the chunked
+table's bronze (and so its plans table) is named in a Hive metastore, the other's is at a path.
 
 The chunked snapshot's waves alternate between the libraries: 0.8.0 plans it and reads a wave,
 this package reads the next (recording it in 0.8.0's plans table as 0.8.0 does), 0.8.0 the
@@ -17,6 +18,9 @@ from spark_helpers import ADDED, change_table, delta, row_key, workload
 
 CHILD = Path(__file__).resolve().parent / "takeover_steps_child.py"
 CHUNKED, WIDENED = "dbo_customers", "dbo_orders"
+# The chunked table's bronze is named in a Hive metastore (bronze.dbo_customers, a managed table
+# under the warehouse); the other's is at a path.
+NAMED = f"{CHUNKED}@name"
 
 
 def run_files(python, work, options, *steps):
@@ -47,7 +51,7 @@ def assert_changes_once(db, ci, bronze):
 
 def plan_events(work):
     """(event, wave) of each row of 0.8.0's plans table beside the chunked bronze, oldest first."""
-    rows = delta(work / "bronze" / f"{CHUNKED}_snapshot_plans").to_pylist()
+    rows = delta(work / "warehouse" / "bronze.db" / f"{CHUNKED}_snapshot_plans").to_pylist()
     return sorted((r["event"], json.loads(r["detail"]).get("wave", -1)) for r in rows)
 
 
@@ -57,9 +61,10 @@ def test_a_half_backfilled_snapshot_and_a_resolved_schema_change_are_taken_over(
     with served_shop(cli, tmp_path, transactions=60, seed=31) as (db, options):
         work = tmp_path / "job"
         bronze = work / "bronze"
+        named = work / "warehouse" / "bronze.db"
         # 0.8.0 opens a chunked snapshot, plans it and backfills one wave; its orders stream runs.
-        assert run(reference_python, work, options, f"open:{CHUNKED}", f"stream:{WIDENED}") == {
-            f"open:{CHUNKED}": None, f"stream:{WIDENED}": None}
+        assert run(reference_python, work, options, f"open:{NAMED}", f"stream:{WIDENED}") == {
+            f"open:{NAMED}": None, f"stream:{WIDENED}": None}
         planned = plan_events(work)
         chunks = sum(1 for event, _ in planned if event == "snapshot_chunk")
         # The source widens a column past int; 0.8.0's next run stops with SchemaChangedError.
@@ -77,35 +82,35 @@ def test_a_half_backfilled_snapshot_and_a_resolved_schema_change_are_taken_over(
         # Ours reads the next wave of 0.8.0's snapshot and records it in 0.8.0's plans table as
         # 0.8.0 does; the user's fix of the schema change (type widening on bronze) lets the
         # orders stream go on; the chunked stream goes on from the snapshot.
-        assert run(sys.executable, work, options, f"wave:{CHUNKED}", f"widen:{WIDENED}", f"stream:{WIDENED}",
-                   f"chunked:{CHUNKED}") == {f"wave:{CHUNKED}": None, f"widen:{WIDENED}": None,
-                                            f"stream:{WIDENED}": None, f"chunked:{CHUNKED}": None}
+        assert run(sys.executable, work, options, f"wave:{NAMED}", f"widen:{WIDENED}", f"stream:{WIDENED}",
+                   f"chunked:{NAMED}") == {f"wave:{NAMED}": None, f"widen:{WIDENED}": None,
+                                            f"stream:{WIDENED}": None, f"chunked:{NAMED}": None}
         assert plan_events(work) == sorted(planned + [("snapshot_chunk", 1)] * chunks)
         assert 5_000_000_000 in {r["customer_id"] for r in delta(bronze / WIDENED).to_pylist()}
-        for ci in (WIDENED, CHUNKED):
-            assert_changes_once(db, ci, bronze / ci)
+        assert_changes_once(db, WIDENED, bronze / WIDENED)
+        assert_changes_once(db, CHUNKED, named / CHUNKED)
 
         # 0.8.0 reads the wave after ours and goes on with both tables; ours reads the rest and
         # completes the snapshot; 0.8.0 finds it complete and goes on from it.
         workload(cli, db, 20, seed=33)
-        assert run(reference_python, work, options, f"wave:{CHUNKED}", f"chunked:{CHUNKED}",
-                   f"stream:{WIDENED}") == {f"wave:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
+        assert run(reference_python, work, options, f"wave:{NAMED}", f"chunked:{NAMED}",
+                   f"stream:{WIDENED}") == {f"wave:{NAMED}": None, f"chunked:{NAMED}": None,
                                             f"stream:{WIDENED}": None}
         workload(cli, db, 20, seed=34)
-        assert run(sys.executable, work, options, f"backfill:{CHUNKED}", f"chunked:{CHUNKED}",
-                   f"stream:{WIDENED}") == {f"backfill:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
+        assert run(sys.executable, work, options, f"backfill:{NAMED}", f"chunked:{NAMED}",
+                   f"stream:{WIDENED}") == {f"backfill:{NAMED}": None, f"chunked:{NAMED}": None,
                                             f"stream:{WIDENED}": None}
         waves = sorted({wave for event, wave in plan_events(work) if event == "snapshot_chunk"})
         assert waves == list(range(len(waves))) and len(waves) >= 4, plan_events(work)
         workload(cli, db, 20, seed=35)
-        assert run(reference_python, work, options, f"backfill:{CHUNKED}", f"chunked:{CHUNKED}",
-                   f"stream:{WIDENED}") == {f"backfill:{CHUNKED}": None, f"chunked:{CHUNKED}": None,
+        assert run(reference_python, work, options, f"backfill:{NAMED}", f"chunked:{NAMED}",
+                   f"stream:{WIDENED}") == {f"backfill:{NAMED}": None, f"chunked:{NAMED}": None,
                                             f"stream:{WIDENED}": None}
-        for ci in (WIDENED, CHUNKED):
-            assert_changes_once(db, ci, bronze / ci)
+        assert_changes_once(db, WIDENED, bronze / WIDENED)
+        assert_changes_once(db, CHUNKED, named / CHUNKED)
         # The snapshot is whole: every customer at its LSN once, in the chunks 0.8.0 planned,
         # each chunk read once; one completion row counting them.
-        snapshot = [r for r in delta(bronze / CHUNKED).to_pylist() if r["_operation"] == 0]
+        snapshot = [r for r in delta(named / CHUNKED).to_pylist() if r["_operation"] == 0]
         assert len({r["customer_id"] for r in snapshot}) == len(snapshot) > 0
         facts = delta(work / "facts").to_pylist()
         read = [json.loads(r["detail"])["chunk"] for r in facts if r["event"] == "snapshot_chunk"]
