@@ -89,6 +89,50 @@ std::optional<WaveWritten> WaveOfMetadata(const std::optional<std::string>& meta
   return wave;
 }
 
+// The userMetadata of a wave's bronze commit: its chunks with their rows, from which its facts
+// rows are rebuilt after a stop between the two (WaveOfMetadata). On a snapshot 0.8.0 planned
+// (`reference_plan`), the chunks are 0.8.0's WaveChunk objects and 0.8.0's WaveMetadata keys are
+// added, so that 0.8.0 can rebuild them too.
+std::string WaveCommitMetadata(const std::string& ci, const Lsn& snapshot, const Offset& stamp, std::int64_t wave,
+                               const std::vector<int>& chunks, const WaveWritten& written,
+                               const std::optional<Lsn>& max_after, const ChunkPlan* reference_plan,
+                               const std::string& wave_txn) {
+  nlohmann::json listed = nlohmann::json::array();
+  for (int index : chunks) {
+    if (!reference_plan) {
+      listed.push_back(index);
+      continue;
+    }
+    const auto rows = written.rows.find(index);
+    const auto seconds = written.seconds.find(index);
+    listed.push_back({{"chunk", index},
+                      {"lo", reference_plan->chunks[index].lo},
+                      {"hi", reference_plan->chunks[index].hi},
+                      {"last", index + 1 == static_cast<int>(reference_plan->chunks.size())},
+                      {"rows", rows == written.rows.end() ? nlohmann::json(nullptr) : nlohmann::json(rows->second)},
+                      {"high_lsn", stamp.lsn.ToString()},
+                      {"read_seconds",
+                       seconds == written.seconds.end() ? nlohmann::json(nullptr) : nlohmann::json(seconds->second)},
+                      {"read_mb", nullptr}});
+  }
+  nlohmann::json per_chunk = nlohmann::json::object();
+  for (const auto& [chunk, count] : written.rows) per_chunk[std::to_string(chunk)] = count;
+  nlohmann::json metadata{{"chunked_snapshot", ci},
+                          {"snapshot", snapshot.ToString()},
+                          {"lsn", stamp.lsn.ToString()},
+                          {"wave", wave},
+                          {"chunks", listed},
+                          {"rows", per_chunk},
+                          {"max_lsn", max_after ? nlohmann::json(max_after->ToString()) : nlohmann::json(nullptr)}};
+  if (reference_plan) {
+    metadata["backfill"] = wave_txn;
+    std::string attempt = delta::RandomUuid();  // as uuid4().hex: the dashes left out
+    attempt.erase(std::remove(attempt.begin(), attempt.end(), '-'), attempt.end());
+    metadata["attempt"] = attempt;
+  }
+  return metadata.dump();
+}
+
 }  // namespace
 
 std::string WaveTxnAppId(const std::string& app_id, const Lsn& snapshot) {
@@ -443,42 +487,8 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
     WaveWritten written = tables.AppendWave(read, delta::Txn{wave_txn, read.wave, std::nullopt},
                                             [&](const WaveWritten& rows) {
       max_after = source.MaxLsn();
-      nlohmann::json indexes = nlohmann::json::array();
-      for (int index : chunks) {
-        if (!reference_plans) {
-          indexes.push_back(index);
-          continue;
-        }
-        // 0.8.0's WaveChunk, which it reads back after a stop between bronze and its records.
-        const auto count = rows.rows.find(index);
-        const auto seconds = rows.seconds.find(index);
-        indexes.push_back({{"chunk", index},
-                           {"lo", plan->chunks[index].lo},
-                           {"hi", plan->chunks[index].hi},
-                           {"last", index == total - 1},
-                           {"rows", count == rows.rows.end() ? nlohmann::json(nullptr) : nlohmann::json(count->second)},
-                           {"high_lsn", stamp.lsn.ToString()},
-                           {"read_seconds", seconds == rows.seconds.end() ? nlohmann::json(nullptr)
-                                                                          : nlohmann::json(seconds->second)},
-                           {"read_mb", nullptr}});
-      }
-      nlohmann::json per_chunk = nlohmann::json::object();
-      for (const auto& [chunk, count] : rows.rows) per_chunk[std::to_string(chunk)] = count;
-      nlohmann::json metadata{{"chunked_snapshot", ci},
-                              {"snapshot", s.ToString()},
-                              {"lsn", stamp.lsn.ToString()},
-                              {"wave", read.wave},
-                              {"chunks", indexes},
-                              {"rows", per_chunk},
-                              {"max_lsn", max_after ? nlohmann::json(max_after->ToString())
-                                                    : nlohmann::json(nullptr)}};
-      if (reference_plans) {
-        metadata["backfill"] = wave_txn;
-        std::string attempt = delta::RandomUuid();  // as uuid4().hex: the dashes left out
-        attempt.erase(std::remove(attempt.begin(), attempt.end(), '-'), attempt.end());
-        metadata["attempt"] = attempt;
-      }
-      return metadata.dump();
+      return WaveCommitMetadata(ci, s, stamp, read.wave, chunks, rows, max_after,
+                                reference_plans ? &*plan : nullptr, wave_txn);
     });
     if (written.rows.empty()) {
       // Another call held this wave's txn: its commit says what it read.
