@@ -713,15 +713,33 @@ double SimDatabase::idle_entry_seconds() {
   return text ? std::stod(*text) : kDefaultIdleEntrySeconds;
 }
 
+std::optional<UtcMicros> SimDatabase::LastEntryUtc() {
+  Statement last(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping ORDER BY start_lsn DESC LIMIT 1");
+  if (!last.Step()) return std::nullopt;
+  const LocalMicros local = ParseServerDatetime(last.Text(0));
+  if (!clock_.SecondReading(local)) return clock_.ToUtc(local);
+  // In the hour repeated after a fall-back, the entries of the three hours before it, in LSN
+  // order, tell which reading it is.
+  Statement window(*db_,
+                   "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn > COALESCE((SELECT "
+                   "start_lsn FROM cdc_lsn_time_mapping WHERE tran_end_time <= ?1 ORDER BY start_lsn DESC "
+                   "LIMIT 1), x'') ORDER BY start_lsn");
+  window.BindText(1, FormatDateTime(local.value - 3 * kMicrosPerHour, 3));
+  CommitTimeConverter converter(clock_);
+  UtcMicros utc = clock_.ToUtc(local);
+  while (window.Step()) utc = converter.Next(ParseServerDatetime(window.Text(0)));
+  return utc;
+}
+
 std::int64_t SimDatabase::WriteDueIdleEntries(std::optional<double> interval_seconds) {
   const double seconds = interval_seconds ? *interval_seconds : idle_entry_seconds();
   CheckIdleInterval(seconds);
   const auto interval = static_cast<std::int64_t>(std::llround(seconds * 1e6));
   constexpr std::int64_t kMostEntries = 1000;
   auto due_after = [&](UtcMicros* last_time) -> std::int64_t {
-    Statement last(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping ORDER BY start_lsn DESC LIMIT 1");
-    if (!last.Step()) return 0;
-    *last_time = clock_.ToUtc(ParseServerDatetime(last.Text(0)));
+    const auto last = LastEntryUtc();
+    if (!last) return 0;
+    *last_time = *last;
     return std::max<std::int64_t>((NowUtc().value - last_time->value) / interval, 0);
   };
   UtcMicros last_time;

@@ -174,6 +174,10 @@ class SimDatabase {
   // instance or no entry yet; at most the last 1,000 of a longer gap (a clock set far ahead).
   // Returns how many it wrote. Throws ConfigError for an interval not above 0.
   std::int64_t WriteDueIdleEntries(std::optional<double> interval_seconds = std::nullopt);
+  // The instant of the last lsn_time_mapping entry: its local time, read in the hour repeated
+  // after a fall-back as the entries before it in LSN order say (CommitTimeConverter); nullopt
+  // for none.
+  std::optional<UtcMicros> LastEntryUtc();
   // sys.sp_cdc_cleanup_change_table for every instance with a retention in minutes
   // (0 to 52494800): the low-water mark is the first lsn_time_mapping entry whose
   // tran_end_time is at or after (commit time of the max LSN - retention).

@@ -66,6 +66,36 @@ TEST(IdleEntriesTest, EveryIntervalAfterTheLastEntryStampedWithItsMoment) {
   EXPECT_EQ(*db->MaxLsn(), idle[2].start_lsn);
 }
 
+TEST(IdleEntriesTest, AfterACommitInTheSecondReadingOfARepeatedHour) {
+  // Pacific time, 1 November 2026: 02:00 PDT becomes 01:00 PST (09:00 UTC). A commit at 01:30
+  // PDT, then one at 01:10 PST: the idle entries come after the second, an hour later than its
+  // local time read as the first reading would say.
+  TempDir dir;
+  CreateOptions options;
+  options.clock = ClockMode::kManual;
+  options.manual_start = UtcMicros{*ParseDateTime("2026-11-01 08:30:00")};
+  options.time_zone = "Pacific Standard Time";
+  auto db = SimDatabase::Create(dir.File("sim.db"), options);
+  TableDef t;
+  t.name = ParseTableName("dbo.items");
+  t.columns.push_back(ParseColumnDeclaration("id int not null"));
+  t.primary_key = {"id"};
+  db->CreateTable(t);
+  db->EnableCdc(t.name);
+  for (const int id : {1, 2}) {
+    auto txn = db->Begin();
+    txn->Insert(t.name, {{"id", id}});
+    txn->Commit();
+    db->AdvanceClock(40 * 60 * kSecond);  // 09:10 UTC, then 09:50
+  }
+  EXPECT_EQ(db->LastEntryUtc()->value, *ParseDateTime("2026-11-01 09:10:00"));
+  EXPECT_EQ(db->WriteDueIdleEntries(), 7);  // 40 minutes after 09:10 UTC, not 100 after 08:10
+  const auto idle = IdleEntries(*db);
+  ASSERT_EQ(idle.size(), 7u);
+  EXPECT_EQ(idle[0].tran_end_time, "2026-11-01 01:15:05.000");
+  EXPECT_EQ(db->LastEntryUtc()->value, *ParseDateTime("2026-11-01 09:45:35"));
+}
+
 TEST(IdleEntriesTest, TheDatabasesIntervalOrAGivenOne) {
   TempDir dir;
   auto db = Quiet(dir.File("sim.db"), 10);
