@@ -13,7 +13,6 @@
 #include "core/user_text.h"
 #include "delta/column_mapping.h"
 #include "delta/schema.h"
-#include "snapshot/plans_table.h"
 
 namespace mssql_cdc::catalog {
 namespace {
@@ -94,8 +93,7 @@ std::vector<std::string> MigrateTableSql(const TableRef& name, TableKind kind,
   const std::string what = TableKindName(kind);
   const auto columns = FieldNames(existing_schema_json, where);
   CheckTableColumns(columns, kind, where, "name the " + what + " itself, or a table that does not exist yet");
-  // 0.8.0's plans table is appended to as it is (plans_table.h).
-  if (kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows) return {};
+  if (IsReferencePlansTable(kind, columns)) return {};
   CheckSchemaVersion(existing_properties, SchemaVersionOf(kind), what, where);
   const auto existing = delta::FromDeltaSchemaString(existing_schema_json, where);
   delta::SchemaMergeRules rules;

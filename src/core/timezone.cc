@@ -583,4 +583,13 @@ UtcMicros CommitTimeConverter::Next(LocalMicros local) {
   return utc;
 }
 
+UtcMicros CommitInstant(const SourceClock& clock, LocalMicros local,
+                        const std::function<std::vector<LocalMicros>(LocalMicros from)>& window) {
+  UtcMicros utc = clock.ToUtc(local);
+  if (!clock.SecondReading(local)) return utc;
+  CommitTimeConverter converter(clock);
+  for (const LocalMicros time : window(LocalMicros{local.value - kRepeatedHourLookBack})) utc = converter.Next(time);
+  return utc;
+}
+
 }  // namespace mssql_cdc

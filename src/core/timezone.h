@@ -12,6 +12,7 @@
 // SourceClock is immutable and cheap to copy; safe to share between threads.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,5 +76,16 @@ class CommitTimeConverter {
   UtcMicros previous_utc_{};
   bool second_pass_ = false;
 };
+
+// How far a commit in the hour repeated after a fall-back looks back, in LSN order, for the
+// commit whose local time went back (as mssql-cdc-pyspark 0.8.0's T-SQL looks back).
+inline constexpr std::int64_t kRepeatedHourLookBack = 3 * kMicrosPerHour;
+
+// The instant of one commit at `local`, as a read of the commits in LSN order reads it: its only
+// reading, or in a repeated hour the reading CommitTimeConverter gives once fed `window(from)`:
+// the local times, in LSN order, of the entries after the last one at or before `from` (local -
+// kRepeatedHourLookBack) up to and including this commit. `window` is asked only in that hour.
+UtcMicros CommitInstant(const SourceClock& clock, LocalMicros local,
+                        const std::function<std::vector<LocalMicros>(LocalMicros from)>& window);
 
 }  // namespace mssql_cdc

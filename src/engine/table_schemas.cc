@@ -296,10 +296,13 @@ void CheckSchemaVersion(const delta::StringMap& properties, int known, const std
   }
 }
 
+bool IsReferencePlansTable(TableKind kind, const std::vector<std::string>& columns) {
+  return kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows;
+}
+
 void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
                        const std::string& where, const std::string& fix) {
-  // mssql-cdc-pyspark 0.8.0's plans table (plans_table.h): its snapshots are continued.
-  if (kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows) return;
+  if (IsReferencePlansTable(kind, columns)) return;  // its snapshots are continued
   for (const auto& column : RequiredColumns(kind)) {
     if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
       const std::string what = TableKindName(kind);
@@ -317,8 +320,7 @@ void CheckExistingTable(const std::string& uri, TableKind kind) {
   const auto columns = table.state().schema()->field_names();
   CheckTableColumns(columns, kind, "Delta table " + uri,
                     "give the " + what + "'s own path, or a path where none exists");
-  // 0.8.0's plans table counts its versions on its own; it is read and appended to as it is.
-  if (kind == TableKind::kPlans && PlansLayoutOf(columns) == PlansLayout::kEventRows) return;
+  if (IsReferencePlansTable(kind, columns)) return;  // 0.8.0 counts its versions on its own
   CheckSchemaVersion(table.state().metadata.configuration, SchemaVersionOf(kind), what,
                      "Delta table " + uri);
 }

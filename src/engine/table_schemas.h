@@ -64,8 +64,11 @@ std::vector<std::string> RequiredColumns(TableKind kind);
 const char* TableKindName(TableKind kind);
 // The mssql_cdc.schema_version a table of `kind` is created with.
 int SchemaVersionOf(TableKind kind);
+// Whether a table of `kind` with these columns is mssql-cdc-pyspark 0.8.0's plans table
+// (plans_table.h): appended to as it is, with its own schema version, never migrated.
+bool IsReferencePlansTable(TableKind kind, const std::vector<std::string>& columns);
 // ConfigError "<where> is not a <kind>: it has no '<column>' column; <fix>" when `columns`
-// lack one of RequiredColumns(kind).
+// lack one of RequiredColumns(kind) (0.8.0's plans table passes).
 void CheckTableColumns(const std::vector<std::string>& columns, TableKind kind,
                        const std::string& where, const std::string& fix);
 

@@ -716,19 +716,16 @@ double SimDatabase::idle_entry_seconds() {
 std::optional<UtcMicros> SimDatabase::LastEntryUtc() {
   Statement last(*db_, "SELECT tran_end_time FROM cdc_lsn_time_mapping ORDER BY start_lsn DESC LIMIT 1");
   if (!last.Step()) return std::nullopt;
-  const LocalMicros local = ParseServerDatetime(last.Text(0));
-  if (!clock_.SecondReading(local)) return clock_.ToUtc(local);
-  // In the hour repeated after a fall-back, the entries of the three hours before it, in LSN
-  // order, tell which reading it is.
-  Statement window(*db_,
-                   "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn > COALESCE((SELECT "
-                   "start_lsn FROM cdc_lsn_time_mapping WHERE tran_end_time <= ?1 ORDER BY start_lsn DESC "
-                   "LIMIT 1), x'') ORDER BY start_lsn");
-  window.BindText(1, FormatDateTime(local.value - 3 * kMicrosPerHour, 3));
-  CommitTimeConverter converter(clock_);
-  UtcMicros utc = clock_.ToUtc(local);
-  while (window.Step()) utc = converter.Next(ParseServerDatetime(window.Text(0)));
-  return utc;
+  return CommitInstant(clock_, ParseServerDatetime(last.Text(0)), [&](LocalMicros from) {
+    Statement window(*db_,
+                     "SELECT tran_end_time FROM cdc_lsn_time_mapping WHERE start_lsn > COALESCE((SELECT "
+                     "start_lsn FROM cdc_lsn_time_mapping WHERE tran_end_time <= ?1 ORDER BY start_lsn DESC "
+                     "LIMIT 1), x'') ORDER BY start_lsn");
+    window.BindText(1, FormatDateTime(from.value, 3));
+    std::vector<LocalMicros> times;
+    while (window.Step()) times.push_back(ParseServerDatetime(window.Text(0)));
+    return times;
+  });
 }
 
 std::int64_t SimDatabase::WriteDueIdleEntries(std::optional<double> interval_seconds) {

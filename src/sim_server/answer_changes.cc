@@ -199,19 +199,21 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
   char row_lsn[Lsn::kSize] = {};
   bool has_row_lsn = false;
   bool row_has_commit = false;
-  std::string shifted;  // the commit time with query.commit_minutes_added
+  // 0.8.0 asks on a server in another zone: the commit time converted, once per commit.
+  const bool converts = query.commit_minutes_added != 0 || zoned.has_value();
+  std::string converted;
   while (changes->Step()) {
     const char* lsn = LsnBytes(row, 0, "__$start_lsn");
     if (!has_row_lsn || std::memcmp(lsn, row_lsn, Lsn::kSize) != 0) {
       std::memcpy(row_lsn, lsn, Lsn::kSize);
       has_row_lsn = true;
       row_has_commit = commit.SeekTo(row_lsn);
-      if (row_has_commit && (query.commit_minutes_added != 0 || zoned)) {
+      if (row_has_commit && converts) {
         const auto local = ParseDateTime(std::string(commit.time()));
         if (!local) throw InternalError("cdc_lsn_time_mapping.tran_end_time: not a time");
         const std::int64_t utc = zoned ? zoned->Utc(Lsn::FromBytes(row_lsn, Lsn::kSize), LocalMicros{*local})
                                        : *local + query.commit_minutes_added * kMicrosPerMinute;
-        shifted = FormatDateTime(utc, 3);
+        converted = FormatDateTime(utc, 3);
       }
     }
     if (!row_has_commit) continue;
@@ -224,7 +226,7 @@ void Answer(Session& session, const ChangeRowsQuery& query, tds::ReplyWriter& re
     }
     rows.Int(sqlite3_column_int64(row, 2));
     if (query.include_command_id) rows.Int(sqlite3_column_int64(row, 3));
-    rows.Text(query.commit_minutes_added != 0 || zoned ? std::string_view(shifted) : commit.time());
+    rows.Text(converts ? std::string_view(converted) : commit.time());
     if (!from_wire) {
       for (int i = 0; i < column_count; ++i) PassStoredValue(row, 4 + i, rows);
     } else if (sqlite3_column_type(row, 4) != SQLITE_NULL) {

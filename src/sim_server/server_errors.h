@@ -42,8 +42,8 @@ tds::ServerError InsufficientArguments();                                 // 313
 tds::ServerError DatabaseDoesNotExist(std::string_view name);             // 911
 tds::ServerError InvalidTopValue();                                       // 1014
 tds::ServerError NtileArgumentNotPositive();                              // 4115
-// sys.sp_cdc_get_captured_columns and sp_cdc_get_ddl_history for an unknown instance.
 tds::ServerError InvalidTimeZone(std::string_view name);                 // 9820
+// sys.sp_cdc_get_captured_columns and sp_cdc_get_ddl_history for an unknown instance.
 tds::ServerError ObjectDoesNotExistOrAccessDenied();                      // 22981
 // sp_spaceused of an object the database lacks, or the login cannot see.
 tds::ServerError ObjectNotInDatabase(std::string_view object, std::string_view database);  // 15009
