@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,62 +21,16 @@ from pyspark.sql import functions as F
 from mssql_cdc import _core, backfill, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc.errors import ConfigError
+from mssql_cdc.spark_checkpoint import SparkCheckpoint
 
 log = logging.getLogger("mssql_cdc")
-
-
-# The offset log version of Spark's checkpoints that this package reads (its first line).
-_OFFSET_LOG_VERSION = "v1"
-
-
-def check_checkpoint(checkpoint: str) -> None:
-    """Refuses, before anything is written, a Spark checkpoint whose newest offsets entry this
-    release cannot read: an offset log of another version, or a source offset that is not an
-    offset of this source (written by another release or another source)."""
-    offsets = os.path.join(checkpoint, "offsets")
-    if not os.path.isdir(offsets):
-        return
-    entries = [int(name) for name in os.listdir(offsets) if name.isdigit()]
-    if not entries:
-        return
-    name = f"offsets/{max(entries)}"
-    with open(os.path.join(offsets, str(max(entries))), encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    fix = ("give a new checkpoint (and a new app_id; bootstrap or startingLsn says where the stream "
-           "starts), or run the release that wrote it")
-    if not lines or lines[0].strip() != _OFFSET_LOG_VERSION:
-        found = lines[0].strip()[:20] if lines else "nothing"
-        raise ConfigError(f"checkpoint {checkpoint}: {name} is an offset log entry of version {found!r}, which "
-                          f"this release does not read (it reads {_OFFSET_LOG_VERSION!r}): {fix}")
-    if len(lines) >= 3 and lines[2].strip() not in ("", "-"):
-        try:
-            _core.offset_json(lines[2])
-        except ConfigError as error:
-            raise ConfigError(f"checkpoint {checkpoint}: {name} holds a source offset this release does not "
-                              f"read ({error}): {fix}") from None
-
-
-def last_processed(checkpoint: str) -> str | None:
-    """The offset JSON Spark's checkpoint has processed: the end offset of its highest batch with
-    a commit marker; None when it has committed none."""
-    commits = os.path.join(checkpoint, "commits")
-    if not os.path.isdir(commits):
-        return None
-    done = [int(name) for name in os.listdir(commits) if name.isdigit()]
-    if not done:
-        return None
-    with open(os.path.join(checkpoint, "offsets", str(max(done))), encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    if len(lines) < 3:
-        raise ConfigError(f"checkpoint {checkpoint}: offsets/{max(done)} is not a Spark offset log entry")
-    return json.dumps(json.loads(lines[2]))
 
 
 def preflight(spark: Any, options: Mapping[str, str], checkpoint: str, app_id: str, facts: tables.TableArg,
               target: str, interval_days: float) -> tuple[dict, dict | None]:
     """(the current generation, the recovery to make or None)."""
     current = json.loads(_core.current_generation(checkpoint, app_id))
-    last = last_processed(current["checkpoint"])
+    last = SparkCheckpoint(spark, current["checkpoint"]).last_processed()
     if last is None:
         if tables.check(spark, facts, "facts") and tables.read(spark, facts).where(
                 (F.col("app_id") == current["app_id"]) & F.col("event").isNull()).limit(1).count():

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +42,7 @@ from mssql_cdc.source import NAME, register
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.metrics_dir import MetricsDir
 from mssql_cdc.sink import sink_for
+from mssql_cdc.spark_checkpoint import SparkCheckpoint
 from mssql_cdc.types import (  # noqa: F401 (the reference's pipeline exports the types of its signatures)
     BackfillState,
     BackfillStatus,
@@ -142,7 +142,8 @@ class CdcStream:
         target_table = tables.TableArg(target, "target")
         facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
         tables.check_location(checkpoint, "checkpoint")
-        generations.check_checkpoint(checkpoint)
+        spark_checkpoint = SparkCheckpoint(self._spark, checkpoint)
+        spark_checkpoint.check_readable()
         # The engine parses every option (warning about unknown names) and resolves the capture
         # instance: errors here start nothing. Bronze is created as a native stream creates it.
         feed = _core.Feed(options)
@@ -153,7 +154,7 @@ class CdcStream:
         bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
                                      capture_instance=capture_instance)
         facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None else None
-        if (not bootstrap and os.path.isabs(checkpoint) and generations.last_processed(checkpoint) is None
+        if (not bootstrap and spark_checkpoint.last_processed() is None
                 and tables.check(self._spark, target_table, "bronze")):
             # A fresh stream from the earliest change into a bronze other streams wrote.
             _core.check_fresh_start(options, tables.location(self._spark, target_table), app_id, target)
