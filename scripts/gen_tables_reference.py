@@ -52,10 +52,12 @@ SECTIONS = [
      "of the key, one per failing key and one per failed chunk check ([reconcile](../reconcile.md))."),
     ("Snapshot plans", "plans",
      "One beside each bronze table that a chunked snapshot fills (its name with "
-     "`_snapshot_plans` appended): one row per chunk of each plan, written once when the "
-     "snapshot is planned and never edited; the waves read the chunks it lists. A plans table "
-     "mssql-cdc-pyspark 0.8.0 made under that name (columns `snapshot`, `event`, `detail`) is "
-     "read and appended to in its own layout ([taking over](../spark.md#taking-over-a-job-of-mssql-cdc-pyspark-080))."),
+     "`_snapshot_plans` appended): one row per snapshot event, in the layout mssql-cdc-pyspark "
+     "0.8.0 keeps too: the key's extent when a snapshot opens, its plan, written once when it is "
+     "planned and never edited, and each chunk a wave read ([taking over](../spark.md#taking-over-a-job-of-mssql-cdc-pyspark-080)). "
+     "A plans table an earlier release made keeps its layout of one row per chunk (`app_id`, "
+     "`snapshot`, `capture_instance`, `chunk`, `lo`, `hi`, `planned_rows`, `kind`, `keys`, "
+     "`chunk_rows`, `planned_at`), which is read and appended to as it is."),
 ]
 
 

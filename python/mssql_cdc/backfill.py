@@ -86,9 +86,10 @@ class SparkBackfillTables(SparkBootstrapTables):
         this append is the commit that holds the txn (its userMetadata, unique to it, is that
         commit's), so the plan need not be read back."""
         tables.ensure(self._spark, self._plans, "plans")
-        # The engine's layout with its comments; 0.8.0's three text columns as they are.
-        ours = batch.schema.names == [f["name"] for f in json.loads(_core.plans_schema_json())["fields"]]
-        schema = _struct(_core.plans_schema_json()) if ours else None
+        # The rows in the layout they come in, with the engine's types and comments.
+        layouts = (_core.plans_schema_json(), _core.chunk_plans_schema_json())
+        schema = next(_struct(text) for text in layouts
+                      if batch.schema.names == [f["name"] for f in json.loads(text)["fields"]])
         frame = self._spark.createDataFrame(pa.Table.from_batches([batch]), schema=schema)
         token = json.dumps({"plan_written_by": uuid.uuid4().hex})
         tables.append(frame, self._plans, txn_app_id=txn_app_id, txn_version=txn_version,

@@ -489,6 +489,8 @@ def snapshot_plan(client: CdcClient, capture_instance: str, source: SourceTable,
     """The extent a chunked snapshot plans from: an integer key's MIN, MAX and row estimate, or
     the largest key of any other (None for an empty table)."""
     keys = list(keys or source.keys)
+    if isinstance(client, SqlCdcClient):  # the engine's rule, which its chunked snapshots record
+        return json.loads(client._source.snapshot_extent(client._instance_of(source.schema, source.table), keys))
     if len(keys) == 1:
         lo, hi = client.key_range(source.schema, source.table, keys[0])
         if _is_int(lo) and _is_int(hi):

@@ -133,8 +133,10 @@ BackfillRequest BudgetOf(std::optional<std::int64_t> chunk_rows, std::optional<s
 void BindBackfill(nb::module_& m) {
   m.def("plans_table_for", &PlansTableFor, nb::arg("target"),
         "The plans table beside bronze `target`: its name or path with _snapshot_plans appended.");
-  m.def("plans_schema_json", [] { return delta::ToDeltaSchemaString(*PlansSchema()); },
-        "The plans table's schema as Spark StructType JSON.");
+  m.def("plans_schema_json", [] { return delta::ToDeltaSchemaString(*PlanEventsSchema()); },
+        "The schema of a plans table made now (one row per snapshot event) as Spark StructType JSON.");
+  m.def("chunk_plans_schema_json", [] { return delta::ToDeltaSchemaString(*PlansSchema()); },
+        "The schema of a plans table of an earlier release (one row per chunk) as Spark StructType JSON.");
   m.def("ensure_plans",
         [](const std::string& uri) {
           TableRef::RequirePath(uri, "plans table");

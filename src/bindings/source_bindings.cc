@@ -196,6 +196,11 @@ class PySource {
     return out;
   }
 
+  // A chunked snapshot's extent, as JSON text (source/key_extent.h).
+  std::string SnapshotExtentJson(const std::string& ci, std::vector<std::string> key_columns) {
+    return mssql_cdc::SnapshotExtent(*source_, KeyQueryOf(ci, std::move(key_columns))).dump();
+  }
+
   std::int64_t RowEstimate(const std::string& ci) {
     return source_->RowEstimate(source_->ResolveCaptureInstance(ci).name);
   }
@@ -327,6 +332,7 @@ void BindSource(nb::module_& m) {
            nb::arg("hi").none())
       .def("key_buckets", &PySource::KeyBuckets, nb::arg("capture_instance"), nb::arg("key"), nb::arg("width"),
            nb::arg("lo").none(), nb::arg("hi").none())
+      .def("snapshot_extent", &PySource::SnapshotExtentJson, nb::arg("capture_instance"), nb::arg("key_columns"))
       .def("plan_chunks", &PySource::PlanChunks, nb::arg("capture_instance"), nb::arg("key_columns"),
            nb::arg("chunk_rows"), nb::arg("rows_estimate").none())
       .def("table_columns", &PySource::TableColumns, nb::arg("capture_instance"))

@@ -19,11 +19,19 @@
 #include "engine/facts.h"
 #include "snapshot/plans_table.h"
 #include "snapshot/snapshot_stamp.h"
+#include "source/key_extent.h"
 
 namespace mssql_cdc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Whether the plans table keeps its snapshots as rows of events (0.8.0's layout, in which a
+// table is made now) rather than as the rows of chunks earlier releases made.
+bool PlansInEventRows(BackfillTables& tables) {
+  const auto columns = tables.PlansColumns();
+  return !columns || PlansLayoutOf(*columns) == PlansLayout::kEventRows;
+}
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -90,25 +98,25 @@ std::optional<WaveWritten> WaveOfMetadata(const std::optional<std::string>& meta
 }
 
 // The userMetadata of a wave's bronze commit: its chunks with their rows, from which its facts
-// rows are rebuilt after a stop between the two (WaveOfMetadata). On a snapshot 0.8.0 planned
-// (`reference_plan`), the chunks are 0.8.0's WaveChunk objects and 0.8.0's WaveMetadata keys are
-// added, so that 0.8.0 can rebuild them too.
+// rows are rebuilt after a stop between the two (WaveOfMetadata). On a snapshot whose plan is
+// kept in rows of events (`events_plan`, 0.8.0's layout), the chunks are 0.8.0's WaveChunk
+// objects and 0.8.0's WaveMetadata keys are added, so that 0.8.0 can rebuild them too.
 std::string WaveCommitMetadata(const std::string& ci, const Lsn& snapshot, const Offset& stamp, std::int64_t wave,
                                const std::vector<int>& chunks, const WaveWritten& written,
-                               const std::optional<Lsn>& max_after, const ChunkPlan* reference_plan,
+                               const std::optional<Lsn>& max_after, const ChunkPlan* events_plan,
                                const std::string& wave_txn) {
   nlohmann::json listed = nlohmann::json::array();
   for (int index : chunks) {
-    if (!reference_plan) {
+    if (!events_plan) {
       listed.push_back(index);
       continue;
     }
     const auto rows = written.rows.find(index);
     const auto seconds = written.seconds.find(index);
     listed.push_back({{"chunk", index},
-                      {"lo", reference_plan->chunks[index].lo},
-                      {"hi", reference_plan->chunks[index].hi},
-                      {"last", index + 1 == static_cast<int>(reference_plan->chunks.size())},
+                      {"lo", events_plan->chunks[index].lo},
+                      {"hi", events_plan->chunks[index].hi},
+                      {"last", index + 1 == static_cast<int>(events_plan->chunks.size())},
                       {"rows", rows == written.rows.end() ? nlohmann::json(nullptr) : nlohmann::json(rows->second)},
                       {"high_lsn", stamp.lsn.ToString()},
                       {"read_seconds",
@@ -124,7 +132,7 @@ std::string WaveCommitMetadata(const std::string& ci, const Lsn& snapshot, const
                           {"chunks", listed},
                           {"rows", per_chunk},
                           {"max_lsn", max_after ? nlohmann::json(max_after->ToString()) : nlohmann::json(nullptr)}};
-  if (reference_plan) {
+  if (events_plan) {
     metadata["backfill"] = wave_txn;
     std::string attempt = delta::RandomUuid();  // as uuid4().hex: the dashes left out
     attempt.erase(std::remove(attempt.begin(), attempt.end(), '-'), attempt.end());
@@ -142,6 +150,10 @@ std::string ChunkFactsTxnAppId(const std::string& app_id, const Lsn& snapshot) {
   return app_id + "#snapchunks." + snapshot.ToString();
 }
 std::string OpensTxnAppId(const std::string& app_id) { return app_id + "#snapshots"; }
+
+std::string OpenTxnAppId(const std::string& app_id, const Lsn& snapshot) {
+  return app_id + "#snapopen." + snapshot.ToString();
+}
 
 std::string BackfillStatus::ToJson() const {
   return nlohmann::json{{"snapshot", snapshot ? nlohmann::json(*snapshot) : nlohmann::json(nullptr)},
@@ -178,15 +190,24 @@ ChunkedOpenResult OpenChunkedSnapshot(const SnapshotSubject& subject, const Snap
     result.snapshot = found->offset;
     return result;
   }
+  // The key columns; a key that cannot be read in ranges is refused here, before any write.
   std::vector<std::string> keys;
-  const std::string kind =
-      ChunkPlanKind(subject.instance, subject.columns, subject.key_columns, &keys);
+  ChunkPlanKind(subject.instance, subject.columns, subject.key_columns, &keys);
   // Recorded before anything is read: every change after S reaches bronze through the stream.
   result.snapshot = SnapshotStamp(source, clock, subject.instance);
   const std::int64_t estimate = source.RowEstimate(ci);
-  tables.AppendFacts(FactsToRecordBatch({ChunkedOpenFactsRow(subject.app_id, subject.target,
-                                                             result.snapshot, cause, keys, kind,
-                                                             estimate)}),
+  const FactsRow opened = ChunkedOpenFactsRow(subject.app_id, subject.target, result.snapshot, cause);
+  // The key's extent, which the facts row leaves out, goes to the plans table as 0.8.0 keeps it
+  // there, so that 0.8.0 can plan a snapshot opened here (a table in the earlier layout of one
+  // row per chunk has no place for it, and needs none).
+  if (PlansInEventRows(tables)) {
+    auto detail = nlohmann::ordered_json::parse(opened.detail.value_or("{}"));
+    detail["keys"] = keys;
+    detail["plan"] = SnapshotExtent(source, KeyQuery{ci, keys});
+    tables.WritePlan(OpenToEventRows(result.snapshot.lsn, detail),
+                     delta::Txn{OpenTxnAppId(subject.app_id, result.snapshot.lsn), 0, std::nullopt});
+  }
+  tables.AppendFacts(FactsToRecordBatch({opened}),
                      delta::Txn{OpensTxnAppId(subject.app_id), cause.generation, std::nullopt});
   result.opened_now = true;
   spdlog::info("bootstrap of capture instance '{}' into {}: chunked snapshot opened at LSN {} "
@@ -280,9 +301,9 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
   const Lsn& s = opened.snapshot;
   status.snapshot = s.ToString();
   const Offset snapshot = SnapshotStamp(source, clock, request.instance, s);
-  // 0.8.0's plans table: the plan is written, and each wave recorded, as 0.8.0 does.
-  const auto plans_columns = tables.PlansColumns();
-  const bool reference_plans = plans_columns && PlansLayoutOf(*plans_columns) == PlansLayout::kEventRows;
+  // In the layout of one row per event (0.8.0's), the plan is written, and each wave recorded,
+  // as 0.8.0 does.
+  const bool event_rows = PlansInEventRows(tables);
 
   // The plan: read back, or made now and written before its facts row.
   std::optional<ChunkPlan> plan;
@@ -328,7 +349,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                    ci, made.chunks.size(), made.chunk_rows, made.kind, SecondsSince(planning_started));
       const delta::Txn txn{PlanTxnAppId(app_id, s), 0, std::nullopt};
       if (!made.chunks.empty()) {
-        const auto rows = reference_plans ? PlanToEventRows(made, s)
+        const auto rows = event_rows ? PlanToEventRows(made, s)
                                           : PlanToRecordBatch(made, app_id, s, ci, NowUtc());
         if (tables.WritePlan(rows, txn)) {
           plan = std::move(made);
@@ -380,7 +401,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
     if (rows.empty()) return;
     // 0.8.0 reads which chunks are done from its plans table; the facts rows come after, as the
     // record this engine reads.
-    if (reference_plans) {
+    if (event_rows) {
       tables.WritePlan(ChunksToEventRows(*plan, s, reads), delta::Txn{chunk_txn, wave, std::nullopt});
     }
     tables.AppendFacts(FactsToRecordBatch(rows), delta::Txn{chunk_txn, wave, std::nullopt});
@@ -488,7 +509,7 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                                             [&](const WaveWritten& rows) {
       max_after = source.MaxLsn();
       return WaveCommitMetadata(ci, s, stamp, read.wave, chunks, rows, max_after,
-                                reference_plans ? &*plan : nullptr, wave_txn);
+                                event_rows ? &*plan : nullptr, wave_txn);
     });
     if (written.rows.empty()) {
       // Another call held this wave's txn: its commit says what it read.

@@ -1,8 +1,9 @@
 // Chunked snapshots (docs/snapshots.md, "Chunked snapshot"): opened by a stream's
 // bootstrap at S, then read by backfill calls in waves next to the running stream.
 //
-// OpenChunkedSnapshot records S (the max LSN), writes `snapshot_open` (mode chunked) and
-// returns S, where the stream starts; it reads no row. A rerun finds the open (or complete)
+// OpenChunkedSnapshot records S (the max LSN), writes the key's extent to the plans table
+// (its `snapshot_open` row, as 0.8.0 keeps it) and `snapshot_open` (mode chunked) to the facts
+// table, and returns S, where the stream starts; it reads no row of the table. A rerun finds the open (or complete)
 // snapshot in the facts rows and returns its S again; a snapshot in bronze the facts rows do
 // not know is returned as found, for the caller to start from.
 //
@@ -18,9 +19,10 @@
 //      per chunk tagged txn(<app_id>#snapchunks.<S>, wave);
 //   4. after the last chunk, the completion row (`bootstrap`) with max_lsn = S, which closes
 //      the snapshot.
-// A snapshot mssql-cdc-pyspark 0.8.0 opened or planned goes on the same way, its plan read from
-// 0.8.0's plans table and each wave recorded as 0.8.0 records one (chunk rows in its plans
-// table, its wave userMetadata), so that 0.8.0 can take it up again (plans_table.h).
+// The plans table keeps 0.8.0's layout of one row per event: each wave is recorded there as
+// 0.8.0 records one (chunk rows, and its wave userMetadata on the commit), so that either
+// library takes up a snapshot the other began (plans_table.h). A table an earlier release made
+// in the layout of one row per chunk goes on in it.
 // Invariants P1-P5: no chunk older than its stamp (stamped before its read), stamps >= S, the
 // stream reads every change after S, the chunks tile the key space, and key removals reach
 // bronze as the stream's rows. A wave rerun after a crash writes nothing twice: Delta skips a
@@ -166,9 +168,10 @@ BackfillStatus RunBackfill(const BackfillRequest& request, Source& source, Sourc
                            const SourceClock& clock, BackfillTables& tables);
 
 // The txn app ids of a chunked snapshot's waves in bronze, its chunk rows and its opens in the
-// facts table.
+// facts table, and of its snapshot_open row in the plans table.
 std::string WaveTxnAppId(const std::string& app_id, const Lsn& snapshot);
 std::string ChunkFactsTxnAppId(const std::string& app_id, const Lsn& snapshot);
 std::string OpensTxnAppId(const std::string& app_id);
+std::string OpenTxnAppId(const std::string& app_id, const Lsn& snapshot);
 
 }  // namespace mssql_cdc

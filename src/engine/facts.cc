@@ -198,14 +198,9 @@ FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& targ
 }
 
 FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
-                             const Offset& offset, const SnapshotCause& cause,
-                             const std::vector<std::string>& keys, const std::string& plan_kind,
-                             std::int64_t rows_estimate) {
+                             const Offset& offset, const SnapshotCause& cause) {
   FactsRow row = OpenRow(app_id, target, offset, cause);
-  auto detail = OpenDetail("chunked", cause);
-  detail["keys"] = keys;
-  detail["plan"] = {{"kind", plan_kind}, {"rows", rows_estimate}};
-  row.detail = detail.dump();
+  row.detail = OpenDetail("chunked", cause).dump();
   return row;
 }
 
@@ -219,8 +214,9 @@ FactsRow SnapshotPlanFactsRow(const std::string& app_id, const std::string& targ
                               {"kind", kind},
                               {"keys", keys},
                               {"chunk_rows", chunk_rows},
-                              {"chunks", chunks},
-                              {"chunk_count", chunks},  // 0.8.0's name for it
+                              // Named as 0.8.0 names it: 0.8.0 reads "chunks" as the list of
+                              // bounds that facts rows of its earlier releases held.
+                              {"chunk_count", chunks},
                               {"digest", digest},
                               {"plans_table", plans_table}}
                    .dump();

@@ -49,16 +49,17 @@ std::shared_ptr<arrow::RecordBatch> FactsToRecordBatch(const std::vector<FactsRo
 FactsRow SnapshotOpenFactsRow(const std::string& app_id, const std::string& target,
                               const Offset& offset, const SnapshotCause& cause);
 
-// The `snapshot_open` row of a chunked snapshot opened at `offset` (S): detail adds "keys" and
-// "plan" {"kind": "int"|"keyset", "rows": the table's row estimate}. No key value: bounds
-// live in the plans table.
+// The `snapshot_open` row of a chunked snapshot opened at `offset` (S): the same detail as a
+// full snapshot's but mode "chunked". The key columns and the key's extent go to the plans
+// table's `snapshot_open` row (plans_table.h), as 0.8.0 keeps them: 0.8.0 plans from a "plan"
+// in this detail when there is one, so none may be here. (Rows of earlier releases had one:
+// {"kind", "rows"}, the row estimate that chunked_state.h still reads.)
 FactsRow ChunkedOpenFactsRow(const std::string& app_id, const std::string& target,
-                             const Offset& offset, const SnapshotCause& cause,
-                             const std::vector<std::string>& keys, const std::string& plan_kind,
-                             std::int64_t rows_estimate);
+                             const Offset& offset, const SnapshotCause& cause);
 
-// The `snapshot_plan` row: detail {"snapshot", "kind", "keys", "chunk_rows", "chunks" (how
-// many), "digest" (ChunkPlanDigest), "plans_table"}.
+// The `snapshot_plan` row: detail {"snapshot", "kind", "keys", "chunk_rows", "chunk_count",
+// "digest" (ChunkPlanDigest), "plans_table"}. Rows of earlier releases counted the chunks in
+// "chunks", which chunked_state.h still reads.
 FactsRow SnapshotPlanFactsRow(const std::string& app_id, const std::string& target,
                               const Offset& snapshot, const std::string& kind,
                               const std::vector<std::string>& keys, std::int64_t chunk_rows,

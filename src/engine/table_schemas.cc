@@ -22,12 +22,14 @@ namespace {
 // mssql_cdc.schema_version of each table kind: the number of migrations the reference library
 // 0.8.0 knows for it, whose current columns these are, so that a table written here reads as
 // fully migrated to either library (tests/reference/test_api.py compares them). A
-// kind's value grows by one with each migration. The plans table is this engine's own (one row
-// per chunk), not 0.8.0's.
+// kind's value grows by one with each migration. A plans table is made in 0.8.0's layout, with
+// 0.8.0's version of it; the layout of one row per chunk that earlier releases of this engine
+// made has its own count.
 constexpr char kBronzeSchemaVersion[] = "2";
 constexpr char kFactsSchemaVersion[] = "14";
 constexpr char kControlSchemaVersion[] = "4";
 constexpr char kPlansSchemaVersion[] = "0";
+constexpr char kPlanEventsSchemaVersion[] = "1";
 
 std::shared_ptr<arrow::DataType> Timestamp() {
   // TIMESTAMP_NTZ: naive UTC, microseconds, no time zone.
@@ -213,10 +215,11 @@ delta::CreateOptions FactsTableOptions() {
 
 delta::CreateOptions PlansTableOptions() {
   return EngineTableOptions(
-      PlansSchema(),
-      "mssql-cdc snapshot plans: the chunk bounds of the chunked snapshots of the bronze table "
-      "beside it, one row per chunk, written once per snapshot",
-      kPlansSchemaVersion);
+      PlanEventsSchema(),
+      "mssql-cdc snapshot plans: the key values of the chunked snapshots of the bronze table "
+      "beside it (each key extent, chunk plan and chunk read), which the facts rows leave out; "
+      "give it bronze's access policy",
+      kPlanEventsSchemaVersion);
 }
 
 delta::CreateOptions ControlTableOptions() {

@@ -49,7 +49,8 @@ delta::CreateOptions BronzeTableOptions(const std::shared_ptr<arrow::Schema>& ou
                                         const std::string& capture_instance);
 delta::CreateOptions FactsTableOptions();
 delta::CreateOptions ControlTableOptions();
-// The plans table beside a bronze table (snapshot/plans_table.h).
+// A new plans table beside a bronze table, in the layout of one row per snapshot event
+// (snapshot/plans_table.h).
 delta::CreateOptions PlansTableOptions();
 
 // The table at `uri`, created with `options` when there is none. A table that exists is
@@ -64,8 +65,9 @@ std::vector<std::string> RequiredColumns(TableKind kind);
 const char* TableKindName(TableKind kind);
 // The mssql_cdc.schema_version a table of `kind` is created with.
 int SchemaVersionOf(TableKind kind);
-// Whether a table of `kind` with these columns is mssql-cdc-pyspark 0.8.0's plans table
-// (plans_table.h): appended to as it is, with its own schema version, never migrated.
+// Whether a table of `kind` with these columns is a plans table in the layout of one row per
+// event, mssql-cdc-pyspark 0.8.0's and the one this engine makes (plans_table.h): appended to as
+// it is, its schema version 0.8.0's to count, never migrated.
 bool IsReferencePlansTable(TableKind kind, const std::vector<std::string>& columns);
 // ConfigError "<where> is not a <kind>: it has no '<column>' column; <fix>" when `columns`
 // lack one of RequiredColumns(kind) (0.8.0's plans table passes).

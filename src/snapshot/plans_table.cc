@@ -107,9 +107,21 @@ PlansLayout PlansLayoutOf(const std::vector<std::string>& columns) {
 }
 
 std::shared_ptr<arrow::Schema> PlanEventsSchema() {
-  static const auto schema = arrow::schema({arrow::field("snapshot", arrow::utf8()),
-                                            arrow::field("event", arrow::utf8()),
-                                            arrow::field("detail", arrow::utf8())});
+  static const auto schema = arrow::schema({
+      delta::CommentedField("snapshot", arrow::utf8(),
+                            "the snapshot's LSN S (0x plus 20 hex digits): _snapshot of its rows in "
+                            "bronze, min_lsn of its snapshot_open facts row"),
+      delta::CommentedField("event", arrow::utf8(),
+                            "the facts event this row adds key values to: 'snapshot_open', "
+                            "'snapshot_plan' or 'snapshot_chunk'"),
+      delta::CommentedField("detail", arrow::utf8(),
+                            "JSON: that facts row's detail with the key values it leaves out. "
+                            "snapshot_open adds keys and plan, the key's extent at S ({kind: 'int', "
+                            "lo, hi, rows} or {kind: 'keyset', max}); snapshot_plan holds chunks, "
+                            "the [lo, hi) of every chunk in key order, fixed while the snapshot is "
+                            "open; snapshot_chunk the chunk's lo and hi. A bound is null for an open "
+                            "end, a list for a key of several columns"),
+  });
   return schema;
 }
 
@@ -167,6 +179,11 @@ std::optional<ChunkPlan> PlanFromEventRows(const arrow::Table& rows, const std::
 }
 
 }  // namespace
+
+std::shared_ptr<arrow::RecordBatch> OpenToEventRows(const Lsn& snapshot,
+                                                    const nlohmann::ordered_json& detail) {
+  return EventRows(snapshot, std::string(facts_event::kSnapshotOpen), {detail});
+}
 
 std::shared_ptr<arrow::RecordBatch> PlanToEventRows(const ChunkPlan& plan, const Lsn& snapshot) {
   nlohmann::ordered_json chunks = nlohmann::ordered_json::array();

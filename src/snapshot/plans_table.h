@@ -1,15 +1,15 @@
-// The plans table: the chunk bounds of a stream's chunked snapshots, next to its bronze table
+// The plans table: the key values of a stream's chunked snapshots, next to its bronze table
 // (`<bronze>_snapshot_plans`), so that the facts table, which many streams and readers share,
-// holds no source key values (docs/decisions/0013-chunk-plans-next-to-bronze.md). One row per
-// chunk; a plan is written once, in one commit tagged txn(<app_id>#snapplan.<S>, 0), and never
-// changed: the snapshot_plan facts row records its digest, and a plan that no longer matches
-// it is refused.
+// holds none (docs/decisions/0013-chunk-plans-next-to-bronze.md). A plan is written once, in
+// one commit tagged txn(<app_id>#snapplan.<S>, 0), and never changed: the snapshot_plan facts
+// row records its digest, and a plan that no longer matches it is refused.
 //
-// A plans table mssql-cdc-pyspark 0.8.0 made under the same name keeps its plans another way:
-// one row per snapshot event (snapshot, event, detail), the plan whole in its `snapshot_plan`
-// row and each chunk read in a `snapshot_chunk` row. This engine reads such a plan and, while
-// it backfills that snapshot, appends its chunk rows there the same way, so that either library
-// can go on with the snapshot the other began.
+// Two layouts, told apart by their columns. A table made now has mssql-cdc-pyspark 0.8.0's
+// (kEventRows): one row per snapshot event (snapshot, event, detail), the key's extent in the
+// `snapshot_open` row, the plan whole in the `snapshot_plan` row and each chunk read in a
+// `snapshot_chunk` row, so that either library can go on with a snapshot the other began.
+// Tables made by earlier releases of this engine have one row per chunk (kChunkRows); their
+// snapshots are continued in that layout.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/lsn.h"
 #include "core/time.h"
@@ -44,8 +46,13 @@ enum class PlansLayout { kChunkRows, kEventRows };
 // detail, no app_id), else kChunkRows (whose columns the table checks hold).
 PlansLayout PlansLayoutOf(const std::vector<std::string>& columns);
 
-// snapshot, event, detail (JSON text): 0.8.0's plans table.
+// snapshot, event, detail (JSON text): the layout of a plans table made now.
 std::shared_ptr<arrow::Schema> PlanEventsSchema();
+
+// A snapshot opened at S, as 0.8.0 records it: its `snapshot_open` row, `detail` being the
+// facts row's detail with the key columns and the key's extent added.
+std::shared_ptr<arrow::RecordBatch> OpenToEventRows(const Lsn& snapshot,
+                                                    const nlohmann::ordered_json& detail);
 
 // The plan as 0.8.0 records it: its `snapshot_plan` row (kind, keys, chunk_rows and every
 // chunk's bounds in the detail).

@@ -70,4 +70,16 @@ std::vector<SliceCount> KeyBuckets(Source& source, const KeyQuery& query, std::i
   return buckets;
 }
 
+nlohmann::ordered_json SnapshotExtent(Source& source, const KeyQuery& query) {
+  if (query.key_columns.size() == 1) {
+    const auto [lo, hi] = KeyRangeWithin(source, query, std::nullopt, std::nullopt);
+    if (lo.is_number_integer() && hi.is_number_integer()) {
+      return {{"kind", "int"}, {"lo", lo}, {"hi", hi},
+              {"rows", source.RowEstimate(source.ResolveCaptureInstance(query.capture_instance).name)}};
+    }
+  }
+  nlohmann::json top = query.key_columns.empty() ? nlohmann::json(nullptr) : Scalar(source.LastKey(query));
+  return {{"kind", "keyset"}, {"max", top}};
+}
+
 }  // namespace mssql_cdc

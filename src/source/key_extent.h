@@ -1,7 +1,8 @@
-// Questions about a one-column integer or date key that a few of Source's seeks and grid counts
-// answer: its smallest and largest key within bounds, and its rows and key sums per bucket of a
-// fixed width. mssql_cdc.client asks them as mssql-cdc-pyspark 0.8.0's client does
-// (key_range, key_buckets); the chunk planner counts its grid the same way.
+// Questions about a source table's key that a few of Source's seeks and grid counts answer: a
+// one-column integer or date key's smallest and largest key within bounds, and its rows and key
+// sums per bucket of a fixed width; any key's extent as a chunked snapshot records it when it
+// opens. mssql_cdc.client asks them as mssql-cdc-pyspark 0.8.0's client does (key_range,
+// key_buckets, snapshot_plan); the chunk planner counts its grid the same way.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,13 @@ std::pair<nlohmann::json, nlohmann::json> KeyRangeWithin(Source& source, const K
 // the keys inside. ConfigError for a width below 1.
 std::vector<SliceCount> KeyBuckets(Source& source, const KeyQuery& query, std::int64_t width,
                                    std::optional<std::int64_t> lo, std::optional<std::int64_t> hi);
+
+// The extent a chunked snapshot is planned from, recorded when it opens, by mssql-cdc-pyspark
+// 0.8.0's rule so that either library can plan from it: {"kind": "int", "lo": MIN, "hi": MAX,
+// "rows": the table's row estimate} for one key column whose smallest and largest values are
+// integers; else {"kind": "keyset", "max": the largest key (a value for one column, a list for
+// several), or null when the table is empty or `query` names no key column}.
+nlohmann::ordered_json SnapshotExtent(Source& source, const KeyQuery& query);
 
 // An integer key's value, or a date key's day number since 1970-01-01 ("YYYY-MM-DD..."); the
 // ConfigError for any other JSON value.

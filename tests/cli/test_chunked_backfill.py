@@ -19,6 +19,7 @@ import pytest
 
 from deltalake import DeltaTable
 
+from plan_rows import planned_chunks
 from helpers import BINARY, TABLES, SimServer, change_table_keys, pipeline_text, run_then_kill
 
 KEYS = {"dbo_customers": ("customer_id",), "dbo_orders": ("order_id",),
@@ -87,11 +88,10 @@ def check_chunked(tmp_path, db, name, ci, generation=0):
               if (r["_operation"] == 0 and r["_snapshot"] == s) or (r["_operation"] != 0 and r["_start_lsn"] > s)]
 
     # The plan beside bronze: chunks that tile the key space, the first open below.
-    plan = sorted((r for r in DeltaTable(str(tmp_path / "lake" / name / f"{ci}_snapshot_plans")).to_pyarrow_table().to_pylist()
-                   if r["app_id"] == app_id), key=lambda r: r["chunk"])
-    assert [r["chunk"] for r in plan] == list(range(len(plan))) and len(plan) >= 3, plan
-    assert plan[0]["lo"] == "null"
-    assert all(plan[i]["lo"] == plan[i - 1]["hi"] for i in range(1, len(plan)))
+    plan = planned_chunks(DeltaTable(str(tmp_path / "lake" / name / f"{ci}_snapshot_plans")).to_pyarrow_table()
+                          .to_pylist(), s)
+    assert len(plan) >= 3 and plan[0][1] is None, plan
+    assert all(plan[i][1] == plan[i - 1][2] for i in range(1, len(plan)))
     chunk_facts = [r for r in facts if r["event"] == "snapshot_chunk"]
     assert sorted(json.loads(r["detail"])["chunk"] for r in chunk_facts) == list(range(len(plan)))
     # Stamps are taken before each wave's read and are never below S.

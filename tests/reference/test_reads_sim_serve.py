@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from sim_serving import BINARY, serving
 
-from mssql_cdc.client import make_client
+from mssql_cdc.client import make_client, snapshot_plan
 
 
 # Answers as JSON values, the same way on both sides.
@@ -40,7 +40,7 @@ exec(PLAIN)
 # Run by 0.8.0's Python: each call's result as JSON, in order.
 REFERENCE_CALLS = PLAIN + textwrap.dedent("""
     import json, sys
-    from mssql_cdc.client import make_client
+    from mssql_cdc.client import make_client, snapshot_plan
 
     client = make_client(json.loads(sys.argv[1]))
     results = []
@@ -50,6 +50,9 @@ REFERENCE_CALLS = PLAIN + textwrap.dedent("""
             results.append(plain(rows))
         elif name == "time_to_lsn":
             results.append(client.time_to_lsn(dt.datetime.fromisoformat(args[0])))
+        elif name == "snapshot_plan":
+            from mssql_cdc.client import snapshot_plan
+            results.append(plain(snapshot_plan(client, args[0], client.source_table(args[0]))))
         else:
             results.append(plain(getattr(client, name)(*args)))
     print(json.dumps(results))
@@ -117,6 +120,8 @@ def test_the_reference_client_reads_through_sim_serve_what_the_file_holds(refere
         ("iter_changes", ["dbo_orders", orders_min, max_lsn, ["order_id", "status", "total"], True, 50]),
         ("iter_changes", ["dbo_order_items", items_min, max_lsn, ["order_id", "line_no", "quantity"], False, 50]),
         ("iter_table", ["dbo", "orders", ["order_id", "status", "total"], ["order_id"], None, None, None, 20]),
+        # The extent a chunked snapshot records when it opens, which the other library plans from.
+        ("snapshot_plan", ["dbo_orders"]), ("snapshot_plan", ["dbo_order_items"]),
     ]
     theirs = reference_answers(reference_python, options, calls)
 
@@ -126,12 +131,15 @@ def test_the_reference_client_reads_through_sim_serve_what_the_file_holds(refere
             return plain(pa.Table.from_batches(batches).to_pylist() if batches else [])
         if name == "time_to_lsn":
             return ours.time_to_lsn(dt.datetime.fromisoformat(args[0]))
+        if name == "snapshot_plan":
+            return plain(snapshot_plan(ours, args[0], ours.source_table(args[0])))
         return plain(getattr(ours, name)(*args))
 
     for (name, args), answer in zip(calls, theirs):
         assert answer == ours_answer(name, args), f"{name}{tuple(args)}"
     # Real answers, not empty ones.
     assert theirs[0] == max_lsn and len(theirs[7]) == 4 and len(theirs[20]) > 50 and len(theirs[22]) > 5
+    assert theirs[-2]["kind"] == "int" and theirs[-1]["kind"] == "keyset" and len(theirs[-1]["max"]) == 2
 
 
 def answers_agree(ours, theirs, calls):

@@ -336,11 +336,10 @@ class ChunkedWavesTest : public HandWrittenBronzeTest {
     const Offset s{Lsn::Parse(silver_testing::LsnText(kS)), UtcMicros{1'700'000'000'000'000LL}};
     auto facts = OpenOrCreateTable(facts_, FactsTableOptions());
     ChunkPlan plan{"int", {"id"}, 3, {{0, nullptr, 4, 3}, {1, 4, 7, 3}, {2, 7, nullptr, 3}}};
-    facts.Append({FactsToRecordBatch({ChunkedOpenFactsRow("app", Bronze(), s, {"resnapshot", 1}, {"id"}, "int", 9),
+    facts.Append({FactsToRecordBatch({ChunkedOpenFactsRow("app", Bronze(), s, {"resnapshot", 1}),
                                       SnapshotPlanFactsRow("app", Bronze(), s, "int", {"id"}, 3, 3,
                                                            ChunkPlanDigest(plan), PlansTableFor(Bronze()))})});
-    OpenOrCreateTable(PlansTableFor(Bronze()), PlansTableOptions())
-        .Append({PlanToRecordBatch(plan, "app", s.lsn, silver_testing::kInstance, {0})});
+    OpenOrCreateTable(PlansTableFor(Bronze()), PlansTableOptions()).Append({PlanToEventRows(plan, s.lsn)});
   }
   // Wave `wave` of `chunks`, read at stamp `stamp`, holding `ids`.
   void Wave(int wave, const std::vector<int>& chunks, int stamp, const std::vector<std::pair<int, int>>& chunk_ids) {

@@ -156,6 +156,23 @@ TEST_P(KeyRangesTest, AnIntegerKeysRangeAndBucketsWithinBounds) {
   EXPECT_THROW(KeyBuckets(*source, key, 0, 0, 1), ConfigError);
 }
 
+TEST_P(KeyRangesTest, AChunkedSnapshotsExtentByTheKeysKind) {
+  auto source = Open();
+  // One integer key: its MIN, MAX and the row estimate.
+  EXPECT_EQ(SnapshotExtent(*source, KeyQuery{"dbo_numbers", {"id"}}).dump(),
+            R"({"kind":"int","lo":-10,"hi":56,"rows":23})");
+  // Any other key: its largest key, a list for several columns, a value for one.
+  const auto events = SnapshotExtent(*source, KeyQuery{"dbo_events", {"region", "at"}});
+  EXPECT_EQ(events["kind"], "keyset");
+  EXPECT_EQ(events["max"], source->LastKey(KeyQuery{"dbo_events", {"region", "at"}}));
+  ASSERT_TRUE(events["max"].is_array());
+  EXPECT_EQ(events["max"][0], "south");
+  const auto prices = SnapshotExtent(*source, KeyQuery{"dbo_prices", {"p"}});
+  EXPECT_EQ(prices["kind"], "keyset");
+  EXPECT_FALSE(prices["max"].is_array());
+  EXPECT_EQ(prices["max"], source->LastKey(KeyQuery{"dbo_prices", {"p"}}));
+}
+
 TEST_P(KeyRangesTest, IntegerKeySlicesAreCountedInOneGroupBy) {
   auto source = Open();
   const KeyQuery key{"dbo_numbers", {}};

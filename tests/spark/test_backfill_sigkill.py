@@ -57,7 +57,7 @@ def test_sigkill_of_the_backfill_driver_in_every_phase_of_a_wave(cli, tmp_path):
         if r["event"] == "snapshot_chunk":
             chunk_rows[json.loads(r["detail"])["chunk"]] += 1
     (plan,) = [json.loads(r["detail"]) for r in facts if r["event"] == "snapshot_plan"]
-    assert sorted(chunk_rows) == list(range(plan["chunks"])) and set(chunk_rows.values()) == {1}
+    assert sorted(chunk_rows) == list(range(plan["chunk_count"])) and set(chunk_rows.values()) == {1}
     bronze = delta(str(work / "bronze")).to_pylist()
     snapshot = [r for r in bronze if r["_operation"] == 0]
     assert all(r["_snapshot"] == s for r in snapshot)

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from plan_rows import planned_chunks
 from spark_helpers import change_table, delta, make_shop, served_sim, sim_options, wait_for, workload
 from test_seed_dataframe import latest_images
 from test_snapshot_source import current_rows
@@ -35,12 +36,16 @@ def check_snapshot(rows_of_bronze, facts_rows, plans_rows, app_id, shop):
     opened = [r for r in facts_rows if r["event"] == "snapshot_open" and r["app_id"] == app_id]
     assert len(opened) == 1 and json.loads(opened[0]["detail"])["mode"] == "chunked"
     s = opened[0]["max_lsn"]
-    plan = sorted((r for r in plans_rows if r["app_id"] == app_id), key=lambda r: r["chunk"])
-    assert len(plan) >= 3 and plan[0]["lo"] == "null"
-    assert all(plan[i]["lo"] == plan[i - 1]["hi"] for i in range(1, len(plan)))  # they tile
+    plan = planned_chunks(plans_rows, s)
+    assert len(plan) >= 3 and plan[0][1] is None
+    assert all(plan[i][1] == plan[i - 1][2] for i in range(1, len(plan)))  # they tile
     chunk_rows = {json.loads(r["detail"])["chunk"]: r["rows"] for r in facts_rows
                   if r["event"] == "snapshot_chunk" and r["app_id"] == app_id}
-    assert sorted(chunk_rows) == [r["chunk"] for r in plan]
+    assert sorted(chunk_rows) == [chunk for chunk, _, _ in plan]
+    # Each chunk read is in the plans table too, as 0.8.0 records it, after the plan.
+    read = sorted(json.loads(r["detail"])["chunk"] for r in plans_rows
+                  if r["snapshot"] == s and r["event"] == "snapshot_chunk")
+    assert read == sorted(chunk_rows)
     snapshot = [r for r in rows_of_bronze if r["_operation"] == 0]
     assert all(r["_snapshot"] == s and r["_start_lsn"] >= s for r in snapshot)
     assert sum(chunk_rows.values()) == len(snapshot)
@@ -177,10 +182,14 @@ def test_backfill_refusals_and_the_mode_lock(spark, shop, tmp_path):
     assert first["state"] == "running"
     # A plan edited by hand is found out before any wave reads by it.
     plans = _core.plans_table_for(target)
-    spark.sql(f"UPDATE delta.`{plans}` SET hi = '99999' WHERE chunk = 2")
+    planned = spark.sql(f"DESCRIBE HISTORY delta.`{plans}`").agg({"version": "max"}).first()[0]
+    plan = json.loads(next(r["detail"] for r in delta(plans).to_pylist() if r["event"] == "snapshot_plan"))
+    plan["chunks"][2][1] = 99999
+    edited = json.dumps(plan).replace("'", "''")
+    spark.sql(f"UPDATE delta.`{plans}` SET detail = '{edited}' WHERE event = 'snapshot_plan'")
     with pytest.raises(ConfigError, match="edited by hand"):
         cdc.backfill(target, app_id=app_id, facts_table=facts)
-    spark.sql(f"RESTORE TABLE delta.`{plans}` TO VERSION AS OF 1")
+    spark.sql(f"RESTORE TABLE delta.`{plans}` TO VERSION AS OF {planned}")
     assert backfill_until_done(cdc, target, app_id, facts)[0]["done"]
     # Complete: the lock is gone.
     assert cdc.snapshot(target, app_id=app_id, facts_table=facts)["lsn"]

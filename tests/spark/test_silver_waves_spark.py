@@ -8,6 +8,7 @@ source table's keys."""
 import json
 import sqlite3
 
+from plan_rows import planned_chunks
 from spark_helpers import delta, make_shop, native_silver_pipeline, sim_options, workload
 
 CI = "dbo_customers"
@@ -27,10 +28,13 @@ def silver_keys(spark, path):
 
 def read_ranges(bronze, facts, app_id):
     """The [lo, hi) of each chunk of `app_id`'s snapshot that has been read (None: open)."""
-    read = {json.loads(r["detail"])["chunk"] for r in delta(facts).to_pylist()
+    facts_rows = delta(facts).to_pylist()
+    read = {json.loads(r["detail"])["chunk"] for r in facts_rows
             if r["event"] == "snapshot_chunk" and r["app_id"] == app_id}
-    plan = [r for r in delta(f"{bronze}_snapshot_plans").to_pylist() if r["app_id"] == app_id]
-    return [(json.loads(r["lo"]), json.loads(r["hi"])) for r in plan if r["chunk"] in read]
+    s = next(r["max_lsn"] for r in facts_rows if r["event"] == "snapshot_open" and r["app_id"] == app_id
+             and json.loads(r["detail"])["mode"] == "chunked")
+    return [(lo, hi) for chunk, lo, hi in planned_chunks(delta(f"{bronze}_snapshot_plans").to_pylist(), s)
+            if chunk in read]
 
 
 def inside(key, ranges):

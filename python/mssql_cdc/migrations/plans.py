@@ -1,4 +1,6 @@
-"""The plans table's migrations: none yet (its schema version is 0)."""
+"""The plans table's migrations: none. A plans table is made in mssql-cdc-pyspark 0.8.0's layout
+at 0.8.0's current version of it, 1, and is never migrated; one of an earlier release (one row
+per chunk, version 0) keeps its layout."""
 
 from __future__ import annotations
 
