@@ -29,17 +29,18 @@ def spark_jars():
     return jars
 
 
-# The tests' JVMs compile with C1 alone and collect with the serial collector. They live minutes
-# and run little hot code on little data, so C2's compilations were over half of a test's JVM
-# CPU time (43.7 s of 102 s for test_named_tables_are_the_tables_the_engine_writes_at_a_path)
-# and bought nothing; on two cores shared by several JVMs that CPU is the suite's wall time.
-# With these the same test took 54 s of JVM CPU. Benchmarks keep the JVM's defaults.
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# A short-lived JVM (a child process a test starts, runs a few steps in and kills or stops)
+# compiles with C1 alone and collects with the serial collector: in its minute or two C2's
+# compilations are over half its CPU and buy nothing (43.7 s of 102 s in one measured test; 54 s
+# in all with these). A JVM that serves a whole suite (the shared session, the Spark Connect
+# server) keeps the defaults: with C1 alone the classic suite took 2,634 s instead of about 2,100.
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
-def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False):
+def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False, short_lived=False):
     """The session configuration: Delta, local[2] on 127.0.0.1, UTC, the warehouse (and, with
-    `hive`, a Hive metastore in an embedded Derby database) under `warehouse`."""
+    `hive`, a Hive metastore in an embedded Derby database) under `warehouse`; with
+    `short_lived`, SHORT_LIVED_JVM_OPTIONS."""
     conf = {
         "spark.master": "local[2]",
         "spark.jars": ",".join(spark_jars()),
@@ -55,7 +56,8 @@ def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=Fal
         "spark.driver.memory": driver_memory,
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.warehouse.dir": str(warehouse),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {TEST_JVM_OPTIONS}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}"
+                                         + (f" {SHORT_LIVED_JVM_OPTIONS}" if short_lived else ""),
     }
     if hive:
         conf["spark.sql.catalogImplementation"] = "hive"
@@ -65,12 +67,13 @@ def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=Fal
 
 
 def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False,
-                extra_conf=None):
+                extra_conf=None, short_lived=False):
     """A new local[2] SparkSession with Delta, its warehouse and Derby home in `warehouse`.
 
     With `hive`, the session's catalog is a Hive metastore in an embedded Derby database under
     `warehouse`, so that a later session (in another process, once this one stopped) finds the
-    tables by name. `extra_conf` adds settings (an object store's, for instance).
+    tables by name. `extra_conf` adds settings (an object store's, for instance). `short_lived`
+    is for a session that lives a test or less (SHORT_LIVED_JVM_OPTIONS).
     """
     from pyspark.sql import SparkSession
 
@@ -79,7 +82,7 @@ def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=
     if hive:
         builder = builder.enableHiveSupport()
     conf = spark_conf(warehouse, driver_memory=driver_memory, snapshot_partitions=snapshot_partitions,
-                      hive=hive)
+                      hive=hive, short_lived=short_lived)
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -22,7 +22,7 @@ def main():
     names = "--names" in sys.argv[4:]
     from mssql_cdc import await_all, start_many
 
-    spark = local_spark("takeover-child", str(work / "warehouse"), hive=names)
+    spark = local_spark("takeover-child", str(work / "warehouse"), hive=names, short_lived=True)
     if names:
         for schema in ("bronze", "ops"):
             spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")

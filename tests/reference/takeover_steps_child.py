@@ -32,7 +32,7 @@ def main():
     work, options, steps = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
     from mssql_cdc import stream
 
-    spark = local_spark("takeover-steps", str(work / "warehouse"), hive=True)
+    spark = local_spark("takeover-steps", str(work / "warehouse"), hive=True, short_lived=True)
     spark.sql("CREATE SCHEMA IF NOT EXISTS bronze")
     outcome, written = {}, [files(work)]
     for step in steps:

@@ -19,7 +19,7 @@ def main():
     sim_path, work = sys.argv[1], Path(sys.argv[2])
     import mssql_cdc
 
-    spark = local_spark("backfill-child", str(work / "warehouse"), snapshot_partitions=2)
+    spark = local_spark("backfill-child", str(work / "warehouse"), snapshot_partitions=2, short_lived=True)
     cdc = mssql_cdc.stream(spark, {"backend": "sim", "simPath": sim_path, "captureInstance": "dbo_customers",
                                    "numPartitions": "2"})
     target, facts, app_id = str(work / "bronze"), str(work / "facts"), "customers-chunked"

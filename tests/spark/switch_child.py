@@ -19,7 +19,7 @@ def main():
     final = sys.argv[3:] == ["final"]
     from mssql_cdc import is_schema_changed, stream
 
-    spark = local_spark("switch-child", str(work / "warehouse"))
+    spark = local_spark("switch-child", str(work / "warehouse"), short_lived=True)
     # Small batches while it is killed, so that kills fall inside batches; the final run catches up.
     options = {"backend": "sim", "simPath": sim_path, "captureInstance": "dbo_orders",
                "maxCommitsPerBatch": "1000" if final else "100"}

@@ -240,7 +240,7 @@ import sys
 sys.path[:0] = [{tests!r}, {spark_tests!r}]
 from local_spark import local_spark
 from spark_helpers import reset_guide_tables, sim_options
-spark = local_spark("writer", {warehouse!r}, hive=True)
+spark = local_spark("writer", {warehouse!r}, hive=True, short_lived=True)
 reset_guide_tables(spark)
 shop = {shop!r}
 ########## the guide's example: only `options` differs
@@ -273,7 +273,7 @@ _READER = """
 import json, sys
 sys.path[:0] = [{tests!r}]
 from local_spark import local_spark
-spark = local_spark("reader", {warehouse!r}, hive=True)
+spark = local_spark("reader", {warehouse!r}, hive=True, short_lived=True)
 out = {{}}
 out["bronze"] = {{ci: spark.table(f"bronze.{{ci}}").count() for ci in ("dbo_orders", "dbo_order_items", "dbo_customers")}}
 health = open({health!r}).read()
