@@ -33,8 +33,16 @@ OLD, NEW = "dbo_orders", "dbo_orders_v2"
 
 
 def child(db, work, *args):
-    return subprocess.Popen([sys.executable, str(CHILD), str(db), str(work), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    """The child driver, its stderr (Spark's and the engine's log) kept in WORK_DIR/../child.log."""
+    log = open(work.parent / "child.log", "a")
+    with log:
+        return subprocess.Popen([sys.executable, str(CHILD), str(db), str(work), *args], stdout=subprocess.PIPE,
+                                stderr=log, text=True)
+
+
+def log_tail(work, lines=40):
+    """The end of the children's stderr, for an assertion's message."""
+    return "\n".join((work.parent / "child.log").read_text(errors="replace").splitlines()[-lines:])
 
 
 def wait_for_line(process, text, timeout):
@@ -76,7 +84,7 @@ def test_sigkill_of_the_driver_before_at_and_after_a_switch(cli, tmp_path):
                 time.sleep(rng.uniform(0.5, 2.0))
                 cli("sim", "add-column", "--db", db, "--table", "dbo.orders", "--column", "note varchar(20)")
                 cli("sim", "enable-cdc", "--db", db, "--table", "dbo.orders", "--capture-instance", NEW)
-                assert wait_for_line(process, "restart after the switch", timeout=180)
+                assert wait_for_line(process, "restart after the switch", timeout=180), log_tail(work)
                 restarts += 1
                 time.sleep(rng.uniform(0.0, 3.0))
             else:
@@ -90,7 +98,7 @@ def test_sigkill_of_the_driver_before_at_and_after_a_switch(cli, tmp_path):
     assert restarts == 1
     final = child(db, work, "final")
     out, _ = final.communicate(timeout=900)
-    assert final.returncode == 0, out
+    assert final.returncode == 0, out + log_tail(work)
 
     s = _core.open_sim_source(str(db)).min_lsn(NEW)
     expected = [row_key(r) for r in change_table(db, OLD).to_pylist() if r["_start_lsn"] < s]
