@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-BINARY = os.environ.get("MSSQL_CDC_BIN", str(Path(__file__).resolve().parents[2] / "build" / "mssql-cdc"))
+BINARY = os.environ.get("MSSQL_CDC_BIN", str(Path(__file__).resolve().parents[1] / "build" / "mssql-cdc"))
 
 
 @contextlib.contextmanager

@@ -17,13 +17,19 @@ from pathlib import Path
 
 import pytest
 from reference_runs import run_child, served_shop
-from spark_helpers import ADDED, change_table, delta, row_key, workload
+from sim_serving import BINARY
+from spark_helpers import ADDED, change_table, delta, row_key, workload, workload_args
 
 CHILD = Path(__file__).resolve().parent / "takeover_steps_child.py"
 CHUNKED, WIDENED, OURS = "dbo_customers", "dbo_orders", "dbo_order_items"
 # The chunked table's bronze is named in a Hive metastore (bronze.dbo_customers, a managed table
 # under the warehouse); the other's is at a path.
 NAMED = f"{CHUNKED}@name"
+
+
+def command(*args):
+    """A command line of this build's `mssql-cdc`, for a child's run: step."""
+    return [BINARY, *map(str, args)]
 
 
 def run_files(python, work, options, *steps):
@@ -80,21 +86,26 @@ def test_a_half_backfilled_snapshot_and_a_resolved_schema_change_are_taken_over(
         bronze = work / "bronze"
         named = work / "warehouse" / "bronze.db"
         # 0.8.0 opens a chunked snapshot, plans it and backfills one wave; its orders stream runs.
-        assert run(reference_python, work, options, f"open:{NAMED}", f"stream:{WIDENED}") == {
-            f"open:{NAMED}": None, f"stream:{WIDENED}": None}
-        planned = plan_events(work)
-        chunks = sum(1 for event, _ in planned if event == "snapshot_chunk")
-        # The source widens a column past int; 0.8.0's next run stops with SchemaChangedError.
-        cli("sim", "alter-column", "--db", db, "--table", "dbo.orders", "--column", "customer_id bigint not null")
+        # Then the source widens a column past int, and 0.8.0's next run of the stream stops with
+        # SchemaChangedError (the same driver: the DBA's commands are a step of it).
         last = change_table(db, WIDENED).to_pylist()[-1]
         order = {k: (v.isoformat(sep=" ") if hasattr(v, "isoformat") else v) for k, v in last.items()
                  if not k.startswith("_")}
         order.update(order_id=10_000_000, customer_id=5_000_000_000)
-        cli("sim", "dml", "--db", db, "--json", json.dumps([{"op": "insert", "table": "dbo.orders", "row": order}],
-                                                            default=str))
-        workload(cli, db, 20, seed=32)
-        stopped = run(reference_python, work, options, f"stream:{WIDENED}")[f"stream:{WIDENED}"]
+        dba = tmp_path / "widen.json"
+        dba.write_text(json.dumps([
+            command("sim", "alter-column", "--db", db, "--table", "dbo.orders", "--column",
+                    "customer_id bigint not null"),
+            command("sim", "dml", "--db", db, "--json",
+                    json.dumps([{"op": "insert", "table": "dbo.orders", "row": order}], default=str)),
+            command(*workload_args(db, 20, seed=32))]))
+        outcome = run(reference_python, work, options, f"open:{NAMED}", f"stream:{WIDENED}", f"run:{dba}",
+                      f"stream:{WIDENED}")
+        stopped = outcome.pop(f"stream:{WIDENED} (2)")
+        assert outcome == {f"open:{NAMED}": None, f"stream:{WIDENED}": None, f"run:{dba}": None}, outcome
         assert stopped is not None and "SchemaChangedError" in stopped and "enableTypeWidening" in stopped, stopped
+        planned = plan_events(work)
+        chunks = sum(1 for event, _ in planned if event == "snapshot_chunk")
 
         # Ours reads the next wave of 0.8.0's snapshot and records it in 0.8.0's plans table as
         # 0.8.0 does; the user's fix of the schema change (type widening on bronze) lets the

@@ -25,13 +25,16 @@ def make_shop(cli, tmp_path, transactions=200, seed=5, name="shop.sim"):
     return db
 
 
-def workload(cli, db, transactions, seed, tables=None):
-    """`transactions` more transactions of two statements each, on `tables` (e.g. "dbo.orders") or all."""
+def workload_args(db, transactions, seed, tables=None):
+    """The command line's arguments of `workload`."""
     args = ["sim", "workload", "--db", db, "--tps", 100, "--transactions", transactions, "--seed", seed,
             "--statements", 2]
-    if tables:
-        args += ["--tables", *tables]
-    cli(*args)
+    return args + (["--tables", *tables] if tables else [])
+
+
+def workload(cli, db, transactions, seed, tables=None):
+    """`transactions` more transactions of two statements each, on `tables` (e.g. "dbo.orders") or all."""
+    cli(*workload_args(db, transactions, seed, tables))
 
 
 def sim_options(db):
