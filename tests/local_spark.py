@@ -73,7 +73,9 @@ def local_spark(app_name, warehouse, *, driver_memory="1g", snapshot_partitions=
     With `hive`, the session's catalog is a Hive metastore in an embedded Derby database under
     `warehouse`, so that a later session (in another process, once this one stopped) finds the
     tables by name. `extra_conf` adds settings (an object store's, for instance). `short_lived`
-    is for a session that lives a test or less (SHORT_LIVED_JVM_OPTIONS).
+    is for a session that lives a test or less (SHORT_LIVED_JVM_OPTIONS); like every JVM option
+    it counts only in the process's first session, which starts the JVM every later session of
+    the process runs in, so only a child process a test starts passes it.
     """
     from pyspark.sql import SparkSession
 

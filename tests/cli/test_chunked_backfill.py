@@ -223,7 +223,7 @@ def test_a_chunked_snapshot_through_odbc_from_sim_serve(cli, tmp_path):
 
 
 @pytest.mark.sigkill
-def test_sigkill_during_waves_20_times_ends_equal_to_the_source(cli, tmp_path):
+def test_sigkill_during_waves_12_times_ends_equal_to_the_source(cli, tmp_path):
     seed = int(os.environ.get("MSSQL_CDC_CRASH_SEED", random.randrange(1 << 30)))
     print(f"kill schedule seed {seed} (MSSQL_CDC_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
@@ -237,9 +237,9 @@ def test_sigkill_during_waves_20_times_ends_equal_to_the_source(cli, tmp_path):
     workload = writer(db, seed)
     exits = collections.Counter()
     try:
-        for _ in range(20):
+        for _ in range(12):
             exits[run_then_kill(running, rng, high=1.2)] += 1
-        assert exits[-signal.SIGKILL] >= 10, exits
+        assert exits[-signal.SIGKILL] >= 6, exits
     finally:
         stop(workload)
     final = write_pipeline(tmp_path, "chunked", "availableNow", source, "sim", "chunked")

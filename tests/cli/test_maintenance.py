@@ -1,4 +1,4 @@
-"""`mssql-cdc optimize` and `mssql-cdc vacuum` next to a running `mssql-cdc run`: 20 trials, each
+"""`mssql-cdc optimize` and `mssql-cdc vacuum` next to a running `mssql-cdc run`: 12 trials, each
 killing `run` (and, in turns, the optimize or vacuum itself) with SIGKILL at a random moment
 under a workload. At the end every bronze table still equals its change table row for row,
 silver equals its source table, the small files were compacted, no file a version names was
@@ -23,7 +23,7 @@ from helpers import BINARY, TABLES, bronze_keys, change_table_keys, pipeline_tex
 from sim_workload import stop_workload
 from test_silver_cli import COLUMNS, silver_rows, source_rows
 
-TRIALS = 20
+TRIALS = 12
 SOURCE = 'simPath = "shop.sim"\nmaxCommitsPerBatch = 25'
 SILVER = '\n[silver]\ntarget = "lake/silver/{ci}"\n'
 # A retention of 3.6 s: long next to these batches (tens of ms), short enough to vacuum here.
@@ -36,7 +36,7 @@ def maintenance(pipeline, *args):
 
 
 @pytest.mark.sigkill
-def test_optimize_and_vacuum_next_to_a_stream_killed_20_times(cli, tmp_path):
+def test_optimize_and_vacuum_next_to_a_stream_killed_12_times(cli, tmp_path):
     seed = int(os.environ.get("MSSQL_CDC_CRASH_SEED", random.randrange(1 << 30)))
     print(f"kill schedule seed {seed} (MSSQL_CDC_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
