@@ -29,18 +29,22 @@ def spark_jars():
     return jars
 
 
-# A short-lived JVM (a child process a test starts, runs a few steps in and kills or stops)
-# compiles with C1 alone and collects with the serial collector: in its minute or two C2's
-# compilations are over half its CPU and buy nothing (43.7 s of 102 s in one measured test; 54 s
-# in all with these). A JVM that serves a whole suite (the shared session, the Spark Connect
-# server) keeps the defaults: with C1 alone the classic suite took 2,634 s instead of about 2,100.
-SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Every test JVM collects with the serial collector: on two cores G1's concurrent threads compete
+# with the work (tests/spark/test_stream.py on the shared session: 278 s of CPU with G1, 259 s
+# with the serial collector, 267 s with the parallel one, one run each on 2026-12-07).
+JVM_OPTIONS = "-XX:+UseSerialGC"
+# A short-lived JVM (a child process a test starts, runs a few steps in and kills or stops) also
+# compiles with C1 alone: in its minute or two C2's compilations are over half its CPU and buy
+# nothing (43.7 s of 102 s in one measured test; 54 s in all with these). A JVM that serves a
+# whole suite (the shared session, the Spark Connect server) keeps C2: with C1 alone the classic
+# suite took 2,634 s instead of about 2,100.
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=False, short_lived=False):
     """The session configuration: Delta, local[2] on 127.0.0.1, UTC, the warehouse (and, with
-    `hive`, a Hive metastore in an embedded Derby database) under `warehouse`; with
-    `short_lived`, SHORT_LIVED_JVM_OPTIONS."""
+    `hive`, a Hive metastore in an embedded Derby database) under `warehouse`, JVM_OPTIONS; with
+    `short_lived`, SHORT_LIVED_JVM_OPTIONS too."""
     conf = {
         "spark.master": "local[2]",
         "spark.jars": ",".join(spark_jars()),
@@ -56,7 +60,7 @@ def spark_conf(warehouse, *, driver_memory="1g", snapshot_partitions=2, hive=Fal
         "spark.driver.memory": driver_memory,
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.warehouse.dir": str(warehouse),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}"
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {JVM_OPTIONS}"
                                          + (f" {SHORT_LIVED_JVM_OPTIONS}" if short_lived else ""),
     }
     if hive:
