@@ -16,6 +16,7 @@
 
 #include "catalog/reconcile_sql.h"
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 #include "delta/schema.h"
 #include "bindings/arrow_stream.h"
 #include "bindings/position_json.h"
@@ -106,6 +107,7 @@ class SparkLakeSide : public LakeSide {
     return *table;
   }
   static std::shared_ptr<arrow::Int64Array> Int64s(const arrow::RecordBatch& batch, int column) {
+    delta::EnsureComputeKernels();
     auto cast = arrow::compute::Cast(*batch.column(column), arrow::int64());
     if (!cast.ok()) throw InternalError("reconcile: " + cast.status().ToString());
     return std::static_pointer_cast<arrow::Int64Array>(*cast);

@@ -1,6 +1,6 @@
 // Arrow's compute functions beyond the core few (min_max, comparisons, filter, cast of
 // nested types) live in libarrow_compute since Arrow 21 and are only callable after they have
-// been registered once per process. Code of this component that calls arrow::compute calls
+// been registered once per process. Code of any component that calls arrow::compute calls
 // EnsureComputeKernels() first; it is cheap after the first call and safe from any thread.
 #pragma once
 

@@ -13,6 +13,7 @@
 
 #include "core/ascii.h"
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 
 namespace mssql_cdc::delta {
 namespace {
@@ -345,6 +346,7 @@ std::shared_ptr<arrow::RecordBatch> AlignBatchToSchema(const arrow::RecordBatch&
     } else {
       column = batch.column(found->second);
       if (!column->type()->Equals(*field->type())) {
+        EnsureComputeKernels();
         auto options = arrow::compute::CastOptions::Safe(field->type());
         options.allow_time_truncate = true;  // Delta keeps microseconds
         auto cast = arrow::compute::Cast(*column, field->type(), options);

@@ -10,6 +10,7 @@
 #include "core/arrow_status.h"
 #include "core/errors.h"
 #include "core/time.h"
+#include "delta/compute_kernels.h"
 #include "delta/data_files.h"
 #include "delta/log_files.h"
 #include "delta/protocol.h"
@@ -37,6 +38,7 @@ CommitResult DeltaTable::UpsertByKey(const std::string& key_column,
   }
   auto combined_rows = rows->CombineChunks();
   CheckInternal(combined_rows.status(), "combining upsert rows");
+  EnsureComputeKernels();
   auto unique_keys = arrow::compute::Unique((*combined_rows)->column(key_index));
   CheckInternal(unique_keys.status(), "finding upsert keys");
   if ((*unique_keys)->length() != rows->num_rows()) {

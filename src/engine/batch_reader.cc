@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/timezone.h"
 #include "core/arrow_status.h"
+#include "delta/compute_kernels.h"
 #include "source/output_schema.h"
 #include "source/parallel_reads.h"
 
@@ -128,6 +129,7 @@ std::shared_ptr<arrow::RecordBatch> AlignToBronze(
       continue;
     }
     if (!column->type()->Equals(*field->type())) {
+      delta::EnsureComputeKernels();
       auto cast = arrow::compute::Cast(*column, field->type());
       if (!cast.ok()) {
         throw SchemaChangedError("column '" + field->name() + "' read as " +

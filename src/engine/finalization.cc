@@ -14,6 +14,7 @@
 
 #include "core/arrow_status.h"
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 #include "delta/schema.h"
 #include "delta/table.h"
 #include "delta/table_cells.h"
@@ -112,6 +113,7 @@ std::shared_ptr<arrow::Table> RowsAt(const std::shared_ptr<arrow::Table>& table,
   CheckInternal(indices.AppendValues(positions), "selecting control rows");
   std::shared_ptr<arrow::Array> index_array;
   CheckInternal(indices.Finish(&index_array), "selecting control rows");
+  delta::EnsureComputeKernels();
   auto taken = arrow::compute::Take(table, index_array);
   CheckInternal(taken.status(), "selecting control rows");
   return taken->table();
@@ -471,6 +473,7 @@ void WriteSilverPosition(const std::string& control_uri, const std::string& tabl
         }
         std::shared_ptr<arrow::Array> mask;
         CheckInternal(keep.Finish(&mask), "keeping control rows");
+        delta::EnsureComputeKernels();
         auto kept = arrow::compute::Filter(stored, mask);
         CheckInternal(kept.status(), "keeping control rows");
         auto kept_batch = kept->table()->CombineChunksToBatch();

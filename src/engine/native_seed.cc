@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 #include "storage/file_system.h"
 #include "storage/store.h"
 #include "delta/grouped_appender.h"
@@ -144,6 +145,7 @@ std::shared_ptr<arrow::RecordBatch> SeedRows(const arrow::RecordBatch& copy,
     }
     auto column = copy.GetColumnByName(*matched.from[i]);
     if (!column->type()->Equals(*field->type())) {
+      delta::EnsureComputeKernels();
       auto cast = arrow::compute::Cast(*column, field->type());
       if (!cast.ok()) {
         throw ConfigError("seed: the copy's column '" + *matched.from[i] + "' (" +

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "delta/compute_kernels.h"
 #include "delta/table_cells.h"
 #include "silver/latest_images.h"
 #include "source/output_schema.h"
@@ -20,6 +21,7 @@ std::shared_ptr<arrow::Array> Column(const arrow::Table& table, const std::strin
   if (!column) throw InternalError("reconcile: rows without column " + name);
   auto combined = delta::WholeColumn(*column);
   if (as && !combined->type()->Equals(*as)) {
+    delta::EnsureComputeKernels();
     auto cast = arrow::compute::Cast(*combined, as);
     if (!cast.ok()) {
       throw InternalError("reconcile: column " + name + " of the source does not cast to the lake's " +

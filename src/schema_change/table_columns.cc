@@ -6,6 +6,7 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "core/sql_type.h"
+#include "delta/compute_kernels.h"
 #include "schema_change/type_holds.h"
 
 namespace mssql_cdc {
@@ -77,6 +78,7 @@ std::vector<CapturedColumn> SelectListedColumns(arrow::FieldVector& fields,
                         "instance that captures it");
     }
     const auto type = ArrowTypeFor(captured->type, captured->name);
+    delta::EnsureComputeKernels();
     if (!arrow::compute::CanCast(*type, *field->type())) {
       throw ConfigError("column '" + captured->name + "' of " + table + " is captured as " +
                         SparkTypeName(*type) + ", which cannot be read as " +

@@ -10,6 +10,7 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "delta/compute_kernels.h"
 #include "delta/table.h"
 #include "engine/delta_backfill_tables.h"
 #include "engine/table_schemas.h"
@@ -81,6 +82,7 @@ std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const
                        options.bronze);
   std::shared_ptr<arrow::Array> mask;
   if (!keep.Finish(&mask).ok()) throw InternalError("selecting bronze rows");
+  delta::EnsureComputeKernels();
   auto kept = arrow::compute::Filter(rows, mask);
   if (!kept.ok()) throw InternalError("selecting bronze rows: " + kept.status().ToString());
   return kept->table();
