@@ -62,12 +62,41 @@ BatchSchemaRules ChangeFeed::SchemaRules() const {
 }
 
 std::vector<SchemaEvent> ChangeFeed::SchemaEvents(const Offset& start, const Offset& end) {
-  BatchSchema schema = ReadBatchSchema(*source_, ListInstances(), SchemaRules(), start.lsn, end.lsn);
+  BatchSchema schema = PlannedSchema(Planned(start, end));
   for (const auto& warning : schema.warnings) spdlog::warn("{}", warning);
   for (auto& event : schema.events) {
     if (auto local = source_->CommitTime(event.lsn)) event.commit_ts = clock_.ToUtc(*local);
   }
   return schema.events;
+}
+
+ChangeFeed::PlannedBatch ChangeFeed::PlanRetention(const Offset& start, const Offset& end,
+                                                   mssql_cdc::TableInstances instances) {
+  const Lsn first = start.lsn.Increment();
+  PlannedBatch batch{start.lsn, end.lsn, std::move(instances), "", {}, std::nullopt, std::nullopt};
+  batch.serving = batch.instances.NameAt(first, instance_.name);
+  batch.retention = ReadRetention(*source_, clock_, batch.serving);
+  if (mssql_cdc::Purged(batch.retention, first)) {
+    if (options_.fail_on_data_loss) {
+      CheckNotDisabledTooEarly(batch.instances, options_.capture_instance, start);
+    }
+    batch.purged = PurgedRange{first, batch.retention};
+  }
+  return batch;
+}
+
+ChangeFeed::PlannedBatch& ChangeFeed::Planned(const Offset& start, const Offset& end) {
+  if (!planned_ || planned_->start != start.lsn || planned_->end != end.lsn) {
+    planned_ = PlanRetention(start, end, ListInstances());
+  }
+  return *planned_;
+}
+
+const BatchSchema& ChangeFeed::PlannedSchema(PlannedBatch& batch) {
+  if (!batch.schema) {
+    batch.schema = ReadBatchSchema(*source_, batch.instances, SchemaRules(), batch.start, batch.end);
+  }
+  return *batch.schema;
 }
 
 std::vector<std::string> ChangeFeed::TableInstances() {
@@ -88,44 +117,47 @@ std::optional<Offset> ChangeFeed::MaxOffset() {
 
 Offset ChangeFeed::LatestOffset(const Offset& start, std::optional<std::int64_t> max_commits,
                                 std::optional<Lsn> target) {
+  planned_.reset();
   if (!target) target = source_->MaxLsn();
   if (!target) return start;
-  const mssql_cdc::TableInstances instances = ListInstances();
+  mssql_cdc::TableInstances instances = ListInstances();
   if (auto limit = PendingEnableLimit(*source_, instances); limit && *limit < *target) {
     target = *limit;
   }
   std::optional<Offset> end = BatchPlanner::PlanEnd(*source_, clock_, start, *target, max_commits);
   if (!end) return start;
-  if (auto purged = Purged(start); purged && options_.fail_on_data_loss) {
-    ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt, /*during_read=*/false);
+  PlannedBatch batch = PlanRetention(start, *end, std::move(instances));
+  if (batch.purged && options_.fail_on_data_loss) {
+    ThrowDataLoss(instance_.name, start, batch.purged->retention, std::nullopt,
+                  /*during_read=*/false);
   }
-  const BatchSchema schema = ReadBatchSchema(*source_, instances, SchemaRules(), start.lsn, end->lsn);
-  if (schema.not_held.empty()) return *end;
+  BatchSchema schema =
+      ReadBatchSchema(*source_, batch.instances, SchemaRules(), start.lsn, end->lsn);
+  const auto plan = [&](const Offset& batch_end, BatchSchema batch_schema) {
+    batch.end = batch_end.lsn;
+    batch.schema = std::move(batch_schema);
+    planned_ = std::move(batch);
+    return batch_end;
+  };
+  if (schema.not_held.empty()) return plan(*end, std::move(schema));
   // A query's schema is fixed while it runs: it reads up to the newer instance's start, and
   // stops there.
   for (const auto& change : columns_.listed ? std::vector<InstanceSwitch>{} : schema.switches) {
     if (ColumnsNotHeld(SchemaRules().reads, source_->CapturedColumns(change.to.name)).empty()) continue;
     if (auto before = BatchPlanner::PlanEnd(*source_, clock_, start, change.to.start_lsn.Decrement(),
                                             max_commits)) {
-      const BatchSchema upto =
-          ReadBatchSchema(*source_, instances, SchemaRules(), start.lsn, before->lsn);
-      if (upto.not_held.empty()) return *before;
+      BatchSchema upto =
+          ReadBatchSchema(*source_, batch.instances, SchemaRules(), start.lsn, before->lsn);
+      if (upto.not_held.empty()) return plan(*before, std::move(upto));
     }
     break;
   }
-  ThrowNotHeld(schema, instances.table());
+  ThrowNotHeld(schema, batch.instances.table());
 }
 
 std::optional<PurgedRange> ChangeFeed::Purged(const Offset& start) {
-  const Lsn first = start.lsn.Increment();
-  const mssql_cdc::TableInstances instances = ListInstances();
-  const std::string serving = instances.NameAt(first, instance_.name);
-  Retention retention = ReadRetention(*source_, clock_, serving);
-  if (mssql_cdc::Purged(retention, first) && options_.fail_on_data_loss) {
-    CheckNotDisabledTooEarly(instances, options_.capture_instance, start);
-  }
-  if (!mssql_cdc::Purged(retention, first)) return std::nullopt;
-  return PurgedRange{first, std::move(retention)};
+  if (planned_ && planned_->start == start.lsn) return planned_->purged;
+  return PlanRetention(start, start, ListInstances()).purged;
 }
 
 std::optional<LossFound> ChangeFeed::FindLoss(const Offset& last_processed) {
@@ -134,8 +166,9 @@ std::optional<LossFound> ChangeFeed::FindLoss(const Offset& last_processed) {
 
 std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& end) {
   if (end.lsn <= start.lsn) return {};
+  const PlannedBatch& batch = Planned(start, end);
   Lsn from = start.lsn.Increment();
-  if (auto purged = Purged(start)) {
+  if (const auto& purged = batch.purged) {
     if (options_.fail_on_data_loss) {
       ThrowDataLoss(instance_.name, start, purged->retention, std::nullopt,
                     /*during_read=*/false);
@@ -147,7 +180,7 @@ std::vector<LsnRange> ChangeFeed::Partitions(const Offset& start, const Offset& 
     from = purged->retention.min_lsn;
   }
   if (end.lsn < from) return {};
-  return SplitSegments(*source_, ListInstances().Segments(from, end.lsn), from,
+  return SplitSegments(*source_, batch.instances.Segments(from, end.lsn), from,
                        ReadPartitions(options_));
 }
 
@@ -155,9 +188,13 @@ RangeMeasures ChangeFeed::MeasureEmptyRead(const Offset& start, const Offset& en
   RangeMeasures measures;
   measures.from = start.lsn.Increment();
   measures.to = end.lsn;
-  const mssql_cdc::TableInstances instances = ListInstances();
-  const std::string serving = instances.NameAt(end.lsn, instance_.name);
-  measures.end = MeasureEnd(*source_, clock_, ReadRetention(*source_, clock_, serving));
+  const PlannedBatch& batch = Planned(start, end);
+  const std::string serving = batch.instances.NameAt(end.lsn, instance_.name);
+  // The end measured now, as a task measures it when its read ends; the retention is the
+  // planning's when the instance serving the end is the one serving the start.
+  measures.end = MeasureEnd(*source_, clock_,
+                            serving == batch.serving ? batch.retention
+                                                     : ReadRetention(*source_, clock_, serving));
   return measures;
 }
 

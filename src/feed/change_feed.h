@@ -91,7 +91,8 @@ class ChangeFeed {
   Offset LatestOffset(const Offset& start, std::optional<std::int64_t> max_commits,
                       std::optional<Lsn> target);
 
-  // The changes after `start` that cleanup has purged; nullopt when none were.
+  // The changes after `start` that cleanup has purged; nullopt when none were. For the start
+  // of the batch just planned, the answer its planning read.
   std::optional<PurgedRange> Purged(const Offset& start);
   // The re-snapshot pre-flight's question (generations.h): purged changes after the last
   // processed offset while the source moved past it.
@@ -101,6 +102,10 @@ class ChangeFeed {
   // it (a newer one from its start), at most numPartitions (or the hardware threads) per
   // instance; none when end <= start or the split finds no rows. A purged start throws
   // DataLossError with failOnDataLoss, and otherwise reading starts at the min LSN.
+  //
+  // Partitions, Purged and SchemaEvents of the batch LatestOffset just planned answer from
+  // what its planning read (the table's instances, the retention, the DDL history); for
+  // another batch (a replay in a new driver) the first of them reads those once for the rest.
   std::vector<LsnRange> Partitions(const Offset& start, const Offset& end);
 
   // The facts events of the batch (start, end]: its DDL and the newer instances it starts
@@ -129,8 +134,28 @@ class ChangeFeed {
   BackfillStatus Backfill(BackfillRequest request, BackfillTables& tables);
 
  private:
+  // What the source said of one batch (start, end] when it was planned: Spark asks for the
+  // batch's end, ranges, purged changes and schema events in separate calls, each of which
+  // would otherwise list the table's instances, read the retention or the DDL history again.
+  struct PlannedBatch {
+    Lsn start;
+    Lsn end;
+    mssql_cdc::TableInstances instances;
+    std::string serving;   // the instance serving start + 1
+    Retention retention;   // its retention
+    std::optional<PurgedRange> purged;
+    std::optional<BatchSchema> schema;  // read when first needed
+  };
+
   // The table's capture instances now.
   mssql_cdc::TableInstances ListInstances();
+  // The batch (start, end] with `instances`: the serving instance's retention read, and what
+  // it purged after `start`.
+  PlannedBatch PlanRetention(const Offset& start, const Offset& end,
+                             mssql_cdc::TableInstances instances);
+  // The batch (start, end] as planned, read from the source unless it is the one kept.
+  PlannedBatch& Planned(const Offset& start, const Offset& end);
+  const BatchSchema& PlannedSchema(PlannedBatch& batch);
   BatchSchemaRules SchemaRules() const;
   // The rules a stream's bootstrap in `mode` would check (ValidateStreamConfig).
   void CheckBootstrap(const FeedBootstrapRequest& request, SnapshotMode mode) const;
@@ -142,6 +167,7 @@ class ChangeFeed {
   SourceClock clock_;
   StreamColumns columns_;  // the table's columns when the feed opened, or the `columns` option's
   std::shared_ptr<arrow::Schema> output_schema_;
+  std::optional<PlannedBatch> planned_;  // the last batch planned
 };
 
 // Where a native stream's checkpoint directory stands, for a stream that goes on in Spark

@@ -13,6 +13,7 @@
 #include "engine/stream.h"
 #include "engine/stream_checkpoint.h"
 #include "core/arrow_status.h"
+#include "tests/testing/forwarding_source.h"
 #include "tests/testing/stream_test_util.h"
 
 namespace mssql_cdc {
@@ -353,6 +354,82 @@ TEST_F(ChangeFeedTest, PurgedStartWithoutFailOnDataLossReadsFromTheMinLsn) {
   auto reader = ReadFeedRange(options, ranges[0].from, ranges[0].to);
   EXPECT_EQ(ReadAll(*reader)->num_rows(), db_->ChangeRowCount(kInstance));
   EXPECT_FALSE(feed.Purged(end));
+}
+
+// Counts what a batch's planning asks the source that does not change within a batch.
+struct PlanningQuestions {
+  int instance_lists = 0;  // the table's capture instances (or all of them)
+  int min_lsns = 0;
+  int ddl_histories = 0;
+};
+
+class CountingSource : public testing::ForwardingSource {
+ public:
+  CountingSource(std::unique_ptr<Source> inner, PlanningQuestions& asked)
+      : ForwardingSource(std::move(inner)), asked_(asked) {}
+  std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
+    ++asked_.instance_lists;
+    return ForwardingSource::ListCaptureInstances();
+  }
+  std::vector<CaptureInstanceInfo> ListTableInstances(const std::string& source_schema,
+                                                      const std::string& source_table) override {
+    ++asked_.instance_lists;
+    return ForwardingSource::ListTableInstances(source_schema, source_table);
+  }
+  Lsn MinLsn(const std::string& ci) override {
+    ++asked_.min_lsns;
+    return ForwardingSource::MinLsn(ci);
+  }
+  std::vector<DdlEvent> DdlHistory(const std::string& ci) override {
+    ++asked_.ddl_histories;
+    return ForwardingSource::DdlHistory(ci);
+  }
+
+ private:
+  PlanningQuestions& asked_;
+};
+
+// Spark asks a batch's end, its ranges, its purged changes, its schema events (and, for a
+// batch of no range, its measures) in separate calls; the source is asked once for what they share, and a batch replayed by a new driver
+// (no end asked first) the same.
+TEST_F(ChangeFeedTest, ABatchListsTheInstancesAndReadsRetentionAndDdlOnce) {
+  Insert(1);
+  Insert(2);
+  const SourceOptions options = FeedOptions();
+  const SourceFactory real = MakeSourceFactory(options);
+  PlanningQuestions asked;
+  const auto counted = [&] { return std::make_unique<CountingSource>(real(), asked); };
+  ChangeFeed feed(options, counted);
+  const Offset start = feed.InitialOffset();
+  asked = {};
+  const Offset end = feed.LatestOffset(start, std::nullopt, std::nullopt);
+  ASSERT_NE(end, start);
+  const std::vector<LsnRange> ranges = feed.Partitions(start, end);
+  EXPECT_EQ(ranges.size(), 1u);
+  EXPECT_FALSE(feed.Purged(start));
+  EXPECT_TRUE(feed.SchemaEvents(start, end).empty());
+  feed.MeasureEmptyRead(start, end);  // as a batch of no range is measured
+  EXPECT_EQ(asked.instance_lists, 1);
+  EXPECT_EQ(asked.min_lsns, 1);
+  EXPECT_EQ(asked.ddl_histories, 1);
+
+  ChangeFeed replay(options, counted);
+  asked = {};
+  EXPECT_EQ(replay.Partitions(start, end).size(), ranges.size());
+  EXPECT_FALSE(replay.Purged(start));
+  EXPECT_TRUE(replay.SchemaEvents(start, end).empty());
+  EXPECT_EQ(asked.instance_lists, 1);
+  EXPECT_EQ(asked.min_lsns, 1);
+  EXPECT_EQ(asked.ddl_histories, 1);
+
+  // The next batch is planned afresh: its retention is read again.
+  Insert(3);
+  asked = {};
+  const Offset next = feed.LatestOffset(end, std::nullopt, std::nullopt);
+  ASSERT_NE(next, end);
+  feed.Partitions(end, next);
+  EXPECT_EQ(asked.instance_lists, 1);
+  EXPECT_EQ(asked.min_lsns, 1);
 }
 
 TEST_F(ChangeFeedTest, CleanupDuringARangeReadFailsItsLastRead) {

@@ -17,6 +17,10 @@ class ForwardingSource : public Source {
   std::vector<CaptureInstanceInfo> ListCaptureInstances() override {
     return inner_->ListCaptureInstances();
   }
+  std::vector<CaptureInstanceInfo> ListTableInstances(const std::string& source_schema,
+                                                      const std::string& source_table) override {
+    return inner_->ListTableInstances(source_schema, source_table);
+  }
   std::vector<CapturedColumn> CapturedColumns(const std::string& ci) override {
     return inner_->CapturedColumns(ci);
   }
