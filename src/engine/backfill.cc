@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -195,15 +196,20 @@ ChunkedOpenResult OpenChunkedSnapshot(const SnapshotSubject& subject, const Snap
   ChunkPlanKind(subject.instance, subject.columns, subject.key_columns, &keys);
   // Recorded before anything is read: every change after S reaches bronze through the stream.
   result.snapshot = SnapshotStamp(source, clock, subject.instance);
-  const std::int64_t estimate = source.RowEstimate(ci);
   const FactsRow opened = ChunkedOpenFactsRow(subject.app_id, subject.target, result.snapshot, cause);
   // The key's extent, which the facts row leaves out, goes to the plans table as 0.8.0 keeps it
   // there, so that 0.8.0 can plan a snapshot opened here (a table in the earlier layout of one
   // row per chunk has no place for it, and needs none).
-  if (PlansInEventRows(tables)) {
+  std::optional<nlohmann::ordered_json> extent;
+  if (PlansInEventRows(tables)) extent = SnapshotExtent(source, KeyQuery{ci, keys});
+  // For the log: the estimate an integer key's extent holds, else the source's.
+  const std::int64_t estimate = extent && extent->contains("rows")
+                                    ? (*extent)["rows"].get<std::int64_t>()
+                                    : source.RowEstimate(ci);
+  if (extent) {
     auto detail = nlohmann::ordered_json::parse(opened.detail.value_or("{}"));
     detail["keys"] = keys;
-    detail["plan"] = SnapshotExtent(source, KeyQuery{ci, keys});
+    detail["plan"] = *extent;
     tables.WritePlan(OpenToEventRows(result.snapshot.lsn, detail),
                      delta::Txn{OpenTxnAppId(subject.app_id, result.snapshot.lsn), 0, std::nullopt});
   }
