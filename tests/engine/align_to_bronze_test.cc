@@ -14,10 +14,10 @@ namespace mssql_cdc {
 namespace {
 
 // Arrow registers its compute functions again when they are first registered in a process,
-// and a cast asked meanwhile finds no "cast" function (two in three processes failed, 2026-12-07):
-// a stream's read thread cast a widened column while its writer registered them for file
-// statistics. Each ctest test runs in a process of its own, so the registration below is the
-// process's first.
+// and a cast asked meanwhile finds no "cast" function: a stream's read thread cast a widened
+// column while its writer registered them for file statistics. Each ctest test runs in a
+// process of its own, so the registration below is the process's first (without the engine's
+// registration before its cast, 9 of 10 processes failed here on 2026-12-07).
 TEST(AlignToBronzeTest, AWidenedColumnIsCastWhileAnotherThreadRegistersComputeFunctions) {
   arrow::Int32Builder quantities;
   ASSERT_TRUE(quantities.AppendValues({1, 2}).ok());

@@ -390,8 +390,8 @@ class CountingSource : public testing::ForwardingSource {
 };
 
 // Spark asks a batch's end, its ranges, its purged changes, its schema events (and, for a
-// batch of no range, its measures) in separate calls; the source is asked once for what they share, and a batch replayed by a new driver
-// (no end asked first) the same.
+// batch of no range, its measures) in separate calls; the source is asked once for what they
+// share, and for a batch replayed by a new driver (no end asked first) once too.
 TEST_F(ChangeFeedTest, ABatchListsTheInstancesAndReadsRetentionAndDdlOnce) {
   Insert(1);
   Insert(2);
