@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import StructType
 
-from mssql_cdc import _core, backfill, generations, snapshot_source, tables
+from mssql_cdc import _core, backfill, bronze_sink, bronze_source, generations, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
 from mssql_cdc._glue import copy_options, get_option, join, option_text, set_option
 from mssql_cdc.source import NAME, register
@@ -158,7 +158,9 @@ class CdcStream:
                 and tables.check(self._spark, target_table, "bronze")):
             # A fresh stream from the earliest change into a bronze other streams wrote.
             _core.check_fresh_start(options, tables.location(self._spark, target_table), app_id, target)
-        metrics = metrics_location(options, checkpoint, app_id)
+        # A metricsPath given is checked before anything is written; the default one, under the
+        # checkpoint, is made only when delta_sink's route reads the stream (below).
+        metrics = metrics_location(options, checkpoint, app_id) if get_option(options, "metricsPath") else None
         tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
                       capture_instance=capture_instance, statements=bronze_plan)
         if facts is not None:
@@ -195,15 +197,27 @@ class CdcStream:
             set_option(options, "startingLsn", lsn)
             log.info("mssql_cdc: bootstrap done; the stream starts after %s", lsn)
 
-        if metrics:
-            set_option(options, "metricsPath", metrics)
-        else:
+        locations = bronze_sink.route_locations(self._spark, target_table, facts, checkpoint)
+        if locations is not None:
+            # The bronze route (decision 0019): the tasks write bronze's files, the engine commits.
+            bronze_location, facts_location = locations
             options = {k: v for k, v in options.items() if k.lower() != "metricspath"}
-
-        schema = StructType.fromJson(json.loads(output_schema))
-        frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
-        sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options, tables_ready=True,
-                        snapshot_on_switch=snapshot_on_switch)
+            route = {bronze_source.BRONZE_LOCATION: bronze_location, bronze_source.SPARK_CHECKPOINT: checkpoint,
+                     bronze_source.CHANGE_SCHEMA: output_schema}
+            frame = self._spark.readStream.format(bronze_source.NAME).options(**options, **route).load()
+            sink = bronze_sink.bronze_route_sink(target, bronze_location, app_id, facts_table, facts_location,
+                                                 options=options, snapshot_on_switch=snapshot_on_switch)
+        else:
+            if metrics is None:
+                metrics = metrics_location(options, checkpoint, app_id)
+            if metrics:
+                set_option(options, "metricsPath", metrics)
+            else:
+                options = {k: v for k, v in options.items() if k.lower() != "metricspath"}
+            schema = StructType.fromJson(json.loads(output_schema))
+            frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
+            sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options,
+                            tables_ready=True, snapshot_on_switch=snapshot_on_switch)
         writer = (
             frame.writeStream.foreachBatch(sink)
             .option("checkpointLocation", checkpoint)

@@ -126,6 +126,24 @@ def _interrupted(error: BaseException) -> str | None:
     return None
 
 
+def stopping_as_interrupted(target: str, write_batch: Callable[[DataFrame, int], None]
+                            ) -> Callable[[DataFrame, int], None]:
+    """`write_batch` as a ``foreachBatch`` function whose failure while its query stops is a
+    SinkInterrupted; other failures are raised as they are."""
+    def sink(df: DataFrame, batch_id: int) -> None:
+        try:
+            write_batch(df, batch_id)
+        except Exception as error:  # noqa: BLE001 (re-raised, shortened only when stopping)
+            name = _interrupted(error)
+            if name is None:
+                raise
+            raise SinkInterrupted(
+                f"py4j.protocol.Py4JJavaError: An error occurred while calling the sink of {target} "
+                f"(batch {batch_id}): {name}") from None
+
+    return sink
+
+
 _cache_refused_logged = False
 
 
@@ -220,17 +238,6 @@ def sink_for(
         frame = spark.createDataFrame(table, schema=_struct(_core.facts_schema_json()))
         tables.append(frame, facts, txn_app_id=f"{app_id}#facts", txn_version=batch_id)
 
-    def sink(df: DataFrame, batch_id: int) -> None:
-        try:
-            write_batch(df, batch_id)
-        except Exception as error:  # noqa: BLE001 (re-raised, shortened only when stopping)
-            name = _interrupted(error)
-            if name is None:
-                raise
-            raise SinkInterrupted(
-                f"py4j.protocol.Py4JJavaError: An error occurred while calling the sink of {target} "
-                f"(batch {batch_id}): {name}") from None
-
     def write_batch(df: DataFrame, batch_id: int) -> None:
         started = time.time()
         started_us = int(started * 1_000_000)
@@ -289,7 +296,7 @@ def sink_for(
             except Exception as e:  # noqa: BLE001 (left-over files are skipped by later batches)
                 log.warning("mssql_cdc: could not delete the metrics files in %s: %s", metrics.location, e)
 
-    return sink
+    return stopping_as_interrupted(target, write_batch)
 
 
 def snapshot_after_switch(spark: Any, options: Mapping[str, str], bronze: tables.TableArg, app_id: str,

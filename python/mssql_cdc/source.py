@@ -192,10 +192,13 @@ class MssqlCdcDataSource(DataSource):
 
 
 def register(spark: SparkSessionLike) -> None:
-    """Registers ``format("mssql_cdc")`` and ``format("mssql_cdc_snapshot")`` on `spark`, with
-    the session's cores for numPartitions=auto."""
+    """Registers ``format("mssql_cdc")``, ``format("mssql_cdc_snapshot")`` and
+    ``format("mssql_cdc_bronze")`` on `spark`, with the session's cores for numPartitions=auto."""
     cores = available_cores(spark)
     # A class of its own, not importable by name, so Spark pickles it by value, cores included.
     source = type("MssqlCdcDataSourceOfSession", (MssqlCdcDataSource,), {"default_num_partitions": cores})
     spark.dataSource.register(source)
     snapshot_source.register(spark, cores)
+    from mssql_cdc import bronze_source  # it builds on this module's reader
+
+    bronze_source.register(spark, cores)

@@ -168,6 +168,11 @@ def location(spark: Any, table: TableArg) -> str:
     """Where an existing table's files are: its path, or the location the catalog gives a name."""
     if not table.is_name:
         return table.text
+    # The catalog's answer (DESCRIBE DETAIL would also load the table's snapshot: a second
+    # or so per call on a Hive metastore).
+    found = _describe(spark, table.name).get("Location")
+    if found:
+        return found
     return spark.sql(f"DESCRIBE DETAIL {table.name}").collect()[0]["location"]
 
 

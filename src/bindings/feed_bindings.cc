@@ -23,6 +23,7 @@
 #include "core/source_options.h"
 #include "delta/schema.h"
 #include "engine/bootstrap.h"
+#include "feed/bronze_range.h"
 #include "feed/change_feed.h"
 #include "engine/facts.h"
 #include "feed/feed_range.h"
@@ -170,6 +171,65 @@ RangeRead ReadRange(nb::handle options, const std::string& from_lsn, const std::
   return RangeRead(std::move(reader));
 }
 
+// Spark mode's bronze route (feed/bronze_range.h): a task's range written into bronze's files.
+std::string WriteRangeToBronzeJson(nb::handle options, const std::string& from_lsn,
+                                   const std::string& to_lsn, bool measure_end,
+                                   const std::string& capture_instance,
+                                   const std::optional<std::string>& schema_json,
+                                   const std::string& bronze_uri, std::int64_t batch_id,
+                                   std::size_t part) {
+  const SourceOptions parsed = ParseSourceOptions(options);
+  const Lsn from = Lsn::ParseLenient(from_lsn);
+  const Lsn to = Lsn::ParseLenient(to_lsn);
+  const FeedRangeShape shape{capture_instance, SchemaOfJson(schema_json)};
+  nb::gil_scoped_release release;
+  return WriteRangeToBronze(parsed, from, to, measure_end, shape, {bronze_uri, batch_id, part})
+      .ToJson();
+}
+
+std::vector<BronzeRangeFiles> RangesOf(const std::vector<std::string>& documents) {
+  std::vector<BronzeRangeFiles> ranges;
+  for (const auto& text : documents) ranges.push_back(BronzeRangeFiles::FromJson(text, "a range's bronze files"));
+  return ranges;
+}
+
+// (stats dict as batch_facts takes it, [range metrics JSON]) of a batch's ranges.
+nb::tuple BronzeRangesSummary(const std::vector<std::string>& documents) {
+  const std::vector<BronzeRangeFiles> ranges = RangesOf(documents);
+  const RowStats stats = SumRowStats(ranges);
+  nb::dict out;
+  out["rows"] = stats.rows;
+  out["deletes"] = stats.deletes;
+  out["inserts"] = stats.inserts;
+  out["updates"] = stats.updates;
+  out["min_lsn"] = stats.min_lsn ? nb::cast(*stats.min_lsn) : nb::none();
+  out["max_lsn"] = stats.max_lsn ? nb::cast(*stats.max_lsn) : nb::none();
+  out["min_commit_ts_us"] = stats.min_commit_ts ? nb::cast(stats.min_commit_ts->value) : nb::none();
+  out["max_commit_ts_us"] = stats.max_commit_ts ? nb::cast(stats.max_commit_ts->value) : nb::none();
+  std::vector<std::string> measures;
+  for (const auto& range : ranges) measures.push_back(RangeMeasuresToJson(range.measures));
+  return nb::make_tuple(out, measures);
+}
+
+nb::dict CommitBronzeRangesDict(const std::string& bronze_uri,
+                                const std::vector<std::string>& documents,
+                                const std::string& app_id, std::int64_t batch_id,
+                                const std::string& user_metadata) {
+  const std::vector<BronzeRangeFiles> ranges = RangesOf(documents);
+  delta::CommitResult result;
+  {
+    nb::gil_scoped_release release;
+    result = CommitBronzeRanges(bronze_uri, ranges, delta::Txn{app_id, batch_id, std::nullopt},
+                                user_metadata);
+  }
+  nb::dict out;
+  out["version"] = result.version;
+  out["written"] = result.written;
+  out["rows"] = result.rows;
+  out["files"] = result.files;
+  return out;
+}
+
 std::string Bootstrap(nb::handle options, const std::string& target, const std::string& app_id,
                       const std::string& state_dir, const std::optional<std::string>& facts_table) {
   SourceOptions parsed = ParseSourceOptions(options);
@@ -298,6 +358,20 @@ void BindFeed(nb::module_& m) {
       .def("metrics_json", &RangeRead::MetricsJson,
            "The range's measures as JSON (rows, bytes, read_seconds, round_trip_ms, and with "
            "measure_end the batch's end measures); complete once iterated to the end.");
+  m.def("write_range_to_bronze", &WriteRangeToBronzeJson, nb::arg("options"), nb::arg("from_lsn"),
+        nb::arg("to_lsn"), nb::kw_only(), nb::arg("measure_end") = false,
+        nb::arg("capture_instance") = "", nb::arg("schema") = nb::none(), nb::arg("bronze_uri"),
+        nb::arg("batch_id"), nb::arg("part") = 0,
+        "Reads the range as read_range does and writes its rows into new, uncommitted data files "
+        "of the bronze table at bronze_uri (rows stamped _batch_id = batch_id). Returns the "
+        "range's document (JSON): its files, their schema, its rows' counts and its measures.");
+  m.def("bronze_ranges_summary", &BronzeRangesSummary, nb::arg("documents"),
+        "(stats dict as batch_facts takes it, [range metrics JSON]) of a batch's range documents.");
+  m.def("commit_bronze_ranges", &CommitBronzeRangesDict, nb::arg("bronze_uri"), nb::arg("documents"),
+        nb::arg("app_id"), nb::arg("batch_id"), nb::arg("user_metadata"),
+        "Names the files of every range document in one bronze commit with txn (app_id, batch_id); "
+        "written=False, the files deleted, when bronze holds the txn. Returns dict(version, "
+        "written, rows, files).");
   m.def("read_range", &ReadRange, nb::arg("options"), nb::arg("from_lsn"), nb::arg("to_lsn"),
         nb::arg("measure_end") = false, nb::arg("capture_instance") = "",
         nb::arg("schema") = nb::none(),

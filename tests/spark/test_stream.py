@@ -368,10 +368,14 @@ SAME_IN_BOTH_MODES = ("rows", "min_lsn", "max_lsn", "end_lsn", "end_commit_ts", 
                       "ingestion_lag_seconds", "network_wait_ms")
 
 
+@pytest.mark.parametrize("route", ["bronze", "delta_sink"])
 def test_spark_facts_hold_the_measures_the_native_engine_takes_of_the_same_batches(spark, shop, cli, tmp_path,
-                                                                                   monkeypatch):
+                                                                                   monkeypatch, route):
     """Read through odbc from `sim serve`, so that there is a round trip to time: per batch, the
-    Spark stream's facts row and the native stream's agree, timings within noise."""
+    Spark stream's facts row and the native stream's agree, timings within noise. On both of
+    to_delta's routes: the bronze route (a local checkpoint), where the tasks write bronze and
+    hand their measures to the sink in their rows, and delta_sink's (a checkpoint URI), where
+    the measures travel through the metrics directory."""
     from spark_helpers import served_sim
 
     from mssql_cdc import stream
@@ -398,7 +402,8 @@ trigger = "availableNow"
 """)
         cli("run", native / "pipeline.toml")
         options = dict(odbc, captureInstance="dbo_orders", maxCommitsPerBatch="80")
-        query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", f"{tmp_path}/ckpt",
+        checkpoint = f"{tmp_path}/ckpt" if route == "bronze" else f"file://{tmp_path}/ckpt"
+        query = stream(spark, options).to_delta(f"{tmp_path}/bronze", "orders-v1", checkpoint,
                                                 f"{tmp_path}/facts", trigger={"availableNow": True})
         query.awaitTermination()
         assert query.exception() is None
@@ -416,8 +421,14 @@ trigger = "availableNow"
         assert row["read_seconds"] > 0 and native_row["read_seconds"] > 0
         assert 0 < row["source_rtt_ms"] < 1000 and 0 < native_row["source_rtt_ms"] < 1000
         assert abs(row["capture_lag_seconds"] - native_row["capture_lag_seconds"]) < 300
-    # The sink folded the metrics files and deleted them.
-    assert [p.name for p in (tmp_path / "ckpt" / "_mssql_cdc_metrics" / "orders-v1").iterdir()] == []
+    metrics = tmp_path / "ckpt" / "_mssql_cdc_metrics" / "orders-v1"
+    if route == "bronze":
+        assert not metrics.exists()  # the measures came with the tasks' rows
+        # The engine committed each batch's files, with the batch's txn.
+        writes = [info for info in commit_infos(tmp_path / "bronze").values() if info["operation"] == "WRITE"]
+        assert len(writes) == 3 and all(info["engineInfo"].startswith("mssql-cdc/") for info in writes)
+    else:
+        assert [p.name for p in metrics.iterdir()] == []  # the sink folded the files and deleted them
 
 
 def _refusing_the_cache(sink):
