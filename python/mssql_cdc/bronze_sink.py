@@ -108,25 +108,30 @@ def bronze_route_sink(
     return stopping_as_interrupted(target, write_batch)
 
 
-def route_locations(spark: Any, bronze: tables.TableArg, facts: tables.TableArg | None,
-                    checkpoint: str) -> tuple[str, str | None] | None:
+def route_locations(spark: Any, bronze: tables.TableArg, facts: tables.TableArg | None, checkpoint: str, *,
+                    facts_location: str | None = None) -> tuple[str, str | None] | None:
     """Where the engine writes bronze and the facts table on the bronze route, or None when the
     route cannot be taken (a checkpoint that is not a local path, a table whose location the
-    engine does not write) and ``delta_sink``'s is."""
+    engine does not write) and ``delta_sink``'s is. `facts_location`: the facts table's, when
+    already known (``engine_location``)."""
     if not os.path.isabs(checkpoint):
         return None
-    found = []
-    for table in (bronze, facts):
-        if table is None:
-            found.append(None)
-            continue
-        if not table.is_name:
-            found.append(table.text)  # a path: the engine creates and writes it on every route
-            continue
-        location = tables.location(spark, table)
-        if location.startswith("file:"):
-            location = "/" + location[len("file:"):].lstrip("/")
-        if not os.path.isabs(location):
-            return None  # the engine reaches a catalog's local tables only
-        found.append(location)
-    return found[0], found[1]
+    bronze_location = engine_location(spark, bronze)
+    if bronze_location is None:
+        return None
+    if facts is None:
+        return bronze_location, None
+    if facts_location is None:
+        facts_location = engine_location(spark, facts)
+    return None if facts_location is None else (bronze_location, facts_location)
+
+
+def engine_location(spark: Any, table: tables.TableArg) -> str | None:
+    """Where the engine writes `table` (which exists): a path as given; a name's catalog location
+    when it is a local path; None when the engine does not reach it."""
+    if not table.is_name:
+        return table.text  # a path: the engine creates and writes it on every route
+    location = tables.location(spark, table)
+    if location.startswith("file:"):
+        location = "/" + location[len("file:"):].lstrip("/")
+    return location if os.path.isabs(location) else None

@@ -2,8 +2,7 @@
 
 - ``start_many`` checks the ``{ci}`` templates of target, app_id and checkpoint, and every
   target and the facts table (``mssql_cdc.tables``), before anything starts, creates the facts
-  table once, then starts the streams one by
-  one, each once the query before it has started its source (or stopped). A start that raises
+  table once, then starts the streams one by one, in the order given. A start that raises
   stops the queries already started and raises the error. Each stream is exactly the one
   ``stream(spark, options).to_delta(...)`` starts for its table alone: no state is added.
 - ``await_all`` waits for every query (within one total timeout) and returns the error of
@@ -24,6 +23,7 @@ from pyspark.errors import StreamingQueryException
 
 from mssql_cdc import _core, tables
 from mssql_cdc._glue import copy_options, merged_options, set_option
+from mssql_cdc.bronze_sink import engine_location
 from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError  # noqa: F401 (exported here too)
 from mssql_cdc.errors import is_data_loss, is_schema_changed  # noqa: F401 (exported here too)
 from mssql_cdc.pipeline import stream
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
 _TEMPLATES = ("target", "app_id", "checkpoint")
-_START_POLL_SECONDS = 0.1
-_START_WAIT_SECONDS = 300.0
 
 
 Tables = str | Iterable[str] | Mapping[str, Mapping[str, Any]]
@@ -49,18 +47,6 @@ def _tables(capture_instances: Tables) -> list[tuple[str, dict[str, str]]]:
             out.append((ci, copy_options(overrides or {}, f"options of {ci!r}")))
         return out
     return [(ci, {}) for ci in capture_instances]
-
-
-def _wait_until_source_started(query: Any, timeout: float = _START_WAIT_SECONDS) -> None:
-    """Returns once `query` has left Spark's initialisation (its source is planning), or stopped."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not query.isActive or query.recentProgress:
-            return
-        message = (query.status or {}).get("message", "")
-        if message and not message.startswith("Initializing"):
-            return
-        time.sleep(_START_POLL_SECONDS)
 
 
 def start_many(
@@ -94,17 +80,22 @@ def start_many(
     for _, _, params in plans:
         tables.check(spark, tables.TableArg(params["target"], "target"), "bronze")
         tables.check_location(params["checkpoint"], "checkpoint")
+    facts_ready = None
     if facts_table is not None:
         facts = tables.TableArg(facts_table, "facts_table")
         tables.ensure(spark, facts, "facts", statements=tables.prepare(spark, facts, "facts"))
+        location = engine_location(spark, facts)
+        if location is not None:
+            facts_ready = (facts.text, location)
 
     queries: dict[str, Any] = {}
     try:
         for ci, table_options, params in plans:
-            query = stream(spark, table_options).to_delta(
-                params["target"], params["app_id"], params["checkpoint"], facts_table, **to_delta_kwargs)
+            cdc = stream(spark, table_options)
+            cdc._facts_ready = facts_ready  # created or migrated above: not checked again per stream
+            query = cdc.to_delta(params["target"], params["app_id"], params["checkpoint"], facts_table,
+                                 **to_delta_kwargs)
             queries[ci] = query
-            _wait_until_source_started(query)
     except BaseException:
         stop_all(queries)
         raise

@@ -96,6 +96,9 @@ class CdcStream:
     def __init__(self, spark: SparkSessionLike, options: SourceOptions | Mapping[str, Any]):
         self._spark = spark
         self._options = options
+        # Where the facts table is, when whoever made this stream (start_many) created or
+        # migrated it just before: to_delta then neither checks it again nor asks where it is.
+        self._facts_ready: tuple[str, str] | None = None  # (facts_table as given, its location)
 
     @property
     def options(self) -> dict[str, str]:
@@ -153,7 +156,8 @@ class CdcStream:
         # Every check before the first write: a bad facts table creates no bronze table.
         bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
                                      capture_instance=capture_instance)
-        facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None else None
+        facts_ready = self._facts_ready is not None and facts is not None and self._facts_ready[0] == facts.text
+        facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None and not facts_ready else None
         if (not bootstrap and spark_checkpoint.last_processed() is None
                 and tables.check(self._spark, target_table, "bronze")):
             # A fresh stream from the earliest change into a bronze other streams wrote.
@@ -163,7 +167,7 @@ class CdcStream:
         metrics = metrics_location(options, checkpoint, app_id) if get_option(options, "metricsPath") else None
         tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
                       capture_instance=capture_instance, statements=bronze_plan)
-        if facts is not None:
+        if facts is not None and not facts_ready:
             tables.ensure(self._spark, facts, "facts", statements=facts_plan)
         resnapshot = None
         if on_data_loss == "resnapshot":
@@ -197,7 +201,8 @@ class CdcStream:
             set_option(options, "startingLsn", lsn)
             log.info("mssql_cdc: bootstrap done; the stream starts after %s", lsn)
 
-        locations = bronze_sink.route_locations(self._spark, target_table, facts, checkpoint)
+        locations = bronze_sink.route_locations(self._spark, target_table, facts, checkpoint,
+                                                facts_location=self._facts_ready[1] if facts_ready else None)
         if locations is not None:
             # The bronze route (decision 0019): the tasks write bronze's files, the engine commits.
             bronze_location, facts_location = locations
