@@ -2,7 +2,10 @@
 
 - ``start_many`` checks the ``{ci}`` templates of target, app_id and checkpoint, and every
   target and the facts table (``mssql_cdc.tables``), before anything starts, creates the facts
-  table once, then starts the streams one by one, in the order given. A start that raises
+  table once, then starts the streams one by one, each once the query before it has started
+  its source (or stopped), so that an availableNow run holds few queries' driver processes at
+  once (five at once took the driver's peak memory from about 140 MB to 480 MB, at no gain in
+  time on a classic session). A start that raises
   stops the queries already started and raises the error. Each stream is exactly the one
   ``stream(spark, options).to_delta(...)`` starts for its table alone: no state is added.
 - ``await_all`` waits for every query (within one total timeout) and returns the error of
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
 _TEMPLATES = ("target", "app_id", "checkpoint")
+_START_POLL_SECONDS = 0.1
+_START_WAIT_SECONDS = 300.0
 
 
 Tables = str | Iterable[str] | Mapping[str, Mapping[str, Any]]
@@ -47,6 +52,18 @@ def _tables(capture_instances: Tables) -> list[tuple[str, dict[str, str]]]:
             out.append((ci, copy_options(overrides or {}, f"options of {ci!r}")))
         return out
     return [(ci, {}) for ci in capture_instances]
+
+
+def _wait_until_source_started(query: Any, timeout: float = _START_WAIT_SECONDS) -> None:
+    """Returns once `query` has left Spark's initialisation (its source is planning), or stopped."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not query.isActive or query.recentProgress:
+            return
+        message = (query.status or {}).get("message", "")
+        if message and not message.startswith("Initializing"):
+            return
+        time.sleep(_START_POLL_SECONDS)
 
 
 def start_many(
@@ -96,6 +113,7 @@ def start_many(
             query = cdc.to_delta(params["target"], params["app_id"], params["checkpoint"], facts_table,
                                  **to_delta_kwargs)
             queries[ci] = query
+            _wait_until_source_started(query)
     except BaseException:
         stop_all(queries)
         raise
