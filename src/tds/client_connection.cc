@@ -1,14 +1,8 @@
 #include "tds/client_connection.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include "tds/packet.h"
@@ -19,39 +13,12 @@
 namespace mssql_cdc::tds {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr std::size_t kLogin7Fixed = 94;
 constexpr std::size_t kReadChunk = 256 * 1024;
 constexpr std::uint16_t kProcExecuteSql = 10;
 constexpr std::uint16_t kMaxLength = 0xFFFF;
 // SQL_Latin1_General_CP1_CI_AS: the collation a client states for its nvarchar parameters.
 constexpr std::uint8_t kParamCollation[5] = {0x09, 0x04, 0xD0, 0x00, 0x34};
-
-[[noreturn]] void Network(const std::string& what) {
-  throw ClientFailure(ClientFailure::Kind::kNetwork, what);
-}
-
-// Waits for `events` until `deadline`; Clock::time_point::max() waits as long as it takes (a
-// statement may run long before its first row; TCP keepalives find a server that went away).
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
-  if (deadline == Clock::time_point::max()) {
-    for (;;) {
-      pollfd p{fd, events, 0};
-      const int ready = poll(&p, 1, -1);
-      if (ready < 0 && errno == EINTR) continue;
-      return ready == 1;
-    }
-  }
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int ready = poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    return ready == 1;
-  }
-}
 
 void PutUtf16(std::vector<std::uint8_t>& out, std::string_view utf8) {
   WireBuffer buffer;
@@ -115,8 +82,8 @@ std::string Describe(const std::vector<ServerMessage>& errors) {
 
 // ---- ReplyStream
 
-void ReplyStream::Start(int fd, std::chrono::milliseconds read_timeout) {
-  fd_ = fd;
+void ReplyStream::Start(ClientTransport* transport, std::chrono::milliseconds read_timeout) {
+  transport_ = transport;
   read_timeout_ = read_timeout;
   if (pos_ != end_) {
     throw ClientFailure(ClientFailure::Kind::kProtocol,
@@ -128,6 +95,11 @@ void ReplyStream::Start(int fd, std::chrono::milliseconds read_timeout) {
   started_ = true;
 }
 
+void ReplyStream::ReceiveRaw() {
+  if (raw_.size() < kReadChunk) raw_.resize(kReadChunk);
+  raw_end_ += transport_->Receive(raw_.data() + raw_end_, raw_.size() - raw_end_, read_timeout_);
+}
+
 bool ReplyStream::Fill(std::size_t n) {
   if (pos_ > 0 && pos_ == end_) pos_ = end_ = 0;
   if (pos_ > 0 && buffer_.size() - pos_ < n) {
@@ -136,8 +108,6 @@ bool ReplyStream::Fill(std::size_t n) {
     pos_ = 0;
   }
   if (buffer_.size() < pos_ + n) buffer_.resize(std::max(pos_ + n, std::max<std::size_t>(buffer_.size() * 2, kReadChunk)));
-  const auto deadline =
-      read_timeout_.count() > 0 ? Clock::now() + read_timeout_ : Clock::time_point::max();
   while (end_ - pos_ < n) {
     if (packet_left_ == 0) {
       if (last_packet_ || !started_) return false;
@@ -148,26 +118,13 @@ bool ReplyStream::Fill(std::size_t n) {
           raw_end_ -= raw_pos_;
           raw_pos_ = 0;
         }
-        if (raw_.size() < kReadChunk) raw_.resize(kReadChunk);
-        if (!WaitFor(fd_, POLLIN, deadline)) {
-          dead_ = true;
-          Network("the server sent nothing for " + std::to_string(read_timeout_.count() / 1000) +
-                  " s");
-        }
-        const ssize_t got = recv(fd_, raw_.data() + raw_end_, raw_.size() - raw_end_, 0);
-        if (got <= 0) {
-          if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-          dead_ = true;
-          Network(got == 0 ? "the server closed the connection"
-                           : std::string("reading from the server failed: ") + std::strerror(errno));
-        }
-        raw_end_ += static_cast<std::size_t>(got);
+        ReceiveRaw();
       }
       const PacketHeader header = ParsePacketHeader(raw_.data() + raw_pos_);
       raw_pos_ += kPacketHeaderSize;
       if (header.type != static_cast<std::uint8_t>(MessageType::kReply) ||
           header.length < kPacketHeaderSize) {
-        dead_ = true;
+        transport_->MarkDead();
         throw ClientFailure(ClientFailure::Kind::kProtocol, "the server's reply is not TDS");
       }
       packet_left_ = header.length - kPacketHeaderSize;
@@ -176,19 +133,7 @@ bool ReplyStream::Fill(std::size_t n) {
     }
     if (raw_end_ == raw_pos_) {
       raw_pos_ = raw_end_ = 0;
-      if (raw_.size() < kReadChunk) raw_.resize(kReadChunk);
-      if (!WaitFor(fd_, POLLIN, deadline)) {
-        dead_ = true;
-        Network("the server sent nothing for " + std::to_string(read_timeout_.count() / 1000) + " s");
-      }
-      const ssize_t got = recv(fd_, raw_.data(), raw_.size(), 0);
-      if (got <= 0) {
-        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        dead_ = true;
-        Network(got == 0 ? "the server closed the connection"
-                         : std::string("reading from the server failed: ") + std::strerror(errno));
-      }
-      raw_end_ = static_cast<std::size_t>(got);
+      ReceiveRaw();
     }
     const std::size_t take = std::min({packet_left_, raw_end_ - raw_pos_, buffer_.size() - end_});
     std::memcpy(buffer_.data() + end_, raw_.data() + raw_pos_, take);
@@ -274,74 +219,70 @@ void DrainReply(ReplyStream& reply) {
 
 // ---- ClientConnection
 
-ClientConnection::~ClientConnection() {
-  if (fd_ >= 0) close(fd_);
-}
+ClientConnection::~ClientConnection() = default;
 
 std::unique_ptr<ClientConnection> ClientConnection::Open(const ClientLogin& login) {
   std::unique_ptr<ClientConnection> c(new ClientConnection());
   c->timeout_ = login.timeout;
-  const auto deadline = Clock::now() + login.timeout;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(login.host.c_str(), std::to_string(login.port).c_str(), &hints, &found) != 0) {
-    Network("cannot resolve the server's host name");
-  }
-  std::string last_error = "no address";
-  for (addrinfo* a = found; a != nullptr && c->fd_ < 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last_error = std::strerror(errno);
-      close(fd);
-      continue;
-    }
-    int error = 0;
-    socklen_t length = sizeof(error);
-    if (!WaitFor(fd, POLLOUT, deadline) ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-      last_error = error != 0 ? std::strerror(error) : "timed out";
-      close(fd);
-      continue;
-    }
-    const int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    // A server that vanishes without closing is found within about a minute.
-    const int idle = 30, interval = 10, count = 3;
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
-    c->fd_ = fd;
-  }
-  freeaddrinfo(found);
-  if (c->fd_ < 0) Network("cannot connect to the server: " + last_error);
-
-  // PRELOGIN: this client never encrypts. It offers ENCRYPT_OFF when the login must be kept
-  // as safe as Driver 18 keeps it (a server able to encrypt the login then answers OFF or ON,
-  // and the read is the driver's), ENCRYPT_NOT_SUP where the driver would not encrypt either.
-  const std::string prelogin = BuildPreloginRequest(
-      login.encrypt_login_where_offered ? Encryption::kOff : Encryption::kNotSupported);
-  c->Send(static_cast<std::uint8_t>(MessageType::kPrelogin),
-          std::vector<std::uint8_t>(prelogin.begin(), prelogin.end()));
-  c->reply_.Start(c->fd_, login.timeout);
-  std::string answer;
-  while (c->reply_.Have(1)) {
-    answer.push_back(static_cast<char>(c->reply_.U8()));
-  }
-  const Encryption encryption = ParsePrelogin(answer).encryption;
-  if (encryption == Encryption::kRequired || encryption == Encryption::kOn) {
-    throw ClientFailure(ClientFailure::Kind::kEncryptionRequired,
-                        "the server requires encryption");
-  }
-  if (encryption == Encryption::kOff && login.encrypt_login_where_offered) {
-    throw ClientFailure(ClientFailure::Kind::kEncryptionRequired,
-                        "the server encrypts the login, which the engine's reader does not do");
-  }
-  c->Login(login);
+  c->transport_ = ClientTransport::Connect(login.host, login.port,
+                                           std::chrono::steady_clock::now() + login.timeout);
+  const bool login_only_tls = c->Negotiate(login);
+  c->Login(login, login_only_tls);
   return c;
+}
+
+bool ClientConnection::Negotiate(const ClientLogin& login) {
+  using Encrypt = ClientLogin::Encrypt;
+  if (login.encrypt != Encrypt::kNever && login.tls == nullptr) {
+    throw InternalError("an encrypted TDS login without its TLS context");
+  }
+  if (login.encrypt == Encrypt::kStrict) {
+    // TDS 8.0: TLS first; PRELOGIN and the rest travel inside it.
+    transport_->StartTls(*login.tls, login.host, /*inside_prelogin=*/false, timeout_);
+  }
+  // What Driver 18 offers for each setting (decision 0020); ENCRYPT_NOT_SUP where the driver
+  // stood in for never encrypts.
+  const Encryption offer = login.encrypt == Encrypt::kNever ? Encryption::kNotSupported
+                           : login.encrypt == Encrypt::kNo  ? Encryption::kOff
+                                                            : Encryption::kOn;
+  const std::string prelogin = BuildPreloginRequest(offer);
+  Send(static_cast<std::uint8_t>(MessageType::kPrelogin),
+       std::vector<std::uint8_t>(prelogin.begin(), prelogin.end()));
+  reply_.Start(transport_.get(), timeout_);
+  std::string answer;
+  while (reply_.Have(1)) answer.push_back(static_cast<char>(reply_.U8()));
+  if (login.encrypt == Encrypt::kStrict) return false;
+  const Encryption server = ParsePrelogin(answer).encryption;
+  switch (login.encrypt) {
+    case Encrypt::kNever:
+      if (server == Encryption::kRequired || server == Encryption::kOn) {
+        throw ClientFailure(ClientFailure::Kind::kEncryptionRequired,
+                            "the server requires encryption");
+      }
+      return false;
+    case Encrypt::kYes:
+      if (server == Encryption::kNotSupported) {
+        throw ClientFailure(ClientFailure::Kind::kEncryptionUnavailable,
+                            "Encryption not supported on SQL Server.");
+      }
+      transport_->StartTls(*login.tls, login.host, /*inside_prelogin=*/true, timeout_);
+      return false;
+    case Encrypt::kNo:
+      if (server == Encryption::kNotSupported) return false;
+      if (server == Encryption::kOff) {
+        if (login.login_only_tls == nullptr) {
+          throw InternalError("a login-only TLS without its context");
+        }
+        transport_->StartTls(*login.login_only_tls, login.host, /*inside_prelogin=*/true, timeout_);
+        return true;
+      }
+      // The server insists: everything is encrypted, and the certificate checked.
+      transport_->StartTls(*login.tls, login.host, /*inside_prelogin=*/true, timeout_);
+      return false;
+    case Encrypt::kStrict:
+      break;
+  }
+  return false;
 }
 
 void ClientConnection::Send(std::uint8_t type, const std::vector<std::uint8_t>& payload) {
@@ -363,24 +304,11 @@ void ClientConnection::Send(std::uint8_t type, const std::vector<std::uint8_t>& 
     wire.insert(wire.end(), payload.begin() + offset, payload.begin() + offset + take);
     offset += take;
   } while (offset < payload.size());
-  const auto deadline = Clock::now() + timeout_;
-  std::size_t sent = 0;
-  while (sent < wire.size()) {
-    if (!WaitFor(fd_, POLLOUT, deadline)) {
-      reply_.dead_ = true;
-      Network("the server took no request for " + std::to_string(timeout_.count() / 1000) + " s");
-    }
-    const ssize_t n = send(fd_, wire.data() + sent, wire.size() - sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      reply_.dead_ = true;
-      Network(std::string("sending to the server failed: ") + std::strerror(errno));
-    }
-    sent += static_cast<std::size_t>(n);
-  }
+  transport_->Send(wire.data(), wire.size(), timeout_);
+  std::fill(wire.begin(), wire.end(), 0);  // a LOGIN7's scrambled password
 }
 
-void ClientConnection::Login(const ClientLogin& login) {
+void ClientConnection::Login(const ClientLogin& login, bool login_only_tls) {
   std::vector<std::uint8_t> fields[8];  // host, user, password, app, server, library, language, database
   PutUtf16(fields[0], "mssql-cdc");
   PutUtf16(fields[1], login.user);
@@ -424,8 +352,10 @@ void ClientConnection::Login(const ClientLogin& login) {
   Send(static_cast<std::uint8_t>(MessageType::kLogin7), out);
   std::fill(out.begin(), out.end(), 0);  // the scrambled password
   std::fill(fields[2].begin(), fields[2].end(), 0);
+  // A login-only encryption: the server answers it in plaintext.
+  if (login_only_tls) transport_->StopTls();
 
-  reply_.Start(fd_, timeout_);
+  reply_.Start(transport_.get(), timeout_);
   std::vector<ServerMessage> errors;
   bool acknowledged = false;
   while (!reply_.AtEnd()) {
@@ -483,7 +413,7 @@ void ClientConnection::ExecuteSql(std::string_view sql, const std::vector<Binary
     out.insert(out.end(), p.bytes.begin(), p.bytes.end());
   }
   Send(static_cast<std::uint8_t>(MessageType::kRpc), out);
-  reply_.Start(fd_, std::chrono::milliseconds(0));  // a statement's reply: no time limit
+  reply_.Start(transport_.get(), std::chrono::milliseconds(0));  // a statement's reply: no limit
 }
 
 }  // namespace mssql_cdc::tds

@@ -1,12 +1,14 @@
-// The client side of TDS 7.4, for reading large results without an ODBC driver in between:
-// a TCP connection to SQL Server, PRELOGIN without encryption, LOGIN7 with SQL Server
-// authentication, RPC calls of sp_executesql, and the reply read as a stream of bytes.
+// The client side of TDS 7.4 and 8.0, for reading large results without an ODBC driver in
+// between: a TCP connection to SQL Server, encrypted as ODBC Driver 18 would encrypt it for the
+// same Encrypt setting (decision 0020: TLS inside PRELOGIN, the login alone, or TLS first),
+// LOGIN7 with SQL Server authentication, RPC calls of sp_executesql, and the reply read as a
+// stream of bytes.
 //
-// It does exactly that and refuses the rest: a server that requires encryption, or a login
-// that needs Kerberos, Entra ID or TLS, is the ODBC driver's (decision 0008). Failures are
-// ClientFailure: the network (refused, reset, timed out, closed: worth a retry on a new
-// connection), the server's ERROR tokens (number, state, class, message), a server that
-// requires encryption, or a reply that is not TDS. No message holds the password.
+// It does exactly that and refuses the rest: a login that needs Kerberos or the driver's own
+// token acquisition is the ODBC driver's (decision 0008). Failures are ClientFailure
+// (client_failure.h): the network (refused, reset, timed out, closed: worth a retry on a new
+// connection), the server's ERROR tokens, encryption the two sides cannot agree on, a
+// certificate refused, or a reply that is not TDS. No message holds the password.
 //
 // A ClientConnection is used by one thread at a time.
 #pragma once
@@ -18,7 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/errors.h"
+#include "tds/client_failure.h"
+#include "tds/client_transport.h"
 
 namespace mssql_cdc::tds {
 
@@ -31,31 +34,19 @@ struct ClientLogin {
   std::string app_name = "mssql-cdc";
   std::chrono::milliseconds timeout{30'000};  // connecting and logging in
   std::uint32_t packet_size = 32767;
-  // Give up (kEncryptionRequired) on a server that offers to encrypt the login: the driver
-  // it stands in for would have encrypted it. Off where that driver would send it plain too.
-  bool encrypt_login_where_offered = true;
-};
 
-// One ERROR token of the server.
-struct ServerMessage {
-  std::int32_t number = 0;
-  std::uint8_t state = 0;
-  std::uint8_t severity = 0;
-  std::string message;
-};
-
-class ClientFailure : public SourceError {
- public:
-  enum class Kind { kNetwork, kServer, kEncryptionRequired, kProtocol };
-  ClientFailure(Kind kind, std::string message, std::vector<ServerMessage> server = {})
-      : SourceError(std::move(message)), kind_(kind), server_(std::move(server)) {}
-  Kind kind() const { return kind_; }
-  // The server's ERROR tokens, for kServer.
-  const std::vector<ServerMessage>& server_messages() const { return server_; }
-
- private:
-  Kind kind_;
-  std::vector<ServerMessage> server_;
+  // How the connection is encrypted: Driver 18's Encrypt keyword, or kNever where the driver
+  // it stands in for (FreeTDS with encryption off) never encrypts.
+  enum class Encrypt {
+    kNever,   // offers ENCRYPT_NOT_SUP; a server that insists is kEncryptionRequired
+    kNo,      // the login alone where the server offers (unchecked), all where it insists
+    kYes,     // all of it, or kEncryptionUnavailable
+    kStrict,  // TLS before the first TDS byte (TDS 8.0)
+  } encrypt = Encrypt::kNever;
+  // The checks of a connection encrypted throughout; required unless kNever.
+  std::shared_ptr<const tls::ClientContext> tls;
+  // kNo: the context of a login-only encryption, which checks nothing, as the driver's.
+  std::shared_ptr<const tls::ClientContext> login_only_tls;
 };
 
 // The payload bytes of one reply message, read from the socket as they are asked for: the
@@ -106,9 +97,11 @@ class ReplyStream {
   bool Fill(std::size_t n);
   [[noreturn]] void Truncated() const;
   std::string Utf16Chars(std::size_t chars);  // UTF-16LE of `chars` characters, as UTF-8
-  void Start(int fd, std::chrono::milliseconds read_timeout);
+  void Start(ClientTransport* transport, std::chrono::milliseconds read_timeout);
+  // The next bytes from the transport into raw_ after raw_end_.
+  void ReceiveRaw();
 
-  int fd_ = -1;
+  ClientTransport* transport_ = nullptr;
   std::chrono::milliseconds read_timeout_{0};
   std::vector<std::uint8_t> buffer_;  // payload bytes; [pos_, end_) unread
   std::size_t pos_ = 0;
@@ -118,7 +111,6 @@ class ReplyStream {
   bool started_ = false;
   std::vector<std::uint8_t> raw_;  // bytes read from the socket, headers included
   std::size_t raw_pos_ = 0, raw_end_ = 0;
-  bool dead_ = false;
 };
 
 class ClientConnection {
@@ -142,16 +134,23 @@ class ClientConnection {
   ReplyStream& reply() { return reply_; }
 
   // Whether the connection failed (it must then be closed).
-  bool dead() const { return reply_.dead_; }
+  bool dead() const { return transport_->dead(); }
   // The packet size the server agreed to.
   std::uint32_t packet_size() const { return packet_size_; }
+  // "TLSv1.2" when the connection is encrypted after its login, else "".
+  std::string tls_protocol() const { return transport_->tls_protocol(); }
+  // Time spent blocked waiting for the server's bytes since the connection was opened.
+  std::chrono::nanoseconds network_wait() const { return transport_->waited(); }
 
  private:
   ClientConnection() = default;
   void Send(std::uint8_t type, const std::vector<std::uint8_t>& payload);
-  void Login(const ClientLogin& login);
+  // PRELOGIN, and TLS as `login.encrypt` and the server's answer decide; true when the
+  // login alone is to be encrypted.
+  bool Negotiate(const ClientLogin& login);
+  void Login(const ClientLogin& login, bool login_only_tls);
 
-  int fd_ = -1;
+  std::unique_ptr<ClientTransport> transport_;
   std::uint32_t packet_size_ = 4096;
   std::chrono::milliseconds timeout_{30'000};
   ReplyStream reply_;

@@ -4,12 +4,17 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <arpa/inet.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
 #include "core/errors.h"
+#include "tls/client_context.h"
 #include "tls/openssl_errors.h"
 
 namespace mssql_cdc::tls {
 
-TlsConnection::TlsConnection(SSL_CTX* context) {
+void TlsConnection::Attach(SSL_CTX* context) {
   ssl_ = SSL_new(context);
   if (ssl_ == nullptr) throw InternalError(TakeOpenSslErrors("SSL_new failed"));
   incoming_ = BIO_new(BIO_s_mem());
@@ -18,7 +23,21 @@ TlsConnection::TlsConnection(SSL_CTX* context) {
   BIO_set_mem_eof_return(incoming_, -1);
   BIO_set_mem_eof_return(outgoing_, -1);
   SSL_set_bio(ssl_, incoming_, outgoing_);
+}
+
+TlsConnection::TlsConnection(SSL_CTX* context) {
+  Attach(context);
   SSL_set_accept_state(ssl_);
+}
+
+TlsConnection::TlsConnection(const ClientContext& client, const std::string& server_name)
+    : client_(&client) {
+  Attach(client.context());
+  unsigned char address[16];
+  const bool is_address = inet_pton(AF_INET, server_name.c_str(), address) == 1 ||
+                          inet_pton(AF_INET6, server_name.c_str(), address) == 1;
+  if (!server_name.empty() && !is_address) SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+  SSL_set_connect_state(ssl_);
 }
 
 TlsConnection::~TlsConnection() { SSL_free(ssl_); }
@@ -34,7 +53,19 @@ void TlsConnection::Check(int result, const char* during) {
     return;
   }
   if (error == SSL_ERROR_ZERO_RETURN) {
-    throw SourceError(std::string("TLS ") + during + ": the client closed TLS");
+    throw SourceError(std::string("TLS ") + during + ": the " +
+                      (client_ != nullptr ? "server" : "client") + " closed TLS");
+  }
+  if (client_ != nullptr) {
+    const long verdict = SSL_get_verify_result(ssl_);
+    if (verdict != X509_V_OK) {
+      ERR_clear_error();
+      // Driver 18's words for a name that does not match; OpenSSL's for the rest.
+      throw CertificateRefused(
+          std::string("certificate verify failed:") +
+          (verdict == X509_V_ERR_HOSTNAME_MISMATCH ? "subject name does not match host name"
+                                                   : X509_verify_cert_error_string(verdict)));
+    }
   }
   throw SourceError(std::string("TLS ") + during + " failed: " +
                     TakeOpenSslErrors("the bytes received are not TLS"));
@@ -42,7 +73,10 @@ void TlsConnection::Check(int result, const char* during) {
 
 bool TlsConnection::Handshake() {
   const int result = SSL_do_handshake(ssl_);
-  if (result == 1) return true;
+  if (result == 1) {
+    CheckPinned();
+    return true;
+  }
   Check(result, "handshake");
   return false;
 }
@@ -80,6 +114,14 @@ bool TlsConnection::HasOutput() const { return BIO_ctrl_pending(outgoing_) != 0;
 
 bool TlsConnection::HasBufferedInput() const {
   return SSL_has_pending(ssl_) == 1 || BIO_ctrl_pending(incoming_) != 0;
+}
+
+void TlsConnection::CheckPinned() const {
+  if (client_ == nullptr || client_->rules().check != CertificateRules::Check::kPinned) return;
+  X509* presented = SSL_get1_peer_certificate(ssl_);
+  const bool same = client_->MatchesPinned(presented);
+  X509_free(presented);
+  if (!same) throw CertificateRefused("Provided certificate doesn't match with server/peer certificate");
 }
 
 std::string TlsConnection::protocol() const { return SSL_get_version(ssl_); }

@@ -1,10 +1,11 @@
-// One connection's TLS, driven by bytes instead of a socket: the caller feeds what arrived and
-// sends what it takes out. That lets the TDS layer decide where the records travel: inside
-// PRELOGIN packets during a TDS 7.x handshake, directly on the socket after it or from the
-// first byte (TDS 8.0 strict).
+// One connection's TLS, server or client side, driven by bytes instead of a socket: the caller
+// feeds what arrived and sends what it takes out. That lets the TDS layer decide where the
+// records travel: inside PRELOGIN packets during a TDS 7.x handshake, directly on the socket
+// after it or from the first byte (TDS 8.0 strict).
 //
 // Used by one thread at a time. Failures (an alert, bytes that are not TLS, a handshake the
-// client gave up on) throw SourceError with OpenSSL's reason.
+// peer gave up on) throw SourceError with OpenSSL's reason; a client that refuses the server's
+// certificate throws CertificateRefused (client_context.h) with the driver's wording.
 #pragma once
 
 #include <cstddef>
@@ -17,10 +18,15 @@ typedef struct bio_st BIO;
 
 namespace mssql_cdc::tls {
 
+class ClientContext;
+
 class TlsConnection {
  public:
   // The server side of a connection, with `context`'s identity and versions.
   explicit TlsConnection(SSL_CTX* context);
+  // The client side, checking the server's certificate by `client`'s rules (which must outlive
+  // the connection); `server_name` goes out as SNI unless it is an IP address.
+  TlsConnection(const ClientContext& client, const std::string& server_name);
   ~TlsConnection();
   TlsConnection(const TlsConnection&) = delete;
   TlsConnection& operator=(const TlsConnection&) = delete;
@@ -52,7 +58,14 @@ class TlsConnection {
   // Throws for an SSL_get_error result that is not a wait for input.
   void Check(int result, const char* during);
 
+  // Makes ssl_ with memory BIOs on both sides.
+  void Attach(SSL_CTX* context);
+  // After a client's handshake: throws CertificateRefused unless the certificate is the pinned
+  // one, for a context that pins it.
+  void CheckPinned() const;
+
   SSL* ssl_ = nullptr;
+  const ClientContext* client_ = nullptr;  // set on the client side
   // Owned by ssl_.
   BIO* incoming_ = nullptr;
   BIO* outgoing_ = nullptr;

@@ -102,7 +102,7 @@ def test_a_pipeline_reads_through_the_seed_connection_string_over_tls(cli, shop,
         untrusted = subprocess.run([BINARY, "run", "--json", str(tmp_path / "pipeline.toml")], capture_output=True,
                                    text=True, timeout=300, env=env)
         assert untrusted.returncode == 2, untrusted.stderr
-        assert "does not trust the server's TLS certificate" in untrusted.stderr
+        assert "the server's TLS certificate is not trusted" in untrusted.stderr
         assert "SSL_CERT_FILE" in untrusted.stderr and PASSWORD not in untrusted.stderr
         assert not (tmp_path / "lake").exists()  # refused before anything was written
 

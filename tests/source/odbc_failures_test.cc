@@ -100,6 +100,17 @@ TEST(FailureErrorsTest, AnUntrustedCertificateSaysHowToTrustItAndIsNotRetried) {
   EXPECT_THAT(message, HasSubstr("SSL_CERT_FILE"));
 }
 
+TEST(FailureErrorsTest, AServerCertificateThatIsNotTheServersIsARefusalToo) {
+  for (const char* reason : {"Provided certificate doesn't match with server/peer certificate",
+                             "Invalid file path for server certificate"}) {
+    const auto failure = Failure(
+        {{"08001", -1, std::string("[Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: "
+                                   "[error:40000044:lib(128)::reason(68):unexpected error") +
+                           reason + "]"}});
+    EXPECT_EQ(Classify(failure), FailureKind::kCertificateRefused) << reason;
+  }
+}
+
 TEST(FailureErrorsTest, PermissionOnAChangeTableNamesTheGrant) {
   FailureContext context{"reading the change rows of capture instance 'dbo_orders'",
                          std::string("dbo_orders"), "login_name",

@@ -19,6 +19,7 @@
 #include "source/sim/sim_source.h"
 #include "tests/testing/served_sim.h"
 #include "tests/testing/temp_dir.h"
+#include "tls/client_context.h"
 
 namespace mssql_cdc::odbc {
 namespace {
@@ -106,6 +107,60 @@ TEST_F(TdsChangeReaderTest, ReadsTheSimBackendsBatchesAndKeepsItsConnection) {
     }
   }
   EXPECT_EQ(served_->logins(), 1);  // three reads, one login: the slot keeps the connection
+}
+
+// Over TLS as Driver 18 would connect (decision 0020): encrypted throughout with the
+// certificate checked, TLS first (strict), and the login alone encrypted (Encrypt=no). The
+// batches are the sim backend's, with no fallback to take over.
+TEST_F(TdsChangeReaderTest, ReadsOverEachKindOfEncryptionWithoutTheDriver) {
+  using Encrypt = tds::ClientLogin::Encrypt;
+  using Check = tls::CertificateRules::Check;
+  served_ = std::make_unique<mssql_cdc::testing::ServedSim>(path_, /*tls=*/true);
+  mssql_cdc::testing::TestServerCertificates();  // SSL_CERT_FILE names the test CA
+  settings_->login.host = "localhost";
+  settings_->login.port = served_->port();
+  const SourceClock clock = SourceClock::Utc();
+  const auto expected = Drain(*sim_->ReadChanges(Request(), clock));
+  for (const Encrypt encrypt : {Encrypt::kYes, Encrypt::kStrict, Encrypt::kNo}) {
+    settings_->slot = std::make_shared<TdsConnectionSlot>();
+    settings_->login.encrypt = encrypt;
+    settings_->login.tls = tls::ClientContext::Make(tls::CertificateRules{Check::kChain, "localhost", ""},
+                                                    encrypt == Encrypt::kStrict);
+    settings_->login.login_only_tls =
+        tls::ClientContext::Make(tls::CertificateRules{Check::kNone, "", ""}, false);
+    const auto actual = Drain(*MakeTdsChangeReader(settings_, Plan(), clock, TdsFallback{}));
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t b = 0; b < expected.size(); ++b) {
+      EXPECT_TRUE(actual[b]->Equals(*expected[b])) << actual[b]->ToString();
+    }
+  }
+  EXPECT_EQ(served_->logins(), 3);
+}
+
+// A certificate the driver would refuse is the driver path's ConfigError at once, not a
+// fallback and not a retry.
+TEST_F(TdsChangeReaderTest, ACertificateForAnotherNameIsAConfigErrorWithTheDriversReason) {
+  served_ = std::make_unique<mssql_cdc::testing::ServedSim>(path_, /*tls=*/true);
+  mssql_cdc::testing::TestServerCertificates();
+  settings_->login.port = served_->port();  // host 127.0.0.1: not the certificate's name
+  settings_->login.encrypt = tds::ClientLogin::Encrypt::kYes;
+  settings_->login.tls = tls::ClientContext::Make(
+      tls::CertificateRules{tls::CertificateRules::Check::kChain, "127.0.0.1", ""}, false);
+  bool fell_back = false;
+  TdsFallback fallback;
+  fallback.make_reader = [&] {
+    fell_back = true;
+    return sim_->ReadChanges(Request(), SourceClock::Utc());
+  };
+  try {
+    Drain(*MakeTdsChangeReader(settings_, Plan(), SourceClock::Utc(), fallback));
+    FAIL() << "read from a server whose certificate names another host";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("certificate verify failed:subject name does not match host name"));
+    EXPECT_THAT(e.what(), HasSubstr("HostNameInCertificate"));
+  }
+  EXPECT_FALSE(fell_back);
+  EXPECT_EQ(served_->logins(), 0);
 }
 
 TEST_F(TdsChangeReaderTest, AColumnItDoesNotDecodeHandsTheReadToTheFallbackBeforeAnyRow) {

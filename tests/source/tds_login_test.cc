@@ -7,12 +7,17 @@
 #include "source/odbc/driver_connection.h"
 #include "source/odbc/statements.h"
 #include "source/odbc/tds_login.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_certificates.h"
+#include "tls/client_context.h"
 
 namespace mssql_cdc::odbc {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using Encrypt = tds::ClientLogin::Encrypt;
+using Check = tls::CertificateRules::Check;
 
 const std::vector<std::string> kOnlyFreeTds = {"FreeTDS"};
 const std::vector<std::string> kBoth = {"FreeTDS", "ODBC Driver 18 for SQL Server"};
@@ -40,7 +45,8 @@ TEST(TdsLoginTest, APlainSqlLoginOverTcpIsTheReaders) {
   EXPECT_EQ(choice.login->packet_size, 8192u);
   EXPECT_EQ(choice.login->timeout, std::chrono::seconds(7));
   // Through FreeTDS with encryption off the driver sends the login plain too.
-  EXPECT_FALSE(choice.login->encrypt_login_where_offered);
+  EXPECT_EQ(choice.login->encrypt, Encrypt::kNever);
+  EXPECT_EQ(choice.login->tls, nullptr);
 }
 
 TEST(TdsLoginTest, ThePortComesFromTheServerThePortKeywordOr1433) {
@@ -49,10 +55,61 @@ TEST(TdsLoginTest, ThePortComesFromTheServerThePortKeywordOr1433) {
   EXPECT_EQ(Choose("Address=10.0.0.5,1500;Encrypt=no").login->host, "10.0.0.5");
 }
 
-TEST(TdsLoginTest, WhereDriver18WouldEncryptTheLoginTheReaderGivesWayToAServerThatCan) {
-  const auto choice = Choose("Driver={ODBC Driver 18 for SQL Server};Server=db,1433;Encrypt=no", kBoth);
+// Driver 18's Encrypt settings, and the certificate checks each brings (decision 0020).
+TEST(TdsLoginTest, Driver18ConnectionsAreEncryptedAsTheDriverEncryptsThem) {
+  struct Case {
+    std::string settings;
+    Encrypt encrypt;
+    Check check;
+    std::string expected_host;
+  };
+  const std::vector<Case> cases = {
+      {"", Encrypt::kYes, Check::kChain, "db"},  // the driver's default
+      {"Encrypt=yes", Encrypt::kYes, Check::kChain, "db"},
+      {"Encrypt=Mandatory", Encrypt::kYes, Check::kChain, "db"},
+      {"Encrypt=yes;TrustServerCertificate=YES", Encrypt::kYes, Check::kNone, "db"},
+      {"Encrypt=yes;HostNameInCertificate=sql.example.test", Encrypt::kYes, Check::kChain,
+       "sql.example.test"},
+      {"Encrypt=yes;HostNameInCertificate=", Encrypt::kYes, Check::kChain, "db"},
+      // Outside strict mode the driver ignores ServerCertificate.
+      {"Encrypt=yes;ServerCertificate=/nowhere.pem", Encrypt::kYes, Check::kChain, "db"},
+      {"Encrypt=no", Encrypt::kNo, Check::kChain, "db"},
+      {"Encrypt=optional;TrustServerCertificate=yes", Encrypt::kNo, Check::kNone, "db"},
+      {"Encrypt=strict", Encrypt::kStrict, Check::kChain, "db"},
+      // Strict mode checks whatever TrustServerCertificate says.
+      {"Encrypt=strict;TrustServerCertificate=yes", Encrypt::kStrict, Check::kChain, "db"},
+  };
+  for (const Case& c : cases) {
+    const auto choice = Choose("Server=db,1433;" + c.settings, kBoth);
+    ASSERT_TRUE(choice.login) << c.settings << ": " << choice.reason;
+    EXPECT_EQ(choice.login->encrypt, c.encrypt) << c.settings;
+    ASSERT_NE(choice.login->tls, nullptr) << c.settings;
+    EXPECT_EQ(choice.login->tls->rules().check, c.check) << c.settings;
+    EXPECT_EQ(choice.login->tls->rules().expected_host, c.expected_host) << c.settings;
+    EXPECT_EQ(choice.login->tls->strict(), c.encrypt == Encrypt::kStrict) << c.settings;
+    // A login-only encryption checks nothing, as the driver's does not.
+    if (c.encrypt == Encrypt::kNo) {
+      ASSERT_NE(choice.login->login_only_tls, nullptr);
+      EXPECT_EQ(choice.login->login_only_tls->rules().check, Check::kNone);
+    } else {
+      EXPECT_EQ(choice.login->login_only_tls, nullptr) << c.settings;
+    }
+  }
+}
+
+TEST(TdsLoginTest, StrictModePinsTheServerCertificateFileAndRefusesOneItCannotRead) {
+  testing::CertificateFiles certificates("db");
+  const auto choice =
+      Choose("Server=db,1433;Encrypt=strict;ServerCertificate=" + certificates.certificate_file(), kBoth);
   ASSERT_TRUE(choice.login) << choice.reason;
-  EXPECT_TRUE(choice.login->encrypt_login_where_offered);
+  EXPECT_EQ(choice.login->tls->rules().check, Check::kPinned);
+  try {
+    Choose("Server=db,1433;Encrypt=strict;ServerCertificate=/nowhere/server.pem", kBoth);
+    FAIL() << "a missing ServerCertificate file was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Invalid file path for server certificate"));
+    EXPECT_THAT(e.what(), HasSubstr("/nowhere/server.pem"));
+  }
 }
 
 TEST(TdsLoginTest, EverythingElseStaysWithTheDriverAndSaysWhy) {
@@ -63,10 +120,15 @@ TEST(TdsLoginTest, EverythingElseStaysWithTheDriverAndSaysWhy) {
   };
   const std::vector<Case> cases = {
       {"DSN=prod;Encrypt=no", kOnlyFreeTds, "names a DSN"},
-      {"Server=db,1433;Encrypt=yes", kOnlyFreeTds, "encrypted (Encrypt=yes)"},
-      {"Server=db,1433;Encrypt=strict", kBoth, "encrypted (Encrypt=strict)"},
-      {"Server=db,1433", kBoth, "ODBC Driver 18 encrypts by default"},
-      {"Server=db,1433;Encryption=require", kOnlyFreeTds, "encrypted (Encryption=require)"},
+      {"Server=db,1433;Encrypt=yes", kOnlyFreeTds, "encrypted through FreeTDS (Encrypt=yes)"},
+      {"Server=db,1433;Encryption=require", kOnlyFreeTds,
+       "encrypted through FreeTDS (Encryption=require)"},
+      {"Server=db,1433;Encryption=request", kOnlyFreeTds, "encrypt the login (Encryption=request)"},
+      {"Driver={ODBC Driver 17 for SQL Server};Server=db,1433;Encrypt=no", kBoth,
+       "names the driver ODBC Driver 17 for SQL Server"},
+      {"Server=db,1433;Encrypt=true", kBoth, "not one ODBC Driver 18 takes"},
+      {"Server=db,1433;Encrypt=yes;TrustServerCertificate=true", kBoth,
+       "TrustServerCertificate value is not one ODBC Driver 18 takes"},
       {"Server=db,1433;Encrypt=no;Authentication=ActiveDirectoryPassword", kOnlyFreeTds,
        "sets Authentication, which only the driver reads"},
       {"Server=db,1433;Encrypt=no;Trusted_Connection=yes", kOnlyFreeTds, "Trusted_Connection"},

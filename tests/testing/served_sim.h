@@ -59,8 +59,9 @@ class ServedSim {
   static constexpr char kUser[] = "cdc_reader";
   static constexpr char kPassword[] = "Test-pw-1!";
 
-  // Adds kUser (a db owner) to the database at `path` unless it exists, and serves it.
-  explicit ServedSim(const std::string& path) : path_(path) {
+  // Adds kUser (a db owner) to the database at `path` unless it exists, and serves it, with
+  // the test certificate for "localhost" when `tls`.
+  explicit ServedSim(const std::string& path, bool tls = TlsUnderTest()) : path_(path), tls_(tls) {
     {
       auto db = sim::SimDatabase::Open(path);
       if (!db->Authenticate(kUser, kPassword)) db->AddLogin(kUser, kPassword, true);
@@ -73,7 +74,7 @@ class ServedSim {
   void Start() {
     tds::ServerOptions options;
     options.port = port_;
-    if (TlsUnderTest()) options.tls = TestServerCertificates().Identity();
+    if (tls_) options.tls = TestServerCertificates().Identity();
     factory_ = std::make_shared<sim_server::SimHandlerFactory>(path_);
     server_ = std::make_unique<tds::TdsServer>(factory_, options);
     port_ = server_->port();
@@ -95,7 +96,7 @@ class ServedSim {
   tds::TdsServer& server() { return *server_; }
 
   std::string ConnectionString() const {
-    if (TlsUnderTest()) {
+    if (tls_) {
       return DriverKeyword() + "Server=localhost," + std::to_string(port_) + ";Database=" +
              database_ + ";Encrypt=yes";
     }
@@ -113,6 +114,7 @@ class ServedSim {
 
  private:
   std::string path_;
+  bool tls_;
   std::string database_;
   int port_ = 0;
   std::shared_ptr<sim_server::SimHandlerFactory> factory_;

@@ -17,14 +17,6 @@ bool Installed(const std::vector<std::string>& drivers, std::string_view name) {
                      [&](const std::string& d) { return SameKeyword(d, name); });
 }
 
-// ODBC Driver 18 by name or by its library's path (.../libmsodbcsql-18.x.so).
-bool IsMicrosoftDriver18(std::string_view driver) {
-  const std::string lowered = AsciiLower(driver);
-  return lowered.find("odbc driver 18") != std::string::npos ||
-         lowered.find("msodbcsql-18") != std::string::npos ||
-         lowered.find("msodbcsql18") != std::string::npos;
-}
-
 // The driver to use when the string names none: Driver 18 registered with unixODBC, or as a
 // library path (mssql-python-odbc's, bundled_driver.h), else FreeTDS.
 std::string ChooseDriver(const std::vector<std::string>& available) {
@@ -160,6 +152,14 @@ void UseAccessToken(const ConnectionString& cs, const std::string& token, Driver
 }
 
 }  // namespace
+
+bool IsMicrosoftDriver18(std::string_view driver) {
+  const std::string lowered = AsciiLower(driver);
+  return lowered.find("odbc driver 18") != std::string::npos ||
+         lowered.find("msodbcsql-18") != std::string::npos ||
+         lowered.find("msodbcsql18") != std::string::npos;
+}
+
 
 bool IsFreeTdsDriver(std::string_view driver) {
   const std::string lowered = AsciiLower(driver);

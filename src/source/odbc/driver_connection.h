@@ -48,6 +48,10 @@ DriverConnection BuildDriverConnection(
     const std::optional<std::string>& password, const std::vector<std::string>& available_drivers,
     const std::optional<std::string>& access_token = std::nullopt);
 
+// Whether a driver name or library path is ODBC Driver 18's ("ODBC Driver 18 for SQL Server",
+// ".../libmsodbcsql-18.6.so.2.1").
+bool IsMicrosoftDriver18(std::string_view driver);
+
 // Whether a driver name or library path is FreeTDS's ("FreeTDS", "/usr/lib/.../libtdsodbc.so").
 bool IsFreeTdsDriver(std::string_view driver);
 

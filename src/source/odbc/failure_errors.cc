@@ -72,7 +72,7 @@ void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context)
           "(on_data_loss=\"resnapshot\")");
     case FailureKind::kCertificateRefused:
       throw ConfigError(
-          context.action + " failed: the driver does not trust the server's TLS certificate (" +
+          context.action + " failed: the server's TLS certificate is not trusted (" +
           failure.Details() + "). Trust the CA that signed it where the driver looks (the "
           "system's certificate store, or a file named by SSL_CERT_FILE), or name the "
           "certificate itself with ServerCertificate=<file> in connectionString; when it was "
@@ -90,6 +90,15 @@ void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context)
       break;
   }
   throw SourceError(context.action + " failed: " + failure.Details());
+}
+
+void ThrowEncryptionUnavailable(const std::string& server, const std::string& setting,
+                                const std::string& details) {
+  throw ConfigError(
+      "connecting to " + server + " failed: the connection requires encryption (" + setting +
+      ") and the server does not offer it (its PRELOGIN answers ENCRYPT_NOT_SUP; " + details +
+      "). For a server without TLS, such as mssql-cdc sim serve, set Encrypt=no in "
+      "connectionString; otherwise enable TLS on the server");
 }
 
 }  // namespace mssql_cdc::odbc

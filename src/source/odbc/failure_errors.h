@@ -39,6 +39,11 @@ struct FailureContext {
 // SourceError.
 [[noreturn]] void ThrowEngineError(const OdbcFailure& failure, const FailureContext& context);
 
+// Throws the ConfigError of a connection that requires encryption (`setting`: "Encrypt=yes")
+// meeting a server that does not offer it (`details`: what the client reported).
+[[noreturn]] void ThrowEncryptionUnavailable(const std::string& server, const std::string& setting,
+                                             const std::string& details);
+
 // `name` as a bracketed identifier for a statement shown to the user ("a]b" -> "[a]]b]").
 std::string Bracketed(std::string_view name);
 

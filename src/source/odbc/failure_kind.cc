@@ -23,9 +23,17 @@ bool IsFreeTdsNetworkError(const OdbcDiagnostic& d) {
 
 // Driver 18 passes OpenSSL's reason on: "SSL Provider: [error:0A000086:SSL
 // routines::certificate verify failed:self-signed certificate in certificate chain]"; it
-// reports it under 08001, as it does a server that is down, but no retry mends it.
+// reports it under 08001, as it does a server that is down, but no retry mends it. So are a
+// ServerCertificate that is not the server's ("Provided certificate doesn't match with
+// server/peer certificate") and one that cannot be read ("Invalid file path for server
+// certificate").
 bool IsCertificateRefusal(const OdbcDiagnostic& d) {
-  return d.message.find("certificate verify failed") != std::string::npos;
+  for (const char* reason : {"certificate verify failed",
+                             "Provided certificate doesn't match with server/peer certificate",
+                             "Invalid file path for server certificate"}) {
+    if (d.message.find(reason) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace

@@ -378,12 +378,8 @@ class OdbcSource final : public Source {
     if (!driver.requires_encryption || driver.port == 0) return;
     const auto answer = ServerEncryption(driver.host, driver.port, std::chrono::seconds(5));
     if (answer != tds::Encryption::kNotSupported) return;
-    throw ConfigError(
-        "connecting to " + driver.server + " failed: the connection requires encryption (" +
-        driver.encryption_setting + ") and the server does not offer it (its PRELOGIN answers "
-        "ENCRYPT_NOT_SUP; the driver said: " + failure.Details() + "). For a server without "
-        "TLS, such as mssql-cdc sim serve, set Encrypt=no in connectionString; otherwise "
-        "enable TLS on the server");
+    ThrowEncryptionUnavailable(driver.server, driver.encryption_setting,
+                               "the driver said: " + failure.Details());
   }
 
   std::optional<std::string> DatabaseUser() {
@@ -558,11 +554,13 @@ SourceSettings SettingsFor(const SourceOptions& options, const RetryPolicy& retr
                         "from this connection: " + login.reason +
                         "; set changeReader=auto (the driver reads where it cannot) or driver");
     }
-    spdlog::debug("odbc: change rows are read through the ODBC driver: {}", login.reason);
+    spdlog::info("odbc: change rows are read through the ODBC driver: {}", login.reason);
     return settings;
   }
   auto tds = std::make_shared<TdsReaderSettings>();
   tds->login = std::move(*login.login);
+  tds->server = connection->driver.server;
+  tds->encryption_setting = connection->driver.encryption_setting;
   tds->retry = retry;
   tds->slot = std::make_shared<TdsConnectionSlot>();
   settings.tds = std::move(tds);

@@ -42,6 +42,10 @@ OdbcFailure AsOdbcFailure(const ClientFailure& failure) {
       }
       if (records.empty()) records.push_back({"HY000", 0, failure.what()});
       break;
+    case ClientFailure::Kind::kCertificateRefused:
+      // As Driver 18 reports it, so that it is classified the same way.
+      records.push_back({"08001", -1, std::string("SSL Provider: [") + failure.what() + "]"});
+      break;
     default:
       records.push_back({"HY000", 0, failure.what()});
   }
@@ -202,6 +206,10 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
         CloseConnection();
         const bool login = logging_in_;
         logging_in_ = false;
+        if (failure.kind() == ClientFailure::Kind::kEncryptionUnavailable) {
+          ThrowEncryptionUnavailable(settings_->server, settings_->encryption_setting,
+                                     std::string("the engine's TDS reader said: ") + failure.what());
+        }
         if (CanFallBack() && (failure.kind() == ClientFailure::Kind::kEncryptionRequired ||
                               failure.kind() == ClientFailure::Kind::kProtocol ||
                               (login && failure.kind() == ClientFailure::Kind::kServer))) {

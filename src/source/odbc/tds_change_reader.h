@@ -3,15 +3,17 @@
 // and its reply decoded straight into Arrow (wire_columns.h), with no ODBC driver in between.
 // Its batches are the driver reader's (change_reader.h), value for value.
 //
-// It reads only where a plain SQL Server login over TCP without encryption reaches the
-// server (tds_login.h). Given a fallback, a failure saying it cannot read there (the server
-// requires encryption or refuses its login, a column comes in a type or collation it does not
-// decode, a reply it does not understand) before its first batch hands the read to the
-// fallback, the driver's reader of the same plan, and reports why through `on_fallback`.
-// Errors of the statement itself (a missing grant, a purged range) are the engine's errors,
-// as the driver reader makes them; transient failures are retried as the RetryPolicy says,
-// on a new connection, skipping the rows already delivered after checking that the last of
-// them comes back in the same place.
+// It reads where a SQL Server login with a password over TCP reaches the server, encrypted as
+// Driver 18 would encrypt it (tds_login.h, decision 0020). Given a fallback, a failure saying
+// it cannot read there (the server requires encryption a FreeTDS connection does not have,
+// refuses its login, a column comes in a type or collation it does not decode, a reply it does
+// not understand) before its first batch hands the read to the fallback, the driver's reader
+// of the same plan, and reports why through `on_fallback`. A certificate it refuses, or a
+// server without the encryption the connection requires, is the ConfigError the driver path
+// gives, never a fallback: the driver would refuse it too. Errors of the statement itself (a
+// missing grant, a purged range) are the engine's errors, as the driver reader makes them;
+// transient failures are retried as the RetryPolicy says, on a new connection, skipping the
+// rows already delivered after checking that the last of them comes back in the same place.
 #pragma once
 
 #include <arrow/record_batch.h>
@@ -33,6 +35,8 @@ using TdsConnectionSlot = IdleSlot<tds::ClientConnection>;
 // What a TDS reader needs of the Source that made it; shared, so a reader may outlive it.
 struct TdsReaderSettings {
   tds::ClientLogin login;  // holds the password
+  std::string server;              // the Server value, for messages
+  std::string encryption_setting;  // what asked for encryption ("Encrypt=yes"), for messages
   RetryPolicy retry;
   std::shared_ptr<TdsConnectionSlot> slot;  // the Source's idle TDS connection
 };

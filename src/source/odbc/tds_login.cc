@@ -1,6 +1,7 @@
 #include "source/odbc/tds_login.h"
 
 #include "source/odbc/connection_string.h"
+#include "tls/client_context.h"
 
 namespace mssql_cdc::odbc {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 constexpr std::string_view kUnderstood[] = {
     "Driver",  "Server",      "Address",  "Addr",        "Port",
     "Database", "UID",        "PWD",      "Encrypt",     "Encryption",
-    "TrustServerCertificate", "HostNameInCertificate",   "TDS_Version",
+    "TrustServerCertificate", "HostNameInCertificate",   "ServerCertificate", "TDS_Version",
     "ClientCharset", "PacketSize", "Packet Size", "APP",  "WSID",
 };
 
@@ -22,6 +23,56 @@ bool Understood(std::string_view keyword) {
 
 TdsLoginChoice No(std::string reason) { return TdsLoginChoice{std::nullopt, std::move(reason)}; }
 
+bool Is(const std::optional<std::string>& value, std::initializer_list<std::string_view> words) {
+  if (!value) return false;
+  for (std::string_view word : words) {
+    if (SameKeyword(*value, word)) return true;
+  }
+  return false;
+}
+
+// Driver 18's encryption for the string (decision 0020): Encrypt (default yes; the values the
+// driver takes, case ignored), TrustServerCertificate, HostNameInCertificate, and
+// ServerCertificate in strict mode. An empty reason: understood.
+std::string ChooseEncryption(const ConnectionString& cs, const std::string& host,
+                             tds::ClientLogin* login) {
+  using Encrypt = tds::ClientLogin::Encrypt;
+  using Check = tls::CertificateRules::Check;
+  const auto encrypt = cs.Get("Encrypt");
+  if (!encrypt || Is(encrypt, {"yes", "mandatory"})) {
+    login->encrypt = Encrypt::kYes;
+  } else if (Is(encrypt, {"no", "optional"})) {
+    login->encrypt = Encrypt::kNo;
+  } else if (Is(encrypt, {"strict"})) {
+    login->encrypt = Encrypt::kStrict;
+  } else {
+    return "the Encrypt value is not one ODBC Driver 18 takes (yes, mandatory, no, optional, "
+           "strict)";
+  }
+  const auto trust = cs.Get("TrustServerCertificate");
+  if (trust && !Is(trust, {"yes", "no"})) {
+    return "the TrustServerCertificate value is not one ODBC Driver 18 takes (yes, no)";
+  }
+  const bool strict = login->encrypt == Encrypt::kStrict;
+  tls::CertificateRules rules;
+  const auto pinned = cs.Get("ServerCertificate");
+  const auto name = cs.Get("HostNameInCertificate");
+  rules.expected_host = name && !name->empty() ? *name : host;
+  // Strict mode checks whatever TrustServerCertificate says; ServerCertificate counts only there.
+  if (strict && pinned && !pinned->empty()) {
+    rules.check = Check::kPinned;
+    rules.pinned_file = *pinned;
+  } else if (!strict && Is(trust, {"yes"})) {
+    rules.check = Check::kNone;
+  }
+  login->tls = tls::ClientContext::Make(rules, strict);
+  if (login->encrypt == Encrypt::kNo) {
+    login->login_only_tls = tls::ClientContext::Make(tls::CertificateRules{Check::kNone, "", ""},
+                                                     /*strict=*/false);
+  }
+  return "";
+}
+
 }  // namespace
 
 TdsLoginChoice TdsLoginFor(const SourceOptions& options, const DriverConnection& driver) {
@@ -32,10 +83,15 @@ TdsLoginChoice TdsLoginFor(const SourceOptions& options, const DriverConnection&
       return No("the connection string sets " + keyword.name + ", which only the driver reads");
     }
   }
-  if (driver.requires_encryption) {
-    return No("the connection is encrypted (" + driver.encryption_setting + ")");
-  }
   if (driver.host.empty()) return No("the server is not named by a TCP host and port");
+  if (driver.freetds && driver.requires_encryption) {
+    return No("the connection is encrypted through FreeTDS (" + driver.encryption_setting +
+              "), whose certificate checks freetds.conf sets");
+  }
+  if (!driver.freetds && !IsMicrosoftDriver18(driver.driver)) {
+    return No("the connection names the driver " + driver.driver +
+              ", and the reader encrypts as ODBC Driver 18 does");
+  }
   if (options.access_token) return No("it logs in with an access token");
   tds::ClientLogin login;
   login.user = options.user ? *options.user : cs.Get("UID").value_or("");
@@ -46,9 +102,15 @@ TdsLoginChoice TdsLoginFor(const SourceOptions& options, const DriverConnection&
   login.host = driver.host;
   login.port = driver.port;
   login.database = cs.Get("Database").value_or("");
-  // FreeTDS with encryption off sends the login as it is; Driver 18 encrypts it where the
-  // server can, and so the reader must give way there.
-  login.encrypt_login_where_offered = !driver.freetds;
+  if (driver.freetds) {
+    // FreeTDS with encryption off sends the login as it is, and so does the reader.
+    if (const auto encryption = cs.Get("Encryption"); Is(encryption, {"request"})) {
+      return No("the connection asks FreeTDS to encrypt the login (Encryption=request)");
+    }
+    login.encrypt = tds::ClientLogin::Encrypt::kNever;
+  } else if (std::string why = ChooseEncryption(cs, driver.host, &login); !why.empty()) {
+    return No(why);
+  }
   // connectTimeout 0 means no limit; a day stands for it.
   login.timeout = options.connect_timeout_seconds > 0
                       ? std::chrono::milliseconds(std::chrono::seconds(options.connect_timeout_seconds))

@@ -1,8 +1,9 @@
 // Whether the engine's own TDS reader (tds_change_reader.h) can log in where the user's
-// connection string points, and with what: only a plain SQL Server login over TCP without
-// encryption, the one case it speaks (decision 0008). Everything else (a DSN, a named
-// instance, Encrypt=yes or Driver 18's default, Authentication=..., Trusted_Connection, any
-// keyword it does not know) stays with the ODBC driver, and the reason says why.
+// connection string points, and with what: a SQL Server login with a password over TCP,
+// through ODBC Driver 18 with any Encrypt setting (encrypted and checked as the driver would,
+// decision 0020), or through FreeTDS without encryption (decisions 0008). Everything else (a
+// DSN, a named instance, Authentication=..., Trusted_Connection, FreeTDS's encryption, another
+// driver's, any keyword it does not know) stays with the ODBC driver, and the reason says why.
 #pragma once
 
 #include <optional>
@@ -20,7 +21,8 @@ struct TdsLoginChoice {
   std::string reason;                     // why not, when login is empty; names no value
 };
 
-// `driver` is BuildDriverConnection's reading of the same options.
+// `driver` is BuildDriverConnection's reading of the same options. Throws ConfigError, as the
+// driver would refuse to connect, when ServerCertificate names no readable certificate.
 TdsLoginChoice TdsLoginFor(const SourceOptions& options, const DriverConnection& driver);
 
 }  // namespace mssql_cdc::odbc
