@@ -226,12 +226,12 @@ std::unique_ptr<ClientConnection> ClientConnection::Open(const ClientLogin& logi
   c->timeout_ = login.timeout;
   c->transport_ = ClientTransport::Connect(login.host, login.port,
                                            std::chrono::steady_clock::now() + login.timeout);
-  const bool login_only_tls = c->Negotiate(login);
-  c->Login(login, login_only_tls);
+  const Negotiated negotiated = c->Negotiate(login);
+  c->Login(login, negotiated);
   return c;
 }
 
-bool ClientConnection::Negotiate(const ClientLogin& login) {
+ClientConnection::Negotiated ClientConnection::Negotiate(const ClientLogin& login) {
   using Encrypt = ClientLogin::Encrypt;
   if (login.encrypt != Encrypt::kNever && login.tls == nullptr) {
     throw InternalError("an encrypted TDS login without its TLS context");
@@ -245,14 +245,28 @@ bool ClientConnection::Negotiate(const ClientLogin& login) {
   const Encryption offer = login.encrypt == Encrypt::kNever ? Encryption::kNotSupported
                            : login.encrypt == Encrypt::kNo  ? Encryption::kOff
                                                             : Encryption::kOn;
-  const std::string prelogin = BuildPreloginRequest(offer);
+  const std::string prelogin = BuildPreloginRequest(offer, login.access_token.has_value());
   Send(static_cast<std::uint8_t>(MessageType::kPrelogin),
        std::vector<std::uint8_t>(prelogin.begin(), prelogin.end()));
   reply_.Start(transport_.get(), timeout_);
   std::string answer;
   while (reply_.Have(1)) answer.push_back(static_cast<char>(reply_.U8()));
-  if (login.encrypt == Encrypt::kStrict) return false;
-  const Encryption server = ParsePrelogin(answer).encryption;
+  const PreloginRequest reply = ParsePrelogin(answer);
+  Negotiated negotiated;
+  negotiated.fed_auth_echo = reply.fed_auth_required;
+  if (login.encrypt != Encrypt::kStrict) {
+    negotiated.login_only_tls = StartTlsAsAgreed(login, reply.encryption);
+  }
+  if (login.access_token && !transport_->encrypted()) {
+    throw ClientFailure(ClientFailure::Kind::kEncryptionRequired,
+                        "the server does not encrypt the login, and an access token is sent "
+                        "only encrypted");
+  }
+  return negotiated;
+}
+
+bool ClientConnection::StartTlsAsAgreed(const ClientLogin& login, Encryption server) {
+  using Encrypt = ClientLogin::Encrypt;
   switch (login.encrypt) {
     case Encrypt::kNever:
       if (server == Encryption::kRequired || server == Encryption::kOn) {
@@ -308,11 +322,14 @@ void ClientConnection::Send(std::uint8_t type, const std::vector<std::uint8_t>& 
   std::fill(wire.begin(), wire.end(), 0);  // a LOGIN7's scrambled password
 }
 
-void ClientConnection::Login(const ClientLogin& login, bool login_only_tls) {
+void ClientConnection::Login(const ClientLogin& login, const Negotiated& negotiated) {
+  const bool token = login.access_token.has_value();
   std::vector<std::uint8_t> fields[8];  // host, user, password, app, server, library, language, database
   PutUtf16(fields[0], "mssql-cdc");
-  PutUtf16(fields[1], login.user);
-  PutUtf16(fields[2], login.password);
+  if (!token) {
+    PutUtf16(fields[1], login.user);
+    PutUtf16(fields[2], login.password);
+  }
   for (auto& byte : fields[2]) {
     // Each byte's nibbles swapped, then XOR 0xA5 (MS-TDS 2.2.6.4).
     byte = static_cast<std::uint8_t>(((byte << 4) | (byte >> 4)) ^ 0xA5);
@@ -332,6 +349,7 @@ void ClientConnection::Login(const ClientLogin& login, bool login_only_tls) {
   put32(16, static_cast<std::uint32_t>(getpid()));
   out[24] = 0xE0;  // OptionFlags1: USE_DB_ON, INIT_DB_FATAL, SET_LANG_ON
   out[25] = 0x03;  // OptionFlags2: INIT_LANG_FATAL, ODBC_ON
+  if (token) out[27] = 0x10;  // OptionFlags3: fExtension
   put32(32, 0x0409);  // client LCID
   // (offset, characters) of each field, in the order of the fixed part.
   const std::size_t field_at[] = {36, 40, 44, 48, 52, 60, 64, 68};
@@ -344,16 +362,39 @@ void ClientConnection::Login(const ClientLogin& login, bool login_only_tls) {
     out.insert(out.end(), bytes.begin(), bytes.end());
     offset += bytes.size();
   }
-  put16(56, static_cast<std::uint16_t>(offset));  // extension: none
+  // With a token, ibExtension points to a DWORD holding where the FeatureExt list starts.
+  const std::size_t pointer_at = offset;
+  if (token) {
+    out.resize(out.size() + 4);
+    offset += 4;
+    put16(56, static_cast<std::uint16_t>(pointer_at));
+    put16(58, 4);
+  } else {
+    put16(56, static_cast<std::uint16_t>(offset));  // extension: none
+  }
   put16(78, static_cast<std::uint16_t>(offset));  // SSPI: none
   put16(82, static_cast<std::uint16_t>(offset));  // attach file: none
   put16(86, static_cast<std::uint16_t>(offset));  // change password: none
+  if (token) {
+    put32(pointer_at, static_cast<std::uint32_t>(out.size()));
+    // FEDAUTH (MS-TDS 2.2.6.4): the security-token library, echoing whether the server's
+    // PRELOGIN asked for it, and the token as UTF-16LE.
+    std::vector<std::uint8_t> token_bytes;
+    PutUtf16(token_bytes, *login.access_token);
+    out.push_back(0x02);  // FeatureId FEDAUTH
+    PutU32(out, static_cast<std::uint32_t>(1 + 4 + token_bytes.size()));
+    out.push_back(static_cast<std::uint8_t>((0x01 << 1) | (negotiated.fed_auth_echo ? 1 : 0)));
+    PutU32(out, static_cast<std::uint32_t>(token_bytes.size()));
+    out.insert(out.end(), token_bytes.begin(), token_bytes.end());
+    out.push_back(0xFF);  // the list's end
+    std::fill(token_bytes.begin(), token_bytes.end(), 0);
+  }
   put32(0, static_cast<std::uint32_t>(out.size()));
   Send(static_cast<std::uint8_t>(MessageType::kLogin7), out);
-  std::fill(out.begin(), out.end(), 0);  // the scrambled password
+  std::fill(out.begin(), out.end(), 0);  // the scrambled password, or the token
   std::fill(fields[2].begin(), fields[2].end(), 0);
   // A login-only encryption: the server answers it in plaintext.
-  if (login_only_tls) transport_->StopTls();
+  if (negotiated.login_only_tls) transport_->StopTls();
 
   reply_.Start(transport_.get(), timeout_);
   std::vector<ServerMessage> errors;

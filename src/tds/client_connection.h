@@ -16,11 +16,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tds/client_failure.h"
+#include "tds/prelogin.h"
 #include "tds/client_transport.h"
 
 namespace mssql_cdc::tds {
@@ -30,6 +32,10 @@ struct ClientLogin {
   int port = 1433;
   std::string user;
   std::string password;  // secret
+  // An Entra ID access token (secret): the login is FEDAUTH's security token instead of user
+  // and password. Sent only inside TLS: a connection that would send it in plaintext fails
+  // with kEncryptionRequired.
+  std::optional<std::string> access_token;
   std::string database;
   std::string app_name = "mssql-cdc";
   std::chrono::milliseconds timeout{30'000};  // connecting and logging in
@@ -145,10 +151,16 @@ class ClientConnection {
  private:
   ClientConnection() = default;
   void Send(std::uint8_t type, const std::vector<std::uint8_t>& payload);
-  // PRELOGIN, and TLS as `login.encrypt` and the server's answer decide; true when the
-  // login alone is to be encrypted.
-  bool Negotiate(const ClientLogin& login);
-  void Login(const ClientLogin& login, bool login_only_tls);
+  struct Negotiated {
+    bool login_only_tls = false;  // TLS for LOGIN7 alone
+    bool fed_auth_echo = false;   // the server's PRELOGIN held FEDAUTHREQUIRED
+  };
+  // PRELOGIN, and TLS as `login.encrypt` and the server's answer decide.
+  Negotiated Negotiate(const ClientLogin& login);
+  // TDS 7.x: TLS inside PRELOGIN as the client's setting and the server's ENCRYPTION answer
+  // agree; true when it covers the login alone.
+  bool StartTlsAsAgreed(const ClientLogin& login, Encryption server);
+  void Login(const ClientLogin& login, const Negotiated& negotiated);
 
   std::unique_ptr<ClientTransport> transport_;
   std::uint32_t packet_size_ = 4096;

@@ -100,13 +100,15 @@ EncryptionDecision DecideEncryption(Encryption client, EncryptionSetting server)
   return {};
 }
 
-std::string BuildPreloginRequest(Encryption encryption) {
+std::string BuildPreloginRequest(Encryption encryption, bool fed_auth_required) {
   static constexpr char kVersion[6] = {};
   const char wanted = static_cast<char>(encryption);
-  return OptionTable({
-      {kVersionOption, std::string_view(kVersion, 6)},
-      {kEncryptionOption, std::string_view(&wanted, 1)},
-  });
+  const Option version{kVersionOption, std::string_view(kVersion, 6)};
+  const Option encrypt{kEncryptionOption, std::string_view(&wanted, 1)};
+  if (fed_auth_required) {
+    return OptionTable({version, encrypt, {kFedAuthRequiredOption, std::string_view("\x01", 1)}});
+  }
+  return OptionTable({version, encrypt});
 }
 
 }  // namespace mssql_cdc::tds

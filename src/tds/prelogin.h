@@ -28,9 +28,9 @@ struct PreloginRequest {
 // SourceError when the option table is malformed.
 PreloginRequest ParsePrelogin(std::string_view payload);
 
-// A client's PRELOGIN payload: VERSION (zeros), ENCRYPTION = `encryption`, the terminator.
-// What a client sends to learn whether a server encrypts.
-std::string BuildPreloginRequest(Encryption encryption);
+// A client's PRELOGIN payload: VERSION (zeros), ENCRYPTION = `encryption`, FEDAUTHREQUIRED=1
+// when `fed_auth_required` (the client will log in with an access token), the terminator.
+std::string BuildPreloginRequest(Encryption encryption, bool fed_auth_required = false);
 
 // The reply's payload: VERSION, ENCRYPTION = `encryption`, INSTOPT, an empty THREADID, MARS
 // off and, when `fed_auth_required`, FEDAUTHREQUIRED=1 (the answer to a client that asked;

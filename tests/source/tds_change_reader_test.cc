@@ -25,6 +25,7 @@ namespace mssql_cdc::odbc {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using mssql_cdc::testing::Drain;
 
 const sim::TableName kItems = sim::ParseTableName("dbo.items");
@@ -135,6 +136,56 @@ TEST_F(TdsChangeReaderTest, ReadsOverEachKindOfEncryptionWithoutTheDriver) {
     }
   }
   EXPECT_EQ(served_->logins(), 3);
+}
+
+// An Entra ID access token travels in LOGIN7's FEDAUTH feature, inside TLS; over a connection
+// that would carry it in plaintext the reader gives way to the driver instead.
+TEST_F(TdsChangeReaderTest, LogsInWithAnAccessTokenOverTlsAndNeverSendsOneInPlaintext) {
+  constexpr char kToken[] = "eyJhbGciOiJub25lIn0.eyJvaWQiOiJ0ZXN0In0.c2ln";
+  sim::SimDatabase::Open(path_)->AddTokenLogin("etl_app", kToken, /*is_db_owner=*/true);
+  served_ = std::make_unique<mssql_cdc::testing::ServedSim>(path_, /*tls=*/true);
+  mssql_cdc::testing::TestServerCertificates();
+  settings_->login.host = "localhost";
+  settings_->login.port = served_->port();
+  settings_->login.user.clear();
+  settings_->login.password.clear();
+  settings_->login.access_token = kToken;
+  settings_->login.encrypt = tds::ClientLogin::Encrypt::kYes;
+  settings_->login.tls = tls::ClientContext::Make(
+      tls::CertificateRules{tls::CertificateRules::Check::kChain, "localhost", ""}, false);
+  const SourceClock clock = SourceClock::Utc();
+  const auto expected = Drain(*sim_->ReadChanges(Request(), clock));
+  const auto actual = Drain(*MakeTdsChangeReader(settings_, Plan(), clock, TdsFallback{}));
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t b = 0; b < expected.size(); ++b) EXPECT_TRUE(actual[b]->Equals(*expected[b]));
+  EXPECT_EQ(served_->logins(), 1);
+
+  // A wrong token is the server's refusal, which the driver then reports (here: no fallback).
+  settings_->slot = std::make_shared<TdsConnectionSlot>();
+  settings_->login.access_token = std::string(kToken) + "x";
+  try {
+    Drain(*MakeTdsChangeReader(settings_, Plan(), clock, TdsFallback{}));
+    FAIL() << "logged in with a token the server does not know";
+  } catch (const PermissionError& e) {
+    EXPECT_THAT(e.what(), Not(HasSubstr(kToken)));
+  }
+
+  // A server without TLS would see the token: the read goes to the fallback, never the token.
+  served_ = std::make_unique<mssql_cdc::testing::ServedSim>(path_, /*tls=*/false);
+  settings_->slot = std::make_shared<TdsConnectionSlot>();
+  settings_->login.port = served_->port();
+  settings_->login.access_token = kToken;
+  settings_->login.encrypt = tds::ClientLogin::Encrypt::kNo;
+  settings_->login.login_only_tls =
+      tls::ClientContext::Make(tls::CertificateRules{tls::CertificateRules::Check::kNone, "", ""}, false);
+  std::vector<std::string> reasons;
+  TdsFallback fallback;
+  fallback.make_reader = [this, &clock] { return sim_->ReadChanges(Request(), clock); };
+  fallback.on_fallback = [&](const std::string& reason, bool) { reasons.push_back(reason); };
+  Drain(*MakeTdsChangeReader(settings_, Plan(), clock, fallback));
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_THAT(reasons[0], HasSubstr("an access token is sent only encrypted"));
+  EXPECT_EQ(served_->logins(), 0);
 }
 
 // A certificate the driver would refuse is the driver path's ConfigError at once, not a

@@ -149,6 +149,19 @@ TEST(TdsLoginTest, EverythingElseStaysWithTheDriverAndSaysWhy) {
   EXPECT_THAT(no_password.reason, HasSubstr("not a SQL Server login with a password"));
 }
 
+TEST(TdsLoginTest, AnAccessTokenLogsInThroughTheReaderWithoutAUser) {
+  SourceOptions options;
+  options.connection_string = "Server=db.example.net,1433;Database=sales;Encrypt=yes";
+  options.access_token = "eyJ0b2tlbiI6MX0.e30.c2ln";
+  const auto choice = TdsLoginFor(
+      options, BuildDriverConnection(options.connection_string, std::nullopt, std::nullopt, kBoth,
+                                     options.access_token));
+  ASSERT_TRUE(choice.login) << choice.reason;
+  EXPECT_EQ(choice.login->access_token, options.access_token);
+  EXPECT_TRUE(choice.login->user.empty());
+  EXPECT_EQ(choice.login->encrypt, Encrypt::kYes);
+}
+
 TEST(TdsLoginTest, ALoginInTheConnectionStringServesToo) {
   const auto choice = Choose("Server=db,1433;Encrypt=no;UID=owner;PWD={p;w}", kOnlyFreeTds,
                              std::nullopt, std::nullopt);

@@ -155,6 +155,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
                       "' from " + plan_.from.ToString() + " to " + plan_.to.ToString();
     context_.change_table_of = plan_.capture_instance;
     context_.login = settings_->login.user;
+    context_.access_token = settings_->login.access_token.has_value();
   }
 
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }

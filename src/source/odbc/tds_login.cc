@@ -92,12 +92,15 @@ TdsLoginChoice TdsLoginFor(const SourceOptions& options, const DriverConnection&
     return No("the connection names the driver " + driver.driver +
               ", and the reader encrypts as ODBC Driver 18 does");
   }
-  if (options.access_token) return No("it logs in with an access token");
   tds::ClientLogin login;
-  login.user = options.user ? *options.user : cs.Get("UID").value_or("");
-  login.password = options.password ? *options.password : cs.Get("PWD").value_or("");
-  if (login.user.empty() || login.password.empty()) {
-    return No("the login is not a SQL Server login with a password");
+  if (options.access_token) {
+    login.access_token = options.access_token;
+  } else {
+    login.user = options.user ? *options.user : cs.Get("UID").value_or("");
+    login.password = options.password ? *options.password : cs.Get("PWD").value_or("");
+    if (login.user.empty() || login.password.empty()) {
+      return No("the login is not a SQL Server login with a password or an access token");
+    }
   }
   login.host = driver.host;
   login.port = driver.port;
