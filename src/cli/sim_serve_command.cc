@@ -54,6 +54,7 @@ void AddServe(CLI::App& sim) {
     int idle_timeout = tds::ServerOptions{}.idle_timeout_seconds;
     std::string tls_cert, tls_key;
     bool force_encryption = false;
+    std::int64_t send_kib_per_second = 0;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = sim.add_subcommand(
@@ -84,6 +85,11 @@ void AddServe(CLI::App& sim) {
   auto* key = cmd->add_option("--tls-key", args->tls_key, "PEM private key of --tls-cert");
   cert->needs(key);
   key->needs(cert);
+  cmd->add_option("--send-kib-per-second", args->send_kib_per_second,
+                  "Send at most this many KiB a second on each connection, as a slow network "
+                  "would (0: no limit)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30))
+      ->capture_default_str();
   cmd->add_flag("--force-encryption", args->force_encryption,
                 "Encrypt every connection and refuse clients that cannot (needs --tls-cert)")
       ->needs(cert);
@@ -106,6 +112,7 @@ void AddServe(CLI::App& sim) {
     options.idle_timeout_seconds = args->idle_timeout;
     options.tls = identity;
     options.force_encryption = args->force_encryption;
+    options.send_bytes_per_second = args->send_kib_per_second * 1024;
     tds::TdsServer server(factory, options);
     const sim::CaptureJob capture_job(args->db);  // idle entries while the database is quiet
     std::cout << "listening on " << args->listen << ":" << server.port() << std::endl;

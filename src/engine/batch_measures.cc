@@ -1,5 +1,7 @@
 #include "engine/batch_measures.h"
 
+#include <cmath>
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -62,11 +64,14 @@ void FoldMeasures(FactsRow& row, const std::vector<RangeMeasures>& ranges,
     double seconds = 0;
     std::int64_t bytes = 0;
     std::vector<double> round_trips;
+    std::optional<double> waited;
     for (const auto& range : ranges) {
       seconds += range.read_seconds;
       bytes += range.bytes;
       if (range.round_trip_ms) round_trips.push_back(*range.round_trip_ms);
+      if (range.network_wait_ms) waited = waited.value_or(0) + *range.network_wait_ms;
     }
+    if (waited) row.network_wait_ms = std::llround(*waited);
     row.read_seconds = seconds;
     row.read_mb = static_cast<double>(bytes) / kBytesPerMb;
     if (!round_trips.empty()) row.source_rtt_ms = Median(std::move(round_trips));
@@ -94,7 +99,8 @@ std::string RangeMeasuresToJson(const RangeMeasures& measures) {
                         {"rows", measures.rows},
                         {"bytes", measures.bytes},
                         {"read_seconds", measures.read_seconds},
-                        {"round_trip_ms", ValueOrNull(measures.round_trip_ms)}};
+                        {"round_trip_ms", ValueOrNull(measures.round_trip_ms)},
+                        {"network_wait_ms", ValueOrNull(measures.network_wait_ms)}};
   if (measures.end) {
     doc["end"] = {{"retention_watermark_ts_us", MicrosOrNull(measures.end->retention_watermark_ts)},
                   {"source_max_commit_ts_us", MicrosOrNull(measures.end->source_max_commit_ts)},
@@ -113,6 +119,8 @@ RangeMeasures RangeMeasuresFromJson(const std::string& text, const std::string& 
     measures.bytes = doc.at("bytes").get<std::int64_t>();
     measures.read_seconds = doc.at("read_seconds").get<double>();
     measures.round_trip_ms = DoubleOf(doc.at("round_trip_ms"));
+    // Absent from the documents of versions before it was measured.
+    if (doc.contains("network_wait_ms")) measures.network_wait_ms = DoubleOf(doc.at("network_wait_ms"));
     if (doc.contains("end")) {
       const auto& end = doc.at("end");
       measures.end = EndMeasures{MicrosOf(end.at("retention_watermark_ts_us")),

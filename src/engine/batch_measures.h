@@ -35,6 +35,9 @@ struct RangeMeasures {
   std::int64_t bytes = 0;  // Arrow buffer bytes of the batches the source returned
   double read_seconds = 0;
   std::optional<double> round_trip_ms;  // nullopt where the backend has no server
+  // Time the reader was blocked on its socket waiting for the server (ReadWaits); nullopt
+  // where the read had no socket of its own to measure.
+  std::optional<double> network_wait_ms;
   std::optional<EndMeasures> end;       // set by the batch's last range only
 };
 
@@ -46,8 +49,8 @@ EndMeasures MeasureEnd(Source& source, const SourceClock& clock, const Retention
 // seconds and MB summed over `ranges`, the round trip's median, the end measures of `end`
 // (else of the range that carries them), retention headroom (end_commit_ts - watermark) and
 // ingestion lag (source_max_commit_ts - end_commit_ts). A batch with rows but no measured
-// range (its metrics were lost) keeps the read columns NULL; network_wait_ms stays NULL, as
-// neither backend exposes a session's ASYNC_NETWORK_IO wait.
+// range (its metrics were lost) keeps the read columns NULL; network_wait_ms is the ranges'
+// waits summed, NULL where no range measured one.
 void FoldMeasures(FactsRow& row, const std::vector<RangeMeasures>& ranges,
                   const std::optional<EndMeasures>& end);
 

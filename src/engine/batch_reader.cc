@@ -59,6 +59,7 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
   read.include_command_id = request.include_command_id;
   read.batch_rows = request.arrow_batch_size;
   read.batch_bytes = request.arrow_batch_bytes;
+  read.waits = std::make_shared<ReadWaits>();
   auto reader = source.ReadChanges(read, clock);
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
@@ -72,6 +73,7 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
   }
   result.files = files.Finish();
   result.measures.rows = result.stats.rows;
+  result.measures.network_wait_ms = read.waits->network_wait_ms;
   result.measures.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

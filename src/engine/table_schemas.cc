@@ -125,8 +125,8 @@ std::shared_ptr<arrow::Schema> FactsSchema() {
       delta::CommentedField("read_seconds", arrow::float64(), "seconds spent reading, summed over partitions"),
       delta::CommentedField("read_mb", arrow::float64(), "megabytes of Arrow data read, summed over partitions"),
       delta::CommentedField("network_wait_ms", arrow::int64(),
-             "ASYNC_NETWORK_IO wait of the partitions' SQL Server sessions, summed; NULL where "
-             "the server does not expose it"),
+             "milliseconds the engine's reader waited for the server's bytes, summed over "
+             "partitions; NULL where an ODBC driver or the sim backend read the changes"),
       delta::CommentedField("retention_watermark_ts", Timestamp(),
              "commit time of the capture instance's minimum LSN seen after reading: changes "
              "before it are cleaned up"),

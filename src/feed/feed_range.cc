@@ -27,8 +27,8 @@ class MeasuredRangeReader final : public FeedRangeReader {
   MeasuredRangeReader(std::unique_ptr<Source> source, std::string capture_instance,
                       SourceClock clock, std::shared_ptr<arrow::Schema> schema,
                       std::unique_ptr<arrow::RecordBatchReader> changes, bool fail_on_data_loss,
-                      RangeMeasures measures, bool measure_end,
-                      std::chrono::steady_clock::time_point started)
+                      RangeMeasures measures, std::shared_ptr<ReadWaits> waits,
+                      bool measure_end, std::chrono::steady_clock::time_point started)
       : source_(std::move(source)),
         capture_instance_(std::move(capture_instance)),
         clock_(std::move(clock)),
@@ -36,6 +36,7 @@ class MeasuredRangeReader final : public FeedRangeReader {
         changes_(std::move(changes)),
         fail_on_data_loss_(fail_on_data_loss),
         measures_(std::move(measures)),
+        waits_(std::move(waits)),
         measure_end_(measure_end),
         started_(started) {}
 
@@ -60,6 +61,7 @@ class MeasuredRangeReader final : public FeedRangeReader {
         changes_.reset();
         measures_.read_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        measures_.network_wait_ms = waits_->network_wait_ms;
         const Retention after = CheckRetentionAfterRead();
         if (measure_end_) measures_.end = MeasureEnd(*source_, clock_, after);
         break;
@@ -93,6 +95,7 @@ class MeasuredRangeReader final : public FeedRangeReader {
   std::unique_ptr<arrow::RecordBatchReader> changes_;  // null once read to the end or failed
   bool fail_on_data_loss_;
   RangeMeasures measures_;
+  std::shared_ptr<ReadWaits> waits_;  // what the source's reader waited, as it reads
   bool measure_end_;
   std::chrono::steady_clock::time_point started_;
 };
@@ -126,6 +129,7 @@ std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, con
   request.columns = NamesCaptured(source->CapturedColumns(instance.name), wanted);
   request.include_command_id = options.include_command_id;
   request.batch_rows = options.arrow_batch_size;
+  request.waits = std::make_shared<ReadWaits>();
   RangeMeasures measures;
   measures.from = from;
   measures.to = to;
@@ -134,7 +138,7 @@ std::unique_ptr<FeedRangeReader> ReadFeedRange(const SourceOptions& options, con
   auto changes = source->ReadChanges(request, clock);
   return std::make_unique<MeasuredRangeReader>(
       std::move(source), instance.name, std::move(clock), std::move(schema), std::move(changes),
-      options.fail_on_data_loss, std::move(measures), measure_end, started);
+      options.fail_on_data_loss, std::move(measures), request.waits, measure_end, started);
 }
 
 }  // namespace mssql_cdc

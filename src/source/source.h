@@ -68,6 +68,14 @@ struct DdlEvent {
 // Variable-length bytes after which a record batch of the readers ends (batch_bytes).
 inline constexpr std::int64_t kDefaultBatchDataBytes = 16LL << 20;
 
+// What a change read measured of its own connection, filled as it reads.
+struct ReadWaits {
+  // Milliseconds the read was blocked waiting for the server's bytes on a socket of its own
+  // (the engine's TDS reader); nullopt where it had none to measure (the sim backend, reads
+  // through an ODBC driver).
+  std::optional<double> network_wait_ms;
+};
+
 struct ChangeReadRequest {
   std::string capture_instance;
   Lsn from;  // inclusive
@@ -82,6 +90,8 @@ struct ChangeReadRequest {
   // A batch also ends once its variable-length data (text, binary) passes this many bytes,
   // so that wide rows make small batches; a single longer value still makes a batch of one.
   std::int64_t batch_bytes = kDefaultBatchDataBytes;
+  // Optional: where the reader records what it waited on the network.
+  std::shared_ptr<ReadWaits> waits;
 };
 
 // Current rows of a source table. Bounds follow snapshotChunks: `lo` inclusive, `hi`

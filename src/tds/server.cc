@@ -180,7 +180,8 @@ class TdsServer::Impl {
   void Serve(Connection* connection, const SessionOptions& options) {
     spdlog::debug("tds: connection from {} (spid {})", options.peer, options.spid);
     {
-      SocketChannel channel(connection->fd, options_.idle_timeout_seconds);
+      SocketChannel channel(connection->fd, options_.idle_timeout_seconds,
+                            options_.send_bytes_per_second);
       Session session(channel, *factory_, options);
       session.Run();
     }

@@ -33,6 +33,9 @@ struct ServerOptions {
   // those that will not.
   std::shared_ptr<const tls::ServerIdentity> tls;
   bool force_encryption = false;
+  // Each connection sends at most this many bytes a second (0: as fast as it can): a slow
+  // network, so that a client's wait for the server's bytes can be seen and measured.
+  std::int64_t send_bytes_per_second = 0;
 };
 
 class TdsServer {

@@ -1,5 +1,7 @@
 #include "tds/socket_channel.h"
 
+#include <thread>
+
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -15,10 +17,21 @@
 
 namespace mssql_cdc::tds {
 
-SocketChannel::SocketChannel(int fd, int idle_timeout_seconds)
+SocketChannel::SocketChannel(int fd, int idle_timeout_seconds, std::int64_t send_bytes_per_second)
     : fd_(fd),
       timeout_ms_(idle_timeout_seconds > 0 ? idle_timeout_seconds * 1000 : -1),
-      max_message_bytes_(kMaxRequestBytes) {}
+      max_message_bytes_(kMaxRequestBytes),
+      send_rate_(send_bytes_per_second) {}
+
+void SocketChannel::Pace(std::size_t bytes) {
+  if (send_rate_ <= 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  // The bytes leave once a link of that rate would have carried them, after those before them;
+  // an idle connection earns no credit.
+  if (paced_until_ < now) paced_until_ = now;
+  paced_until_ += std::chrono::microseconds(static_cast<std::int64_t>(bytes) * 1'000'000 / send_rate_);
+  std::this_thread::sleep_until(paced_until_);
+}
 
 void SocketChannel::SetLimits(std::size_t max_message_bytes,
                               std::optional<std::chrono::steady_clock::time_point> deadline) {
@@ -224,6 +237,11 @@ void SocketChannel::SendRaw(const std::string& bytes) {
 }
 
 void SocketChannel::SendRaw(const iovec* parts, int count) {
+  if (send_rate_ > 0) {
+    std::size_t bytes = 0;
+    for (int i = 0; i < count; ++i) bytes += parts[i].iov_len;
+    Pace(bytes);
+  }
   std::vector<iovec>& rest = unsent_;
   rest.assign(parts, parts + count);
   std::size_t index = 0;

@@ -34,8 +34,9 @@ struct Message {
 
 class SocketChannel final : public PacketSink {
  public:
-  // `idle_timeout_seconds` 0: wait forever.
-  SocketChannel(int fd, int idle_timeout_seconds);
+  // `idle_timeout_seconds` 0: wait forever. `send_bytes_per_second` > 0 paces the sends to
+  // that rate (ServerOptions::send_bytes_per_second).
+  SocketChannel(int fd, int idle_timeout_seconds, std::int64_t send_bytes_per_second = 0);
 
   enum class ReadResult { kMessage, kClosed, kIdle, kDeadlinePassed };
   // The next whole message. kClosed when the client closed the connection (or it broke),
@@ -80,12 +81,16 @@ class SocketChannel final : public PacketSink {
   void SendRaw(const std::string& bytes);
   // How long the next poll may wait: the idle timeout, or less when the deadline is nearer.
   int PollTimeoutMs() const;
+  // Sleeps until a link of the send rate would have carried `bytes` more.
+  void Pace(std::size_t bytes);
 
   int fd_;
   int timeout_ms_;
   std::size_t max_message_bytes_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::vector<iovec> unsent_;  // reused by Send for partial writes
+  std::int64_t send_rate_;  // bytes a second; 0: unpaced
+  std::chrono::steady_clock::time_point paced_until_{};  // when the link has carried all sent
   std::unique_ptr<tls::TlsConnection> tls_;  // set while the connection is encrypted
   std::string plaintext_;  // reused by Send: one message's packets, before encryption
   std::string records_;    // reused: TLS records to send

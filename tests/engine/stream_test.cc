@@ -150,7 +150,10 @@ TEST_F(StreamTest, FactsRowHoldsWhatTheBatchDid) {
   } else {
     EXPECT_FALSE(doubles("source_rtt_ms"));
   }
-  EXPECT_FALSE(facts->GetColumnByName("network_wait_ms")->chunk(0)->IsValid(0));
+  // The wait on the network is the engine's TDS reader's own measure: NULL where the sim file or
+  // an ODBC driver read the change rows.
+  const bool own_reader = TestsReadThroughOdbc() && testing::ChangeReaderUnderTest() != "driver";
+  EXPECT_EQ(facts->GetColumnByName("network_wait_ms")->chunk(0)->IsValid(0), own_reader);
   EXPECT_GE(Int64Column(facts, "started_at")[0], before.value);
   EXPECT_GE(Int64Column(facts, "written_at")[0], Int64Column(facts, "started_at")[0]);
   EXPECT_GE(Int64Column(facts, "duration_ms")[0], 0);

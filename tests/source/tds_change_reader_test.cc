@@ -188,6 +188,28 @@ TEST_F(TdsChangeReaderTest, LogsInWithAnAccessTokenOverTlsAndNeverSendsOneInPlai
   EXPECT_EQ(served_->logins(), 0);
 }
 
+// The reader measures how long it waited for the server's bytes (the facts' network_wait_ms):
+// a server that sends 1 KiB a second keeps it waiting most of the read.
+TEST_F(TdsChangeReaderTest, MeasuresItsWaitForTheServersBytes) {
+  const SourceClock clock = SourceClock::Utc();
+  ChangeReadPlan plan = Plan();
+  plan.waits = std::make_shared<ReadWaits>();
+  Drain(*MakeTdsChangeReader(settings_, plan, clock, TdsFallback{}));
+  ASSERT_TRUE(plan.waits->network_wait_ms.has_value());
+  EXPECT_GE(*plan.waits->network_wait_ms, 0.0);
+
+  // The reply of the change rows is over a kilobyte.
+  served_ = std::make_unique<mssql_cdc::testing::ServedSim>(path_, /*tls=*/false,
+                                                            /*send_bytes_per_second=*/1024);
+  settings_->login.port = served_->port();
+  settings_->slot = std::make_shared<TdsConnectionSlot>();
+  plan.waits = std::make_shared<ReadWaits>();
+  const auto batches = Drain(*MakeTdsChangeReader(settings_, plan, clock, TdsFallback{}));
+  EXPECT_FALSE(batches.empty());
+  ASSERT_TRUE(plan.waits->network_wait_ms.has_value());
+  EXPECT_GE(*plan.waits->network_wait_ms, 400.0);
+}
+
 // A certificate the driver would refuse is the driver path's ConfigError at once, not a
 // fallback and not a retry.
 TEST_F(TdsChangeReaderTest, ACertificateForAnotherNameIsAConfigErrorWithTheDriversReason) {

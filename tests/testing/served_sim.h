@@ -60,8 +60,11 @@ class ServedSim {
   static constexpr char kPassword[] = "Test-pw-1!";
 
   // Adds kUser (a db owner) to the database at `path` unless it exists, and serves it, with
-  // the test certificate for "localhost" when `tls`.
-  explicit ServedSim(const std::string& path, bool tls = TlsUnderTest()) : path_(path), tls_(tls) {
+  // the test certificate for "localhost" when `tls`, sending at most `send_bytes_per_second`
+  // on each connection when it is not 0.
+  explicit ServedSim(const std::string& path, bool tls = TlsUnderTest(),
+                     std::int64_t send_bytes_per_second = 0)
+      : path_(path), tls_(tls), send_bytes_per_second_(send_bytes_per_second) {
     {
       auto db = sim::SimDatabase::Open(path);
       if (!db->Authenticate(kUser, kPassword)) db->AddLogin(kUser, kPassword, true);
@@ -75,6 +78,7 @@ class ServedSim {
     tds::ServerOptions options;
     options.port = port_;
     if (tls_) options.tls = TestServerCertificates().Identity();
+    options.send_bytes_per_second = send_bytes_per_second_;
     factory_ = std::make_shared<sim_server::SimHandlerFactory>(path_);
     server_ = std::make_unique<tds::TdsServer>(factory_, options);
     port_ = server_->port();
@@ -115,6 +119,7 @@ class ServedSim {
  private:
   std::string path_;
   bool tls_;
+  std::int64_t send_bytes_per_second_;
   std::string database_;
   int port_ = 0;
   std::shared_ptr<sim_server::SimHandlerFactory> factory_;

@@ -31,6 +31,7 @@ struct ChangeReadPlan {
   std::int64_t batch_rows = 10'000;
   std::int64_t batch_bytes = kDefaultBatchDataBytes;
   FetchOptions fetch;  // what the driver offers
+  std::shared_ptr<ReadWaits> waits;  // the request's; the engine's TDS reader fills it
 };
 
 // Throws ConfigError for batch_rows < 1 and the errors of OutputSchema; connects on the

@@ -189,6 +189,7 @@ class OdbcSource final : public Source {
     plan.include_command_id = request.include_command_id;
     plan.batch_rows = request.batch_rows;
     plan.batch_bytes = request.batch_bytes;
+    plan.waits = request.waits;
     plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
     plan.fetch.numeric_struct_binary = settings_->connection->driver.freetds;
     if (tds_ == nullptr || give_way_->Applies(name)) return MakeChangeReader(settings_, plan, clock);

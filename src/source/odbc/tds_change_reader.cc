@@ -184,6 +184,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
         while (metadata_.rows() < plan_.batch_rows && DataBytes() < plan_.batch_bytes) {
           if (!ReadRow()) break;
         }
+        TallyWait();
         if (exhausted_) Release();
         if (metadata_.rows() == 0) {
           finished_ = true;
@@ -242,10 +243,22 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
   void Connect() {
     if (connection_ != nullptr) return;
     if (settings_->slot) connection_ = settings_->slot->Take();
-    if (connection_ != nullptr) return;
-    logging_in_ = true;
-    connection_ = ClientConnection::Open(settings_->login);
-    logging_in_ = false;
+    if (connection_ == nullptr) {
+      logging_in_ = true;
+      connection_ = ClientConnection::Open(settings_->login);
+      logging_in_ = false;
+    }
+    wait_mark_ = connection_->network_wait();
+  }
+
+  // Adds the time the connection waited for the server since the last tally to the plan's
+  // waits: after each batch read on this reader's own socket.
+  void TallyWait() {
+    if (plan_.waits == nullptr || connection_ == nullptr) return;
+    const auto now = connection_->network_wait();
+    const double ms = std::chrono::duration<double, std::milli>(now - wait_mark_).count();
+    plan_.waits->network_wait_ms = plan_.waits->network_wait_ms.value_or(0) + ms;
+    wait_mark_ = now;
   }
 
   void Open() {
@@ -516,6 +529,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
   bool prepared_ = false;
   bool logging_in_ = false;
   bool reading_ = false;    // a reply's rows are being read
+  std::chrono::nanoseconds wait_mark_{0};  // the connection's network wait at the last tally
   bool exhausted_ = false;  // the result has no more rows
   bool finished_ = false;
   std::int64_t delivered_ = 0;
