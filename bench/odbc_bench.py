@@ -13,8 +13,12 @@ its whole change range with 1, 2 and 4 parallel connections through:
 and, on request (--readers), the odbc backend through Microsoft ODBC Driver 18 in plaintext
 (ours-msodbc18, Encrypt=no) and over TLS (ours-msodbc18-tls: Encrypt=yes, TLS 1.2, the test
 CA of `sim tls-cert` trusted through SSL_CERT_FILE), and through FreeTDS over TLS
-(ours-driver-tls: Encryption=require); the server then has a certificate, so the plaintext
-readers' logins are encrypted too, as with any SQL Server that has one.
+(ours-driver-tls: Encryption=require); the engine's own reader over TLS with the same Driver 18
+connection string (ours-tls: Encrypt=yes, TLS 1.2; ours-strict: Encrypt=strict, TDS 8.0 and TLS
+1.3); the server then has a certificate, so a Driver 18 login with Encrypt=no is encrypted
+too, as with any SQL Server that has one. With TLS readers, a second table compares the engine's
+reader over TLS with itself in plaintext (goal: 0.9 or more) and with the faster of Driver 18
+and FreeTDS over TLS (goal: 2 or more).
 
 Every reader sends the same statement (statements.h ChangeRows; the peers with the LSN bounds
 as literals) over the same commit-aligned ranges (the engine's split), one connection per
@@ -47,7 +51,8 @@ BATCH_ROWS = 10_000  # ours: arrowBatchSize's default; the peers are given the s
 PACKET_SIZE = 32767  # the TDS packet size the odbc backend asks for; the peers too
 PEERS = ("arrow-odbc", "mssql-python")
 READERS = ("ours", "ours-driver") + PEERS + ("sim",)  # the default
-TLS_READERS = ("ours-msodbc18-tls", "ours-driver-tls")  # on request, with ours-msodbc18
+TLS_READERS = ("ours-tls", "ours-strict", "ours-msodbc18-tls", "ours-driver-tls")  # on request
+OURS_TDS = ("ours", "ours-tls", "ours-strict")  # the engine's own reader
 
 
 # ---- a peer worker: one process, one connection, one range ----
@@ -201,17 +206,17 @@ def run_ours(bench: Path, reader: str, table: dict, n: int, served: Served, cert
                "--user", USER, "--password", PASSWORD, "--connections", str(n),
                "--server-pid", str(served.pid), "--json", "--expect-rows", str(table["rows"]),
                "--backends", "sim" if reader == "sim" else "odbc",
-               "--change-reader", "tds" if reader == "ours" else "driver"]
+               "--change-reader", "tds" if reader in OURS_TDS else "driver"]
     env = dict(os.environ)
-    if reader.startswith("ours-msodbc18"):
+    if reader.startswith("ours-msodbc18") or reader in ("ours-tls", "ours-strict"):
         library = msodbc18_library()
         if library is None:
             return {"error": "mssql-python-odbc (Microsoft ODBC Driver 18) is not installed"}
         command += ["--driver", library]
     elif reader == "ours-driver-tls":
         command += ["--driver", "FreeTDS"]
-    if reader.endswith("-tls"):
-        command += ["--encrypt", "yes"]
+    if reader.endswith("-tls") or reader == "ours-strict":
+        command += ["--encrypt", "strict" if reader == "ours-strict" else "yes"]
         env["SSL_CERT_FILE"] = str(certs / "ca.pem")
     out = subprocess.run(command, capture_output=True, text=True, env=env)
     if out.returncode != 0:
@@ -234,7 +239,7 @@ def run_pass(bench: Path, build: Path, table: dict, counts: list, readers: list,
                 else:
                     run = run_ours(bench, reader, table, n, served, certs)
                 if "error" in run:
-                    if reader in PEERS or reader.startswith("ours-msodbc18"):
+                    if reader in PEERS or reader.startswith("ours-msodbc18") or reader in TLS_READERS:
                         skipped[reader] = run["error"]
                         continue
                     raise SystemExit(f"{reader} failed: {run['error']}")
@@ -265,7 +270,8 @@ def main() -> int:
     ap.add_argument("--readers", default=",".join(READERS),
                     help="of ours, ours-driver, arrow-odbc, mssql-python, sim, ours-msodbc18 (the odbc "
                          "backend through the Driver 18 library mssql-python bundles), ours-msodbc18-tls "
-                         "and ours-driver-tls (the same over TLS)")
+                         "and ours-driver-tls (the same over TLS), ours-tls and ours-strict (the engine's "
+                         "reader over TLS, Encrypt=yes and strict)")
     args = ap.parse_args()
     build = Path(args.build)
     bench = build / "bench" / "odbc_bench"
@@ -296,7 +302,7 @@ def main() -> int:
           f"mssql-python {version('mssql-python')} (Microsoft ODBC Driver "
           f"{version('mssql-python-odbc')}, Encrypt=no), sim (the file read directly, the "
           f"ceiling){', ours-msodbc18 (the odbc backend through that Driver 18 library)' if 'ours-msodbc18' in readers else ''}"
-          f"{', ours-msodbc18-tls and ours-driver-tls (the same over TLS 1.2, Encrypt=yes; the server has a certificate, so every login is encrypted)' if certs else ''}; "
+          f"{', ours-msodbc18-tls and ours-driver-tls (the same over TLS 1.2, Encrypt=yes), ours-tls and ours-strict (the engine reader over TLS 1.2 with Encrypt=yes, over TLS 1.3 with Encrypt=strict; the server has a certificate)' if certs else ''}; "
           f"{BATCH_ROWS} rows per Arrow batch for all; one connection per range, a peer's in "
           f"its own process; server `mssql-cdc sim serve` on 127.0.0.1, same machine. "
           f"Medians of up to {args.repeats} runs (as many as fit {args.budget:.0f} s); CPU in "
@@ -368,6 +374,33 @@ def main() -> int:
             sim_text = f"{sim['seconds'] / ours['seconds']:.2f}" if sim else "-"
             print(f"| {table['shape']} | {n} | {ours['rows'] / ours['seconds']:.0f} | {peer_text} "
                   f"| {sim_text} |")
+    tls_ours = [r for r in ("ours-tls", "ours-strict") if r in readers]
+    tls_peers = [r for r in ("ours-msodbc18-tls", "ours-driver-tls") if r in readers]
+    if tls_ours:
+        print()
+        print("The engine's reader over TLS, in rows/s, ÷ itself in plaintext (goal: 0.9 or more) and "
+              "÷ the faster of Driver 18 and FreeTDS over TLS (goal: 2 or more); client CPU seconds apart "
+              "from the server's:")
+        print()
+        print("| table | connections | reader | rows/s | ÷ ours plaintext | faster TLS driver | its rows/s "
+              "| ÷ it | client CPU s | server CPU s |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for table in tables:
+            for n in counts:
+                plain = median(table["shape"], n, "ours")
+                drivers = [(p, median(table["shape"], n, p)) for p in tls_peers]
+                drivers = [(p, m) for p, m in drivers if m is not None]
+                best = min(drivers, key=lambda pm: pm[1]["seconds"]) if drivers else None
+                for reader in tls_ours:
+                    m = median(table["shape"], n, reader)
+                    if m is None:
+                        continue
+                    rate = m["rows"] / m["seconds"]
+                    driver_text = (f"{best[0]} | {best[1]['rows'] / best[1]['seconds']:.0f} "
+                                   f"| {best[1]['seconds'] / m['seconds']:.2f}") if best else "none | - | -"
+                    print(f"| {table['shape']} | {n} | {reader} | {rate:.0f} "
+                          f"| {plain['seconds'] / m['seconds']:.2f} | {driver_text} "
+                          f"| {m['client_cpu']:.2f} | {m['server_cpu']:.2f} |")
     for reader, why in skipped.items():
         print()
         print(f"{reader} was left out: it failed with: {why}")
