@@ -116,7 +116,8 @@ def reconcile(
                            silver_lsn=summary["silver_lsn"], source_lsn=summary["source_lsn"],
                            buckets=summary["buckets"], match=summary["match"], in_flight=summary["in_flight"],
                            mismatch=summary["mismatch"], hashed=summary["hashed"],
-                           failures=dict(summary["failures"]), report=report_df)
+                           failures=dict(summary["failures"]), keys_in_flight=summary["keys_in_flight"],
+                           report=report_df)
 
 
 def _arrow_table(batch: Any) -> Any:

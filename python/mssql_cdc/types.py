@@ -8,7 +8,7 @@ query, which the API accepts alike.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 SnapshotMode = Literal["full", "chunked"]
 OnDataLoss = Literal["fail", "resnapshot"]
@@ -83,7 +83,8 @@ class Freshness(TypedDict):
 class ReconcileResult(TypedDict):
     """What one ``reconcile`` run found: the silver version and LSN compared, the source's max
     LSN, how many buckets matched, were in flight or did not match, how many were compared row
-    by row, failing keys per failure type, and the report rows as a DataFrame."""
+    by row, failing keys per failure type, the keys with changes in flight left out of the row
+    comparison, and the report rows as a DataFrame."""
 
     run_id: str
     silver_version: int
@@ -95,6 +96,7 @@ class ReconcileResult(TypedDict):
     mismatch: int
     hashed: int
     failures: dict[str, int]
+    keys_in_flight: list[dict[str, Any]]
     report: DataFrame
 
 

@@ -167,6 +167,8 @@ void BindReconcile(nb::module_& m) {
                                   {"match", result.match},           {"in_flight", result.in_flight},
                                   {"mismatch", result.mismatch},     {"hashed", result.hashed},
                                   {"failures", result.failures}};
+        summary["keys_in_flight"] = nlohmann::json::array();
+        for (const auto& key : result.keys_in_flight) summary["keys_in_flight"].push_back(nlohmann::json::parse(key));
         return nb::make_tuple(summary.dump(), ToPyArrowBatch(ReportBatch(result.run, result.report)));
       },
       nb::arg("options"), nb::arg("keys").none(), nb::arg("bucket_rows"), nb::arg("sample"), nb::arg("seed").none(),

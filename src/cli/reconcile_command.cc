@@ -78,6 +78,16 @@ int ReconcilePipeline(const ReconcileArgs& args) {
               << result.in_flight << " in flight, " << result.mismatch << " mismatch, " << result.hashed
               << " compared row by row";
     for (const auto& [type, count] : result.failures) std::cout << "; " << type << " " << count;
+    if (!result.keys_in_flight.empty()) {
+      // The keys left out of the row comparison, the first few named.
+      constexpr std::size_t kNamed = 5;
+      std::cout << "; " << result.keys_in_flight.size() << " key"
+                << (result.keys_in_flight.size() == 1 ? "" : "s") << " in flight left out (";
+      for (std::size_t i = 0; i < result.keys_in_flight.size() && i < kNamed; ++i) {
+        std::cout << (i > 0 ? ", " : "") << result.keys_in_flight[i];
+      }
+      std::cout << (result.keys_in_flight.size() > kNamed ? ", ...)" : ")");
+    }
     std::cout << " (silver version " << result.run.silver_version << " at " << result.run.silver_lsn.value_or("-")
               << ", source at " << result.source_lsn << ")\n";
     all_match = all_match && result.mismatch == 0 && result.failures.empty();

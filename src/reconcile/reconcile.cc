@@ -259,12 +259,13 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
     if (buckets[b].status == BucketStatus::kMismatch && flying[b]) buckets[b].status = BucketStatus::kInFlight;
   }
 
-  // Tier 2: an IN_FLIGHT bucket is not compared (its difference is explained).
+  // Tier 2: an IN_FLIGHT bucket is compared too, less its keys in flight, so that a change in
+  // flight never hides a real difference of another key; one found makes it MISMATCH.
   std::vector<bool> hashed(buckets.size(), false);
+  std::vector<bool> failed(buckets.size(), false);
   std::shared_ptr<arrow::Table> all_silver;
   std::vector<ReportRow> key_rows;
   for (const Range& range : ranges) {
-    if (buckets[range.bucket].status == BucketStatus::kInFlight) continue;
     hashed[range.bucket] = true;
     const auto source_rows = SourceRows(source, instance.name, keys, columns, range.lo, range.hi, *max_before);
     std::shared_ptr<arrow::Table> silver_rows;
@@ -276,6 +277,7 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
     }
     for (auto& failure : DiffRows(*source_rows, *silver_rows, keys, columns, range.whole)) {
       if (in_flight.keys.count(failure.key.dump()) > 0) continue;  // explained by a change in flight
+      failed[range.bucket] = true;
       ReportRow row;
       row.bucket_lo = BoundText(range.lo);
       row.bucket_hi = BoundText(range.hi);
@@ -287,6 +289,12 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
       key_rows.push_back(std::move(row));
     }
   }
+
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    if (buckets[b].status == BucketStatus::kInFlight && failed[b]) buckets[b].status = BucketStatus::kMismatch;
+  }
+  result.keys_in_flight.assign(in_flight.keys.begin(), in_flight.keys.end());
+  std::sort(result.keys_in_flight.begin(), result.keys_in_flight.end());
 
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const Bucket& bucket = buckets[b];

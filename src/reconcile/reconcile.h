@@ -5,8 +5,9 @@
 //           any other key is counted as a whole table;
 //   IN_FLIGHT  a bucket that differs is in flight when bronze holds a change to one of its
 //           keys after what silver is current to, or the change table one not yet harvested;
-//   Tier 2  every MISMATCH bucket and a `sample` of the matching ones read from the source and
-//           compared row by row with silver (row_diff.h).
+//   Tier 2  every bucket that differs (in flight or not) and a `sample` of the matching ones
+//           read from the source and compared row by row with silver (row_diff.h), less the
+//           keys in flight; an IN_FLIGHT bucket with another key that differs is MISMATCH.
 // The source is only read, through the snapshot reader's isolation, never NOLOCK.
 #pragma once
 
@@ -36,6 +37,9 @@ struct ReconcileResult {
   std::string source_lsn;
   std::int64_t buckets = 0, match = 0, in_flight = 0, mismatch = 0, hashed = 0;
   std::map<std::string, std::int64_t> failures;  // failure_type -> keys
+  // Keys (JSON objects, sorted) with a change committed after silver's LSN, left out of the
+  // row comparison; empty when no bucket differed and none was sampled.
+  std::vector<std::string> keys_in_flight;
   std::vector<ReportRow> report;
 };
 

@@ -82,6 +82,28 @@ def test_reconcile_matches_then_finds_what_differs(cli, tmp_path):
     assert json.loads(keys[("RECORD_DIFF", changed)]["detail"])["columns"] == ["status"]
 
 
+def test_a_change_in_flight_does_not_hide_a_missing_row_in_its_bucket(cli, tmp_path):
+    """One row deleted from silver and an unrelated key updated at the source but not streamed:
+    with the default bucket size the whole table is one bucket, in flight; its other keys are
+    still compared, so the missing row is found and the key in flight is named, not compared."""
+    db = make_db(cli, tmp_path, 60, 8)
+    pipeline = write_pipeline(tmp_path)
+    cli("run", pipeline)
+    silver = tmp_path / "lake" / "silver" / "dbo_orders"
+    ids = sorted(DeltaTable(str(silver)).to_pyarrow_table(columns=["order_id"])["order_id"].to_pylist())
+    missing, pending = ids[4], ids[9]
+    DeltaTable(str(silver)).delete(f"order_id = {missing}")
+    cli("sim", "dml", "--db", db, "--json", json.dumps(
+        [{"op": "update", "table": "dbo.orders", "key": {"order_id": pending}, "set": {"status": "pending"}}]))
+
+    done = reconcile(tmp_path, pipeline, "--table", "dbo_orders")
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = summary(done.stdout, "dbo_orders")
+    assert "1 buckets, 0 match, 0 in flight, 1 mismatch" in line, line
+    assert "MISSING_TARGET 1" in line and "RECORD_DIFF" not in line, line
+    assert f'1 key in flight left out ({{"order_id":{pending}}})' in line, line
+
+
 def test_bad_reconcile_input_is_refused_before_anything_is_written(cli, tmp_path):
     make_db(cli, tmp_path, 20, 6)
     pipeline = write_pipeline(tmp_path)

@@ -39,6 +39,8 @@ def test_reconcile_matches_then_names_every_difference(spark, shop, cli, tmp_pat
     workload(cli, shop, 40, 12, tables=["dbo.orders"])
     flying = reconcile(spark, options, silver, sample=0.0, **run)
     assert flying["in_flight"] > 0 and flying["mismatch"] == 0 and flying["failures"] == {}, flying
+    # The keys in flight are named and left out; the buckets' other keys were still compared.
+    assert flying["keys_in_flight"] and all(set(k) == {"order_id"} for k in flying["keys_in_flight"]), flying
     stream_once(spark, options, bronze, facts, f"{tmp_path}/ckpt", control)
     apply_changes(spark, bronze, silver, control_table=control, facts_table=facts, options=options)
 
