@@ -365,7 +365,7 @@ def test_the_odbc_backend_through_sim_serve_writes_the_same_bronze_as_the_sim_ba
 # Facts columns a batch's rows and the source's state fix, the same whichever mode read it.
 SAME_IN_BOTH_MODES = ("rows", "min_lsn", "max_lsn", "end_lsn", "end_commit_ts", "read_mb",
                       "retention_watermark_ts", "retention_headroom_hours", "source_max_commit_ts",
-                      "ingestion_lag_seconds", "network_wait_ms")
+                      "ingestion_lag_seconds")
 
 
 @pytest.mark.parametrize("route", ["bronze", "delta_sink"])
