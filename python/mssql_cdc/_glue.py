@@ -56,6 +56,12 @@ def set_option(options: dict[str, str], name: str, value: str) -> None:
     options[name] = value
 
 
+def without_options(options: Mapping[str, str], *names: str) -> dict[str, str]:
+    """`options` less every spelling of `names` (matched ignoring case, as the engine does)."""
+    dropped = {_core.option_name_key(name) for name in names}
+    return {k: v for k, v in options.items() if _core.option_name_key(k) not in dropped}
+
+
 def merged_options(base: Mapping[str, str], overrides: Mapping[str, Any]) -> dict[str, str]:
     """`base` with `overrides` applied, names matched ignoring case (the override's spelling wins)."""
     out = dict(base)

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, snapshot_source, tables
+from mssql_cdc._glue import set_option, without_options
 
 
 def _struct(schema_json: str) -> StructType:
@@ -32,14 +33,11 @@ def snapshot_frame(spark: Any, options: Mapping[str, str], plan: Mapping[str, An
     schema, read by Spark's tasks a range each through ``format("mssql_cdc_snapshot")``, its rows
     stamped ``lsn``. ``snapshot``: the S of a chunked snapshot's wave, whose rows keep their
     ``_chunk``; otherwise ``_snapshot`` is the stamp and ``_chunk`` NULL."""
-    read = {k: v for k, v in options.items()
-            if k.lower() not in ("snapshotchunks", "snapshotkeys", "snapshotlsn")}
+    read = without_options(options, "snapshotChunks", "snapshotKeys", "snapshotLsn")
     read["snapshotLsn"] = plan["lsn"]
     if plan.get("capture_instance"):
         # The instance the engine reads the table through: the newest, with the current columns.
-        for name in [k for k in read if k.lower() == "captureinstance"]:
-            del read[name]
-        read["captureInstance"] = plan["capture_instance"]
+        set_option(read, "captureInstance", plan["capture_instance"])
     if plan["chunks"]:
         read["snapshotKeys"] = json.dumps(plan["keys"])
         read["snapshotChunks"] = json.dumps(plan["chunks"])

@@ -25,7 +25,6 @@ Options of its own (not source options, removed before the engine sees them):
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,9 +32,10 @@ import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from mssql_cdc import _core
-from mssql_cdc._glue import get_option
+from mssql_cdc._glue import get_option, without_options
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.source import LsnRange, MssqlCdcDataSource, MssqlCdcStreamReader
+from mssql_cdc.spark_checkpoint import SparkCheckpoint
 
 NAME = "mssql_cdc_bronze"
 BRONZE_LOCATION = "bronzeLocation"
@@ -43,20 +43,6 @@ SPARK_CHECKPOINT = "sparkCheckpoint"
 CHANGE_SCHEMA = "changeSchema"
 SCHEMA = "`range` STRING, `batch` STRING"
 _ARROW_SCHEMA = pa.schema([("range", pa.string()), ("batch", pa.string())])
-
-
-def spark_batch_id(checkpoint: str, end: dict) -> int:
-    """Spark's id of the batch that ends at offset `end`: the newest offsets/<n> recording it."""
-    directory = os.path.join(checkpoint, "offsets")
-    entries = sorted((int(name) for name in os.listdir(directory) if name.isdigit()), reverse=True)
-    for n in entries:
-        with open(os.path.join(directory, str(n)), encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        if len(lines) >= 3 and lines[2].strip() not in ("", "-") and json.loads(lines[2]) == end:
-            return n
-    raise ConfigError(f"checkpoint {checkpoint}: no offsets entry records the batch ending at {json.dumps(end)}; "
-                      "Spark plans a batch only after recording it, so the checkpoint was changed while the "
-                      "query ran. Stop the query and start it again")
 
 
 class BronzeRange(LsnRange):
@@ -85,7 +71,7 @@ class BronzeStreamReader(MssqlCdcStreamReader):
         feed = self._get_feed()
         start_json, end_json = json.dumps(start), json.dumps(end)
         ranges = feed.partitions(start_json, end_json)
-        batch_id = spark_batch_id(self._checkpoint, end)
+        batch_id = SparkCheckpoint(None, self._checkpoint).batch_ending_at(end)
         skipped = feed.skipped_range(start_json)
         batch = json.dumps({
             "start": start_json, "end": end_json, "batch_id": batch_id,
@@ -126,9 +112,7 @@ class BronzeDataSource(MssqlCdcDataSource):
         route = [get_option(options, name) for name in (BRONZE_LOCATION, SPARK_CHECKPOINT, CHANGE_SCHEMA)]
         if not all(route):
             raise ConfigError(f'format("{NAME}") is to_delta\'s own source; read format("mssql_cdc") instead')
-        own = {_core.option_name_key(name) for name in (BRONZE_LOCATION, SPARK_CHECKPOINT, CHANGE_SCHEMA,
-                                                         "metricsPath")}
-        options = {k: v for k, v in options.items() if _core.option_name_key(k) not in own}
+        options = without_options(options, BRONZE_LOCATION, SPARK_CHECKPOINT, CHANGE_SCHEMA, "metricsPath")
         bronze, checkpoint, change_schema = route
         return BronzeStreamReader(options, change_schema, bronze, checkpoint)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.errors import StreamingQueryException
 
 from mssql_cdc import _core, tables
-from mssql_cdc._glue import copy_options, merged_options, set_option
+from mssql_cdc._glue import copy_options, merged_options, set_option, without_options
 from mssql_cdc.bronze_sink import engine_location
 from mssql_cdc.errors import ConfigError, DataLossError, SchemaChangedError  # noqa: F401 (exported here too)
 from mssql_cdc.errors import is_data_loss, is_schema_changed  # noqa: F401 (exported here too)
@@ -88,7 +88,7 @@ def start_many(
     for ci, overrides in entries:
         params = {name: _core.expand_template(value, ci, name)
                   for name, value in (("target", target), ("app_id", app_id), ("checkpoint", checkpoint))}
-        overrides = {k: v for k, v in overrides.items() if k.lower() != "captureinstance"}
+        overrides = without_options(copy_options(overrides, "per-table options"), "captureInstance")
         table_options = merged_options(shared, overrides)
         set_option(table_options, "captureInstance", ci)
         plans.append((ci, table_options, params))

@@ -37,7 +37,7 @@ from pyspark.sql.types import StructType
 
 from mssql_cdc import _core, backfill, bronze_sink, bronze_source, generations, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
-from mssql_cdc._glue import copy_options, get_option, join, option_text, set_option
+from mssql_cdc._glue import copy_options, get_option, join, option_text, set_option, without_options
 from mssql_cdc.source import NAME, register
 from mssql_cdc.errors import ConfigError
 from mssql_cdc.metrics_dir import MetricsDir
@@ -206,7 +206,7 @@ class CdcStream:
         if locations is not None:
             # The bronze route (decision 0019): the tasks write bronze's files, the engine commits.
             bronze_location, facts_location = locations
-            options = {k: v for k, v in options.items() if k.lower() != "metricspath"}
+            options = without_options(options, "metricsPath")
             route = {bronze_source.BRONZE_LOCATION: bronze_location, bronze_source.SPARK_CHECKPOINT: checkpoint,
                      bronze_source.CHANGE_SCHEMA: output_schema}
             frame = self._spark.readStream.format(bronze_source.NAME).options(**options, **route).load()
@@ -218,7 +218,7 @@ class CdcStream:
             if metrics:
                 set_option(options, "metricsPath", metrics)
             else:
-                options = {k: v for k, v in options.items() if k.lower() != "metricspath"}
+                options = without_options(options, "metricsPath")
             schema = StructType.fromJson(json.loads(output_schema))
             frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
             sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options,

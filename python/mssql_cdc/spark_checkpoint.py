@@ -1,5 +1,6 @@
-"""What a Spark checkpoint holds, read before a query starts: the newest offsets entry this
-release must be able to read, and the end offset of the last batch Spark committed.
+"""What a Spark checkpoint holds: the newest offsets entry this release must be able to read and
+the end offset of the last batch Spark committed, read before a query starts, and which batch
+an offset ends, read while it runs.
 
 A checkpoint is a local (or Volume) path, read through this process's file system, or a URI
 (``s3a://``, ``abfss://``, ``gs://``, ...), read through Spark's own file systems, which are the
@@ -62,6 +63,23 @@ class SparkCheckpoint:
         rows = self._spark.read.format("binaryFile").load(path).select("content").collect()
         return bytes(rows[0]["content"]).decode("utf-8").splitlines() if rows else []
 
+    @staticmethod
+    def _source_offset(lines: list[str]) -> str | None:
+        """The source's offset line of an offsets entry; None when the entry records none."""
+        if len(lines) < 3 or lines[2].strip() in ("", "-"):
+            return None
+        return lines[2]
+
+    def batch_ending_at(self, end: dict) -> int:
+        """Spark's id of the batch whose end offset is `end`: the newest offsets/<n> recording it."""
+        for n in sorted(self._entries("offsets"), reverse=True):
+            offset = self._source_offset(self._read("offsets", n))
+            if offset is not None and json.loads(offset) == end:
+                return n
+        raise ConfigError(f"checkpoint {self.location}: no offsets entry records the batch ending at "
+                          f"{json.dumps(end)}; Spark plans a batch only after recording it, so the checkpoint was "
+                          "changed while the query ran. Stop the query and start it again")
+
     def check_readable(self) -> None:
         """Refuses, before anything is written, a checkpoint whose newest offsets entry this
         release cannot read: an offset log of another version, or a source offset that is not an
@@ -77,9 +95,10 @@ class SparkCheckpoint:
             found = lines[0].strip()[:20] if lines else "nothing"
             raise ConfigError(f"checkpoint {self.location}: {name} is an offset log entry of version {found!r}, "
                               f"which this release does not read (it reads {_OFFSET_LOG_VERSION!r}): {fix}")
-        if len(lines) >= 3 and lines[2].strip() not in ("", "-"):
+        offset = self._source_offset(lines)
+        if offset is not None:
             try:
-                _core.offset_json(lines[2])
+                _core.offset_json(offset)
             except ConfigError as error:
                 raise ConfigError(f"checkpoint {self.location}: {name} holds a source offset this release does "
                                   f"not read ({error}): {fix}") from None
