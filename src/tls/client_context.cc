@@ -1,6 +1,5 @@
 #include "tls/client_context.h"
 
-#include <arpa/inet.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -9,17 +8,10 @@
 
 #include "tls/openssl_errors.h"
 #include "tls/openssl_handles.h"
+#include "tls/tds_names.h"
 
 namespace mssql_cdc::tls {
 namespace {
-
-constexpr unsigned char kAlpnTds8[] = {7, 't', 'd', 's', '/', '8', '.', '0'};
-
-bool IsIpAddress(const std::string& host) {
-  unsigned char address[16];
-  return inet_pton(AF_INET, host.c_str(), address) == 1 ||
-         inet_pton(AF_INET6, host.c_str(), address) == 1;
-}
 
 // The driver compares names, never addresses: a certificate for 127.0.0.1 (as CN or as an IP
 // subjectAltName) does not satisfy Server=127.0.0.1. OpenSSL's name check would accept the CN,

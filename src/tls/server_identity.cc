@@ -13,11 +13,10 @@
 #include "core/errors.h"
 #include "tls/openssl_errors.h"
 #include "tls/openssl_handles.h"
+#include "tls/tds_names.h"
 
 namespace mssql_cdc::tls {
 namespace {
-
-constexpr unsigned char kAlpnTds8[] = {7, 't', 'd', 's', '/', '8', '.', '0'};
 
 BioHandle OpenFile(const std::string& path, const char* what) {
   errno = 0;

@@ -1,6 +1,5 @@
 #include "tls/test_authority.h"
 
-#include <arpa/inet.h>
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -13,6 +12,7 @@
 
 #include "core/errors.h"
 #include "tls/openssl_errors.h"
+#include "tls/tds_names.h"
 #include "tls/openssl_handles.h"
 
 namespace mssql_cdc::tls {
@@ -30,12 +30,6 @@ Key NewKey() {
   Key key(EVP_RSA_gen(2048));
   Require(key != nullptr, "generating an RSA key");
   return key;
-}
-
-bool IsIpAddress(const std::string& host) {
-  unsigned char address[16];
-  return inet_pton(AF_INET, host.c_str(), address) == 1 ||
-         inet_pton(AF_INET6, host.c_str(), address) == 1;
 }
 
 void AddExtension(X509* certificate, X509* issuer, int nid, const std::string& value) {
