@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "tds/packet.h"
 
@@ -134,10 +135,17 @@ void ClientTransport::Send(const std::uint8_t* data, std::size_t size,
   SendRaw(reinterpret_cast<const std::uint8_t*>(records_.data()), records_.size(), timeout);
 }
 
+void ClientTransport::WaitReadable(Clock::time_point deadline, std::chrono::milliseconds timeout) {
+  // Only the time nothing was there to read counts as waiting on the network.
+  const auto started = Clock::now();
+  const bool ready = WaitFor(fd_, POLLIN, deadline);
+  waited_ += Clock::now() - started;
+  if (!ready) Fail(ClientFailure::Kind::kNetwork, "the server sent nothing for " + Seconds(timeout));
+}
+
 std::size_t ClientTransport::ReceiveRaw(std::uint8_t* out, std::size_t size,
                                         std::chrono::milliseconds timeout) {
-  Clock::time_point deadline;
-  bool deadline_set = false;
+  std::optional<Clock::time_point> deadline;
   for (;;) {
     const ssize_t got = recv(fd_, out, size, 0);
     if (got > 0) return static_cast<std::size_t>(got);
@@ -147,29 +155,24 @@ std::size_t ClientTransport::ReceiveRaw(std::uint8_t* out, std::size_t size,
       Fail(ClientFailure::Kind::kNetwork,
            std::string("reading from the server failed: ") + std::strerror(errno));
     }
-    if (!deadline_set) {
-      deadline = DeadlineAfter(timeout);
-      deadline_set = true;
-    }
-    // Only the time nothing was there to read counts as waiting on the network.
-    const auto started = Clock::now();
-    const bool ready = WaitFor(fd_, POLLIN, deadline);
-    waited_ += Clock::now() - started;
-    if (!ready) Fail(ClientFailure::Kind::kNetwork, "the server sent nothing for " + Seconds(timeout));
+    if (!deadline) deadline = DeadlineAfter(timeout);
+    WaitReadable(*deadline, timeout);
   }
 }
 
 std::size_t ClientTransport::Receive(std::uint8_t* out, std::size_t size,
                                      std::chrono::milliseconds timeout) {
   if (tls_ == nullptr) return ReceiveRaw(out, size, timeout);
-  if (ciphertext_ == nullptr) ciphertext_.reset(new std::uint8_t[kCiphertextChunk]);
+  if (ciphertext_ == nullptr && !reads_direct_) ciphertext_.reset(new std::uint8_t[kCiphertextChunk]);
+  std::optional<Clock::time_point> deadline;
   for (;;) {
     std::size_t got = 0;
     tls::TlsConnection::ReadResult result;
     try {
       result = tls_->Read(out, size, &got);
     } catch (const SourceError& e) {
-      Fail(ClientFailure::Kind::kProtocol, e.what());
+      // A connection cut or a record broken mid-stream: retried on a new connection.
+      Fail(ClientFailure::Kind::kNetwork, std::string("the encrypted connection broke: ") + e.what());
     }
     switch (result) {
       case tls::TlsConnection::ReadResult::kData:
@@ -178,6 +181,13 @@ std::size_t ClientTransport::Receive(std::uint8_t* out, std::size_t size,
         Fail(ClientFailure::Kind::kNetwork, "the server closed the connection (TLS close_notify)");
       case tls::TlsConnection::ReadResult::kNeedInput:
         break;
+    }
+    if (reads_direct_) {
+      // OpenSSL reads the socket itself; an orderly close surfaces from Read as kClosed or an
+      // error, and silence here.
+      if (!deadline) deadline = DeadlineAfter(timeout);
+      WaitReadable(*deadline, timeout);
+      continue;
     }
     const std::size_t more = ReceiveRaw(ciphertext_.get(), kCiphertextChunk, timeout);
     tls_->Feed(ciphertext_.get(), more);
@@ -268,6 +278,8 @@ void ClientTransport::StartTls(const tls::ClientContext& context, const std::str
       tls->Feed(ciphertext_.get(), got);
     }
   }
+  // Results, the bulk of what a client receives, go from the socket straight to OpenSSL.
+  reads_direct_ = tls->ReadDirectlyFrom(fd_);
   tls_ = std::move(tls);
 }
 

@@ -4,7 +4,8 @@
 //
 // Failures are ClientFailure: kNetwork for a connection refused, reset, closed or silent past
 // its timeout (the transport is then dead), kCertificateRefused when the server's certificate
-// fails the context's check, kProtocol for bytes that are not TLS where TLS was due. It also
+// fails the context's check, kProtocol for bytes that are not TLS during a handshake (a
+// connection cut or a record broken after it is kNetwork: retried on a new connection). It also
 // counts the time spent blocked waiting for the server's bytes, the read's network wait.
 // Used by one thread at a time.
 #pragma once
@@ -44,7 +45,10 @@ class ClientTransport {
   void StartTls(const tls::ClientContext& context, const std::string& server_name,
                 bool inside_prelogin, std::chrono::milliseconds timeout);
   // Back to plaintext after a login-only encryption.
-  void StopTls() { tls_.reset(); }
+  void StopTls() {
+    tls_.reset();
+    reads_direct_ = false;
+  }
   bool encrypted() const { return tls_ != nullptr; }
   // "TLSv1.2" while encrypted, else "".
   std::string tls_protocol() const { return tls_ ? tls_->protocol() : std::string(); }
@@ -64,12 +68,15 @@ class ClientTransport {
                             std::uint8_t* packet_id, std::chrono::milliseconds timeout);
   // One PRELOGIN message's payload (TLS handshake records), read in plaintext.
   std::string ReceivePreloginMessage(std::chrono::milliseconds timeout);
+  // Waits until the socket is readable, counting the wait; kNetwork past `deadline`.
+  void WaitReadable(Clock::time_point deadline, std::chrono::milliseconds timeout);
   [[noreturn]] void Fail(ClientFailure::Kind kind, const std::string& what);
 
   int fd_ = -1;
   bool dead_ = false;
   std::chrono::nanoseconds waited_{0};
   std::unique_ptr<tls::TlsConnection> tls_;
+  bool reads_direct_ = false;  // tls_ reads the socket itself (ReadDirectlyFrom)
   std::string records_;                 // reused: TLS records to send
   std::unique_ptr<std::uint8_t[]> ciphertext_;  // reused: TLS records read from the socket
 };

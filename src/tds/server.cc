@@ -4,6 +4,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -179,6 +181,12 @@ class TdsServer::Impl {
 
   void Serve(Connection* connection, const SessionOptions& options) {
     spdlog::debug("tds: connection from {} (spid {})", options.peer, options.spid);
+    // OpenSSL writes encrypted replies with send() without MSG_NOSIGNAL; blocked in this thread,
+    // a client that vanished makes the write fail with EPIPE instead of killing the process.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     {
       SocketChannel channel(connection->fd, options_.idle_timeout_seconds,
                             options_.send_bytes_per_second);

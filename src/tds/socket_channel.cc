@@ -170,6 +170,8 @@ void SocketChannel::AcceptTls(SSL_CTX* context, bool inside_prelogin) {
       tls->Feed(bytes, got);
     }
   }
+  // Replies, the bulk of what a server sends, go from OpenSSL straight to the socket.
+  tls->WriteDirectlyTo(fd_);
   tls_ = std::move(tls);
 }
 
@@ -220,15 +222,13 @@ void SocketChannel::Send(const iovec* parts, int count) {
   for (int i = 0; i < count; ++i) {
     plaintext_.append(static_cast<const char*>(parts[i].iov_base), parts[i].iov_len);
   }
+  Pace(plaintext_.size());
   try {
-    tls_->Write(plaintext_.data(), plaintext_.size());
+    tls_->Write(plaintext_.data(), plaintext_.size());  // to the socket (AcceptTls)
   } catch (const SourceError& e) {
     spdlog::warn("tds: {}", e.what());
     throw ReplyAborted(ReplyAborted::Reason::kConnectionLost);
   }
-  records_.clear();
-  tls_->TakeOutput(&records_);
-  SendRaw(records_);
 }
 
 void SocketChannel::SendRaw(const std::string& bytes) {

@@ -4,13 +4,13 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include <arpa/inet.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
 #include "core/errors.h"
 #include "tls/client_context.h"
 #include "tls/openssl_errors.h"
+#include "tls/tds_names.h"
 
 namespace mssql_cdc::tls {
 
@@ -33,16 +33,16 @@ TlsConnection::TlsConnection(SSL_CTX* context) {
 TlsConnection::TlsConnection(const ClientContext& client, const std::string& server_name)
     : client_(&client) {
   Attach(client.context());
-  unsigned char address[16];
-  const bool is_address = inet_pton(AF_INET, server_name.c_str(), address) == 1 ||
-                          inet_pton(AF_INET6, server_name.c_str(), address) == 1;
-  if (!server_name.empty() && !is_address) SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+  if (!server_name.empty() && !IsIpAddress(server_name)) {
+    SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+  }
   SSL_set_connect_state(ssl_);
 }
 
 TlsConnection::~TlsConnection() { SSL_free(ssl_); }
 
 void TlsConnection::Feed(const void* data, std::size_t size) {
+  if (incoming_ == nullptr) throw InternalError("TLS: bytes fed to a connection that reads its socket");
   if (size != 0) BIO_write(incoming_, data, static_cast<int>(size));
 }
 
@@ -98,10 +98,34 @@ void TlsConnection::Write(const void* data, std::size_t size) {
   std::size_t written = 0;
   if (size == 0) return;
   const int result = SSL_write_ex(ssl_, data, size, &written);
-  if (result != 1) Check(result, "write");
+  if (result == 1) return;
+  // On a blocking socket, a write that would block is a send timeout: the peer stopped reading.
+  if (writes_direct_ && SSL_get_error(ssl_, result) == SSL_ERROR_WANT_WRITE) {
+    ERR_clear_error();
+    throw SourceError("TLS write: the peer took no bytes within the send timeout");
+  }
+  Check(result, "write");
+}
+
+void TlsConnection::WriteDirectlyTo(int fd) {
+  BIO* socket = BIO_new_socket(fd, BIO_NOCLOSE);
+  if (socket == nullptr) throw InternalError(TakeOpenSslErrors("BIO_new_socket failed"));
+  SSL_set0_wbio(ssl_, socket);  // frees the memory BIO
+  outgoing_ = socket;
+  writes_direct_ = true;
+}
+
+bool TlsConnection::ReadDirectlyFrom(int fd) {
+  if (HasBufferedInput()) return false;
+  BIO* socket = BIO_new_socket(fd, BIO_NOCLOSE);
+  if (socket == nullptr) throw InternalError(TakeOpenSslErrors("BIO_new_socket failed"));
+  SSL_set0_rbio(ssl_, socket);  // frees the memory BIO
+  incoming_ = nullptr;
+  return true;
 }
 
 void TlsConnection::TakeOutput(std::string* out) {
+  if (writes_direct_) return;
   const std::size_t pending = BIO_ctrl_pending(outgoing_);
   if (pending == 0) return;
   const std::size_t at = out->size();
@@ -110,10 +134,10 @@ void TlsConnection::TakeOutput(std::string* out) {
   out->resize(at + static_cast<std::size_t>(read > 0 ? read : 0));
 }
 
-bool TlsConnection::HasOutput() const { return BIO_ctrl_pending(outgoing_) != 0; }
+bool TlsConnection::HasOutput() const { return !writes_direct_ && BIO_ctrl_pending(outgoing_) != 0; }
 
 bool TlsConnection::HasBufferedInput() const {
-  return SSL_has_pending(ssl_) == 1 || BIO_ctrl_pending(incoming_) != 0;
+  return SSL_has_pending(ssl_) == 1 || (incoming_ != nullptr && BIO_ctrl_pending(incoming_) != 0);
 }
 
 void TlsConnection::CheckPinned() const {

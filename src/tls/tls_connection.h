@@ -44,6 +44,14 @@ class TlsConnection {
   // Encrypts `size` bytes of plaintext into the output.
   void Write(const void* data, std::size_t size);
 
+  // After the handshake, the bulk of a connection's bytes can skip the memory buffers: records
+  // are written straight to the socket `fd` (a server's replies; the socket must be blocking,
+  // a send timeout then fails Write) or read straight from it (a client's results; Read then
+  // returns kNeedInput when the socket has nothing yet, and the caller polls it). Reading
+  // directly is refused (false) while bytes the peer sent are still buffered.
+  void WriteDirectlyTo(int fd);
+  bool ReadDirectlyFrom(int fd);
+
   // Appends the records waiting to be sent to `out` and forgets them.
   void TakeOutput(std::string* out);
   bool HasOutput() const;
@@ -66,6 +74,7 @@ class TlsConnection {
 
   SSL* ssl_ = nullptr;
   const ClientContext* client_ = nullptr;  // set on the client side
+  bool writes_direct_ = false;
   // Owned by ssl_.
   BIO* incoming_ = nullptr;
   BIO* outgoing_ = nullptr;
