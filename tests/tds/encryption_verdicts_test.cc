@@ -2,7 +2,7 @@
 // the same server: every row of docs/odbc.md's encryption table, and the cases around it (the
 // driver's default, strict mode's pinned certificate and its indifference to
 // TrustServerCertificate, a server that forces encryption or has none, a certificate made for
-// an address). Each row runs through both, and the verdicts must be the same: both
+// an address, an expired one). Each row runs through both, and the verdicts must be the same: both
 // connect (the engine's client then reads rows over the connection), or both refuse, the
 // driver's message carrying the engine's reason (decision 0020).
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "source/odbc/driver_connection.h"
@@ -28,7 +29,7 @@ using mssql_cdc::testing::CertificateFiles;
 
 constexpr char kDriver18[] = MSSQL_CDC_DRIVER18;
 
-enum class ServerSetup { kCertificate, kForced, kPlaintext, kForAnAddress };
+enum class ServerSetup { kCertificate, kForced, kPlaintext, kForAnAddress, kExpired };
 enum class Trust { kTheCa, kAnotherCa, kNothing };
 
 struct Row {
@@ -44,7 +45,7 @@ struct Row {
 
 std::string Describe(const Row& row) {
   const char* setups[] = {"certificate for localhost", "forced encryption", "no TLS",
-                          "certificate for 127.0.0.1"};
+                          "certificate for 127.0.0.1", "expired certificate"};
   const char* trusts[] = {"the CA trusted", "another CA trusted", "nothing trusted"};
   return std::string(setups[static_cast<int>(row.setup)]) + ", Server=" + row.host + ", " +
          row.settings + ", " + trusts[static_cast<int>(row.trust)];
@@ -65,7 +66,13 @@ class EncryptionVerdictsTest : public ::testing::Test {
     server_.reset();
     ServerOptions options;
     options.idle_timeout_seconds = 60;
-    if (setup == ServerSetup::kForAnAddress) {
+    if (setup == ServerSetup::kExpired) {
+      // A server refuses to load an expired certificate, so it loads one about to expire.
+      expiring_ = std::make_unique<CertificateFiles>("localhost", -std::chrono::hours(1),
+                                                     std::chrono::seconds(2));
+      options.tls = expiring_->Identity();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    } else if (setup == ServerSetup::kForAnAddress) {
       options.tls = for_an_address_.Identity();
     } else if (setup != ServerSetup::kPlaintext) {
       options.tls = certificates_.Identity();
@@ -75,7 +82,9 @@ class EncryptionVerdictsTest : public ::testing::Test {
   }
 
   void TrustFor(const Row& row) {
-    const CertificateFiles& ca = row.setup == ServerSetup::kForAnAddress ? for_an_address_ : certificates_;
+    const CertificateFiles& ca = row.setup == ServerSetup::kForAnAddress ? for_an_address_
+                                 : row.setup == ServerSetup::kExpired   ? *expiring_
+                                                                        : certificates_;
     switch (row.trust) {
       case Trust::kTheCa: ::setenv("SSL_CERT_FILE", ca.ca_file().c_str(), 1); break;
       case Trust::kAnotherCa: ::setenv("SSL_CERT_FILE", other_.ca_file().c_str(), 1); break;
@@ -131,6 +140,7 @@ class EncryptionVerdictsTest : public ::testing::Test {
   CertificateFiles certificates_{"localhost"};
   CertificateFiles other_{"localhost"};
   CertificateFiles for_an_address_{"127.0.0.1"};
+  std::unique_ptr<CertificateFiles> expiring_;
   std::unique_ptr<TdsServer> server_;
 };
 
@@ -162,6 +172,8 @@ TEST_F(EncryptionVerdictsTest, TheEnginesClientConnectsWhereDriver18DoesAndRefus
       {ServerSetup::kPlaintext, "localhost", "Encrypt=no", Trust::kNothing, true},
       {ServerSetup::kPlaintext, "localhost", "Encrypt=strict", Trust::kTheCa, false, /*same_reason=*/false},
       {ServerSetup::kForAnAddress, "127.0.0.1", "Encrypt=yes", Trust::kTheCa, false},
+      {ServerSetup::kExpired, "localhost", "Encrypt=yes", Trust::kTheCa, false},
+      {ServerSetup::kExpired, "localhost", "Encrypt=yes;TrustServerCertificate=yes", Trust::kTheCa, true},
   };
   for (const Row& row : rows) {
     Serve(row.setup);
