@@ -336,6 +336,12 @@ def main() -> int:
         runs = sorted(runs, key=lambda r: r["seconds"])
         return runs[len(runs) // 2]
 
+    def fastest(shape, n, names):
+        """(name, median run) of the reader of `names` with the shortest median, or None."""
+        ran = [(name, median(shape, n, name)) for name in names]
+        ran = [(name, m) for name, m in ran if m is not None]
+        return min(ran, key=lambda pm: pm[1]["seconds"]) if ran else None
+
     print("| table | connections | reader | runs | rows | wall s | rows/s | client CPU s "
           "| server CPU s | client peak RSS MB | ours ÷ reader (rows/s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -361,11 +367,10 @@ def main() -> int:
     for table in tables:
         for n in counts:
             ours = median(table["shape"], n, "ours")
-            peers = [(p, median(table["shape"], n, p)) for p in PEERS]
-            peers = [(p, m) for p, m in peers if m is not None]
+            fastest_peer = fastest(table["shape"], n, PEERS)
             sim = median(table["shape"], n, "sim")
-            if peers:
-                name, best = min(peers, key=lambda pm: pm[1]["seconds"])
+            if fastest_peer:
+                name, best = fastest_peer
                 peer_text = (f"{name} | {best['rows'] / best['seconds']:.0f} "
                              f"| {best['seconds'] / ours['seconds']:.2f} "
                              f"| {best['client_cpu'] / ours['client_cpu']:.2f}")
@@ -383,14 +388,12 @@ def main() -> int:
               "from the server's:")
         print()
         print("| table | connections | reader | rows/s | ÷ ours plaintext | faster TLS driver | its rows/s "
-              "| ÷ it | client CPU s | server CPU s |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "| ÷ it | client CPU s | server CPU s | client peak RSS MB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for table in tables:
             for n in counts:
                 plain = median(table["shape"], n, "ours")
-                drivers = [(p, median(table["shape"], n, p)) for p in tls_peers]
-                drivers = [(p, m) for p, m in drivers if m is not None]
-                best = min(drivers, key=lambda pm: pm[1]["seconds"]) if drivers else None
+                best = fastest(table["shape"], n, tls_peers)
                 for reader in tls_ours:
                     m = median(table["shape"], n, reader)
                     if m is None:
@@ -400,7 +403,7 @@ def main() -> int:
                                    f"| {best[1]['seconds'] / m['seconds']:.2f}") if best else "none | - | -"
                     print(f"| {table['shape']} | {n} | {reader} | {rate:.0f} "
                           f"| {plain['seconds'] / m['seconds']:.2f} | {driver_text} "
-                          f"| {m['client_cpu']:.2f} | {m['server_cpu']:.2f} |")
+                          f"| {m['client_cpu']:.2f} | {m['server_cpu']:.2f} | {m['peak_rss_mb']:.0f} |")
     for reader, why in skipped.items():
         print()
         print(f"{reader} was left out: it failed with: {why}")
