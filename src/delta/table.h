@@ -142,6 +142,9 @@ class DeltaTable {
     // More rows, each part written into files of its own rather than with `rows`: a rewritten
     // file's rows stay together, so that the key ranges of files stay apart.
     std::vector<std::vector<std::shared_ptr<arrow::RecordBatch>>> parts;
+    // Rows too many to hold, written through a stream of the rewrite's files once the rows and
+    // parts are: called again on each attempt, in the schema `plan` was given.
+    std::function<void(DataFileStream&)> stream_rows;
     std::string predicate;  // what the rewrite matched, for commitInfo
     bool commit = true;     // false: nothing is committed (written=false)
     // false: the rows are the same rows in other files (compaction), so that streaming

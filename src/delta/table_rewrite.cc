@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/time.h"
 #include "delta/compute_kernels.h"
+#include "delta/data_file_stream.h"
 #include "delta/data_files.h"
 #include "delta/log_files.h"
 #include "delta/protocol.h"
@@ -162,6 +163,12 @@ CommitResult DeltaTable::RewriteFiles(const std::shared_ptr<arrow::Schema>& inco
       }
       for (const auto& error : failed) {
         if (error) std::rethrow_exception(error);
+      }
+      if (rewrite.stream_rows) {
+        DataFileStream stream(fs_, root_, change.schema, options.write, rewrite.parts.size() + 1);
+        rewrite.stream_rows(stream);
+        total_rows += stream.rows();
+        for (auto& add : stream.Finish()) adds.push_back(std::move(add));
       }
     } catch (...) {
       DeleteUncommitted(*fs_, root_, adds);
