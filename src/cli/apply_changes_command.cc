@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/time.h"
 #include "core/user_text.h"
+#include "engine/engine_limits.h"
 #include "fleet/stream_group.h"
 #include "schema_change/table_instances.h"
 #include "silver/apply_changes.h"
@@ -51,6 +52,9 @@ void ApplyPipeline(const std::string& file, const std::vector<std::string>& only
     }
     std::cout << call.silver << ": " << result.bronze_rows << " bronze rows, " << result.upserted
               << " upserted, " << result.deleted << " deleted" << (result.rebuilt ? ", rebuilt" : "")
+              << (result.runs_spilled > 0 ? " (" + std::to_string(result.runs_spilled) + " runs, " +
+                                                FormatByteSize(result.spilled_bytes) + " spilled to disk)"
+                                          : std::string())
               << "; applied up to " << result.applied_lsn.value_or("-") << ", finalized until "
               << (result.finalized_until ? FormatDateTime(result.finalized_until->value, 0) : std::string("-")) << "\n";
   }

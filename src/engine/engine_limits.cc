@@ -2,9 +2,11 @@
 
 #include <arrow/type.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <limits>
 
 #include "core/errors.h"
@@ -21,7 +23,23 @@ constexpr std::int64_t kLongValuePiece = kMiB;
 // commit time, batch id, snapshot, chunk), generously.
 constexpr std::int64_t kMetadataRowBytes = 160;
 
-constexpr std::string_view kKeys[] = {"memory_budget", "connections", "workers", "max_streams"};
+constexpr std::string_view kKeys[] = {"memory_budget", "connections", "workers", "max_streams", "spill_directory"};
+
+// A spill directory is local and must exist, writable, before a run starts: a rebuild that
+// finds out only when it spills has already read bronze.
+std::string CheckedSpillDirectory(const std::string& value) {
+  std::error_code error;
+  if (value.empty() || !std::filesystem::is_directory(value, error)) {
+    throw ConfigError(fmt::format("[engine] spill_directory = {} is not a directory; give an existing local "
+                                  "directory (silver rebuilds write runs that do not fit memory_budget there)",
+                                  QuoteUserText(value)));
+  }
+  if (::access(value.c_str(), W_OK | X_OK) != 0) {
+    throw ConfigError(fmt::format("[engine] spill_directory = {} is not writable by this process; give a "
+                                  "directory it can write", QuoteUserText(value)));
+  }
+  return value;
+}
 
 std::string KeyOf(std::string_view name) {
   std::string key;
@@ -97,6 +115,8 @@ EngineLimits EngineLimits::Parse(const Options& options) {
       limits.workers = PositiveCount(value, "workers");
     } else if (key == "maxstreams") {
       limits.max_streams = PositiveCount(value, "max_streams");
+    } else if (key == "spilldirectory") {
+      limits.spill_directory = CheckedSpillDirectory(value);
     } else {
       std::string known;
       for (auto k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);

@@ -25,10 +25,14 @@ struct EngineLimits {
   int connections = 8;   // Sources open at once, each with at most one connection
   int workers = 4;       // threads that run the streams' batches
   int max_streams = 1000;
+  // Where a silver rebuild writes the runs that do not fit in memory_budget: a local directory
+  // that exists. Empty: $TMPDIR, else /tmp.
+  std::string spill_directory;
 
   // From the [engine] keys memory_budget ("512MiB", "1GB": KiB/MiB/GiB are powers of 1024,
-  // KB/MB/GB of 1000; a bare number is refused), connections, workers, max_streams (names
-  // ignoring case, snake_case). ConfigError naming the key for an unknown key or a bad value.
+  // KB/MB/GB of 1000; a bare number is refused), connections, workers, max_streams,
+  // spill_directory (names ignoring case, snake_case). ConfigError naming the key for an
+  // unknown key or a bad value, or a spill_directory that is not a writable directory.
   static EngineLimits Parse(const Options& options);
   // ConfigError for values out of range (memory_budget at least 1 MiB, connections, workers
   // and max_streams at least 1).

@@ -5,6 +5,7 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "engine/engine_limits.h"
 
 namespace mssql_cdc {
 
@@ -40,9 +41,12 @@ std::function<void(const StreamConfig::BronzeCommitted&)> KeepSilver(ApplyChange
     if (call.keys.empty()) call.keys = committed.index_columns;
     const auto result = ApplyChanges(call);
     if (!result.bronze_found) return;
-    spdlog::info("silver {}: {} bronze rows applied, {} keys upserted, {} deleted{}, up to LSN {}",
+    const std::string spilled = result.runs_spilled > 0 ? ", " + std::to_string(result.runs_spilled) + " runs (" +
+                                                              FormatByteSize(result.spilled_bytes) + ") spilled to disk"
+                                                        : std::string();
+    spdlog::info("silver {}: {} bronze rows applied, {} keys upserted, {} deleted{}{}, up to LSN {}",
                  call.silver, result.bronze_rows, result.upserted, result.deleted,
-                 result.rebuilt ? " (rebuilt from a snapshot)" : "", result.applied_lsn.value_or("-"));
+                 result.rebuilt ? " (rebuilt from a snapshot)" : "", spilled, result.applied_lsn.value_or("-"));
   };
 }
 

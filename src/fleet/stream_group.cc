@@ -158,6 +158,7 @@ ApplyChangesOptions TableSilverOptions(const ManyConfig& config, const StreamCon
   silver.keys = SilverKeysOf(*config.silver, ci);
   silver.bronze_verdict_name = stream.tracked_table.value_or(stream.params.target);
   silver.granularity = config.granularity;
+  silver.budget = {config.limits.memory_budget, config.limits.spill_directory};
   return silver;
 }
 

@@ -5,12 +5,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "core/ascii.h"
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "core/user_text.h"
 #include "delta/compute_kernels.h"
+#include "delta/row_filter.h"
+#include "delta/table_cells.h"
 #include "delta/table.h"
 #include "engine/delta_backfill_tables.h"
 #include "engine/table_schemas.h"
@@ -19,6 +23,7 @@
 #include "silver/range_deletes.h"
 #include "silver/silver_merge.h"
 #include "silver/silver_schema.h"
+#include "silver/spilled_rebuild.h"
 #include "snapshot/plans_table.h"
 #include "snapshot/snapshot_finder.h"
 #include "source/output_schema.h"
@@ -26,66 +31,104 @@
 namespace mssql_cdc {
 namespace {
 
+// The data files of bronze that may hold rows matching `filter` (their stats say so, or
+// they have none) and the filter bound to bronze's schema.
+std::vector<delta::AddFile> FilesMatching(const delta::DeltaTable& bronze,
+                                          const std::vector<delta::BoundFilterTerm>& bound) {
+  std::vector<delta::AddFile> files;
+  for (const auto& [path, add] : bronze.state().files) {
+    const auto stats = add.stats ? delta::ParseFileStats(*add.stats) : std::nullopt;
+    if (stats && !bound.empty() && delta::StatsExcludeFile(*stats, bound)) continue;
+    files.push_back(add);
+  }
+  return files;
+}
+
+// Bronze's rows matching `filter`, a row group at a time, in the columns asked (and those the
+// filter reads).
+void ScanBronze(const delta::DeltaTable& bronze, const std::vector<delta::FilterTerm>& filter,
+                const std::vector<std::string>& columns,
+                const std::function<void(const std::shared_ptr<arrow::Table>&)>& visit) {
+  const auto bound = delta::BindFilter(*bronze.state().schema(), filter);
+  std::vector<std::string> read = columns;
+  for (const auto& term : bound) {
+    if (std::find(read.begin(), read.end(), term.column) == read.end()) read.push_back(term.column);
+  }
+  bronze.ScanFiles(FilesMatching(bronze, bound), read, [&](const arrow::RecordBatch& batch) {
+    auto rows = ValueOrInternal(arrow::Table::FromRecordBatches({arrow::RecordBatch::Make(batch.schema(), batch.num_rows(), batch.columns())}),
+                                "reading bronze rows");
+    if (!bound.empty()) rows = delta::ApplyFilter(rows, bound);
+
+    if (rows->num_rows() > 0) visit(rows);
+  });
+}
+
+std::shared_ptr<arrow::Array> WholeColumnOf(const arrow::Table& rows, std::string_view name) {
+  const auto column = rows.GetColumnByName(std::string(name));
+  return column ? delta::WholeColumn(*column) : nullptr;
+}
+
 // The oldest stamp (_start_lsn) of the rows of the waves the plan applies; empty for none.
 std::string OldestWaveStamp(const delta::DeltaTable& bronze, const SilverApplyPlan& plan) {
   if (!plan.open_snapshot_lsn || plan.wave_chunks.empty()) return "";
-  const auto rows = bronze.Read({{std::string(kOperationColumn), "=", "0"},
-                                 {std::string(kSnapshotColumn), "=", *plan.open_snapshot_lsn}});
   std::string oldest;
-  const auto lsns = rows->GetColumnByName(std::string(kStartLsnColumn));
-  const auto chunks = rows->GetColumnByName(std::string(kChunkColumn));
-  for (int c = 0; c < lsns->num_chunks(); ++c) {
-    const auto& lsn = static_cast<const arrow::StringArray&>(*lsns->chunk(c));
-    const auto& chunk = static_cast<const arrow::Int32Array&>(*chunks->chunk(c));
-    for (std::int64_t i = 0; i < lsn.length(); ++i) {
-      if (chunk.IsNull(i) ||
-          !std::binary_search(plan.wave_chunks.begin(), plan.wave_chunks.end(), chunk.Value(i))) {
-        continue;
-      }
-      if (oldest.empty() || lsn.GetView(i) < oldest) oldest = std::string(lsn.GetView(i));
-    }
-  }
+  ScanBronze(bronze,
+             {{std::string(kOperationColumn), "=", "0"},
+              {std::string(kSnapshotColumn), "=", *plan.open_snapshot_lsn}},
+             {std::string(kStartLsnColumn), std::string(kChunkColumn)}, [&](const std::shared_ptr<arrow::Table>& rows) {
+               const auto lsns = std::static_pointer_cast<arrow::StringArray>(WholeColumnOf(*rows, kStartLsnColumn));
+               const auto chunks = std::static_pointer_cast<arrow::Int32Array>(WholeColumnOf(*rows, kChunkColumn));
+               for (std::int64_t i = 0; i < lsns->length(); ++i) {
+                 if (chunks->IsNull(i) ||
+                     !std::binary_search(plan.wave_chunks.begin(), plan.wave_chunks.end(), chunks->Value(i))) {
+                   continue;
+                 }
+                 if (oldest.empty() || lsns->GetView(i) < oldest) oldest = std::string(lsns->GetView(i));
+               }
+             });
   return oldest;
 }
 
-// The bronze rows the plan applies, checked to be of the table's capture instances.
-std::shared_ptr<arrow::Table> RowsToApply(const delta::DeltaTable& bronze, const SilverApplyPlan& plan,
-                                          const ApplyChangesOptions& options) {
+// The bronze rows the plan applies, a row group at a time, checked to be of the table's capture
+// instances once all are read (before anything is written). Returns the newest change LSN
+// among them (empty for none).
+std::string ScanRowsToApply(const delta::DeltaTable& bronze, const SilverApplyPlan& plan,
+                            const ApplyChangesOptions& options,
+                            const std::function<void(const std::shared_ptr<arrow::Table>&)>& visit) {
   std::vector<delta::FilterTerm> filter;
   if (auto bound = SilverRowsFilter(plan, OldestWaveStamp(bronze, plan))) {
     filter.push_back({std::string(kStartLsnColumn), bound->first, bound->second});
   }
-  auto rows = bronze.Read(filter);
-  auto combine = [&](std::string_view name) -> std::shared_ptr<arrow::Array> {
-    const auto column = rows->GetColumnByName(std::string(name));
-    if (!column) return nullptr;
-    auto combined = arrow::Concatenate(column->chunks());
-    if (!combined.ok()) throw InternalError("reading bronze rows: " + combined.status().ToString());
-    return *combined;
-  };
-  const auto op = std::static_pointer_cast<arrow::Int32Array>(combine(kOperationColumn));
-  const auto ci = std::static_pointer_cast<arrow::StringArray>(combine(kCaptureInstanceColumn));
-  const auto stamp = std::static_pointer_cast<arrow::StringArray>(combine(kSnapshotColumn));
-  const auto lsn = std::static_pointer_cast<arrow::StringArray>(combine(kStartLsnColumn));
-  const auto chunk = std::static_pointer_cast<arrow::Int32Array>(combine(kChunkColumn));
-  arrow::BooleanBuilder keep;
-  if (!keep.Reserve(rows->num_rows()).ok()) throw InternalError("selecting bronze rows");
+  std::vector<std::string> columns;
+  const auto schema = bronze.state().schema();
+  for (const auto& field : schema->fields()) columns.push_back(field->name());
   std::set<std::string, std::less<>> seen;
-  for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
-    const auto instance = ci->IsNull(i) ? std::string_view() : ci->GetView(i);
-    seen.emplace(instance);
-    const auto own = stamp && stamp->IsValid(i) ? stamp->GetView(i) : lsn->GetView(i);
-    const auto chunk_of = chunk && chunk->IsValid(i) ? std::optional<int>(chunk->Value(i)) : std::nullopt;
-    keep.UnsafeAppend(PlanTakesRow(plan, op->Value(i), own, chunk_of));
-  }
+  std::string newest_change;
+  delta::EnsureComputeKernels();
+  ScanBronze(bronze, filter, columns, [&](const std::shared_ptr<arrow::Table>& rows) {
+    const auto op = std::static_pointer_cast<arrow::Int32Array>(WholeColumnOf(*rows, kOperationColumn));
+    const auto ci = std::static_pointer_cast<arrow::StringArray>(WholeColumnOf(*rows, kCaptureInstanceColumn));
+    const auto stamp = std::static_pointer_cast<arrow::StringArray>(WholeColumnOf(*rows, kSnapshotColumn));
+    const auto lsn = std::static_pointer_cast<arrow::StringArray>(WholeColumnOf(*rows, kStartLsnColumn));
+    const auto chunk = std::static_pointer_cast<arrow::Int32Array>(WholeColumnOf(*rows, kChunkColumn));
+    arrow::BooleanBuilder keep;
+    CheckInternal(keep.Reserve(rows->num_rows()), "selecting bronze rows");
+    for (std::int64_t i = 0; i < rows->num_rows(); ++i) {
+      const auto instance = ci->IsNull(i) ? std::string_view() : ci->GetView(i);
+      if (seen.find(instance) == seen.end()) seen.emplace(instance);
+      const auto own = stamp && stamp->IsValid(i) ? stamp->GetView(i) : lsn->GetView(i);
+      const auto chunk_of = chunk && chunk->IsValid(i) ? std::optional<int>(chunk->Value(i)) : std::nullopt;
+      const bool takes = PlanTakesRow(plan, op->Value(i), own, chunk_of);
+      keep.UnsafeAppend(takes);
+      if (takes && op->Value(i) != 0 && lsn->GetView(i) > newest_change) newest_change = std::string(lsn->GetView(i));
+    }
+    const auto mask = ValueOrInternal(keep.Finish(), "selecting bronze rows");
+    auto kept = ValueOrInternal(arrow::compute::Filter(rows, mask), "selecting bronze rows");
+    if (kept.table()->num_rows() > 0) visit(kept.table());
+  });
   CheckSilverInstances(std::vector<std::string>(seen.begin(), seen.end()), options.capture_instances,
                        options.bronze);
-  std::shared_ptr<arrow::Array> mask;
-  if (!keep.Finish(&mask).ok()) throw InternalError("selecting bronze rows");
-  delta::EnsureComputeKernels();
-  auto kept = arrow::compute::Filter(rows, mask);
-  if (!kept.ok()) throw InternalError("selecting bronze rows: " + kept.status().ToString());
-  return kept->table();
+  return newest_change;
 }
 
 // The waves' range deletes to rank with `rows`, or null when none apply (wave_ranges.h).
@@ -168,30 +211,55 @@ ApplyResult ApplyChanges(const ApplyChangesOptions& options) {
   }
   const SilverApplyPlan plan = PlanSilverApply(position, newest);
   result.rebuilt = plan.rebuild;
-  const auto rows = RowsToApply(bronze, plan, options);
-  result.bronze_rows = rows->num_rows();
+  const auto silver_schema = SilverSchema(*bronze_schema);
+  std::string max_change_lsn;
+  if (plan.rebuild) {
+    // A rebuild reads bronze from the snapshot on, which may be the whole table: its rows go
+    // through runs spilled to disk, never all held (spilled_rebuild.h).
+    SpilledRebuild rebuild(keys, *bronze_schema, silver_schema, options.budget);
+    max_change_lsn = ScanRowsToApply(bronze, plan, options, [&](const std::shared_ptr<arrow::Table>& rows) {
+      arrow::TableBatchReader reader(*rows);
+      for (std::shared_ptr<arrow::RecordBatch> batch; reader.ReadNext(&batch).ok() && batch;) rebuild.Add(*batch);
+    });
+    result.bronze_rows = rebuild.rows_added();
+    if (!silver) {
+      silver.emplace(delta::DeltaTable::Create(options.silver, SilverTableOptions(*bronze_schema, options.bronze, bronze_id)));
+    }
+    const auto merged = RebuildSilver(*silver, rebuild, silver_schema, options.budget.memory_bytes);
+    result.upserted = merged.upserted;
+    result.deleted = merged.deleted;
+    result.silver_version = merged.commit.version;
+    result.runs_spilled = rebuild.runs_spilled();
+    result.spilled_bytes = rebuild.spilled_bytes();
+  } else {
+    std::vector<std::shared_ptr<arrow::Table>> parts;
+    max_change_lsn = ScanRowsToApply(bronze, plan, options,
+                                     [&](const std::shared_ptr<arrow::Table>& rows) { parts.push_back(rows); });
+    auto rows = parts.empty() ? ValueOrInternal(arrow::Table::MakeEmpty(bronze_schema), "reading bronze rows")
+                              : ValueOrInternal(arrow::ConcatenateTables(parts), "reading bronze rows");
+    parts.clear();
+    result.bronze_rows = rows->num_rows();
 
-  // Range deletes are ranked with the rows but are no change of bronze: silver's position
-  // moves by the rows alone.
-  std::shared_ptr<arrow::Table> ranked = rows;
-  if (auto deletes = WaveRangeDeletes(silver, plan, options.bronze, keys, *rows); deletes && deletes->num_rows() > 0) {
-    auto combined = arrow::ConcatenateTables({rows, deletes});
-    if (!combined.ok()) throw InternalError("ranking range deletes: " + combined.status().ToString());
-    ranked = *combined;
-    spdlog::info("apply_changes: {} keys of silver {} inside the waves' chunks are not in them", deletes->num_rows(),
-                 options.silver);
+    // Range deletes are ranked with the rows but are no change of bronze: silver's position
+    // moves by the rows alone.
+    std::shared_ptr<arrow::Table> ranked = rows;
+    if (auto deletes = WaveRangeDeletes(silver, plan, options.bronze, keys, *rows); deletes && deletes->num_rows() > 0) {
+      auto combined = arrow::ConcatenateTables({rows, deletes});
+      if (!combined.ok()) throw InternalError("ranking range deletes: " + combined.status().ToString());
+      ranked = *combined;
+      spdlog::info("apply_changes: {} keys of silver {} inside the waves' chunks are not in them", deletes->num_rows(),
+                   options.silver);
+    }
+    if (!silver) {
+      silver.emplace(delta::DeltaTable::Create(options.silver, SilverTableOptions(*bronze_schema, options.bronze, bronze_id)));
+    }
+    const auto images = LatestImagesOf(ranked, keys, silver_schema);
+    const auto merged = MergeIntoSilver(*silver, images, keys);
+    result.upserted = merged.upserted;
+    result.deleted = merged.deleted;
+    result.unchanged = merged.unchanged;
+    result.silver_version = merged.commit.version;
   }
-  const std::string max_change_lsn = NewestChangeLsn(*rows);
-
-  if (!silver) {
-    silver.emplace(delta::DeltaTable::Create(options.silver, SilverTableOptions(*bronze_schema, options.bronze, bronze_id)));
-  }
-  const auto images = LatestImagesOf(ranked, keys, SilverSchema(*bronze_schema));
-  const auto merged = MergeIntoSilver(*silver, images, keys, result.rebuilt);
-  result.upserted = merged.upserted;
-  result.deleted = merged.deleted;
-  result.unchanged = merged.unchanged;
-  result.silver_version = merged.commit.version;
 
   const SilverPosition moved = PositionAfter(plan, position, max_change_lsn);
   std::optional<Verdict> verdict;

@@ -18,6 +18,7 @@
 
 #include "core/time.h"
 #include "engine/finalization.h"
+#include "silver/spilled_rebuild.h"
 
 namespace mssql_cdc {
 
@@ -34,6 +35,8 @@ struct ApplyChangesOptions {
   // after a switch, the others of the same table); rows of any other instance are refused.
   std::vector<std::string> capture_instances;
   Granularity granularity = Granularity::kHour;
+  // What a rebuild from a snapshot may hold in memory, and where it spills the rest.
+  RebuildBudget budget;
 };
 
 struct ApplyResult {
@@ -44,6 +47,9 @@ struct ApplyResult {
   std::int64_t upserted = 0, deleted = 0, unchanged = 0;
   std::int64_t bronze_rows = 0;  // bronze rows read
   std::int64_t silver_version = -1;
+  // A rebuild's runs written to disk (0 when every row fitted in memory) and their bytes.
+  int runs_spilled = 0;
+  std::int64_t spilled_bytes = 0;
 };
 
 // Checks every input before anything is written (ConfigError naming what is wrong): keys,

@@ -43,26 +43,11 @@ std::string_view ViewAt(const arrow::Array& bytes, std::int64_t i) {
   return static_cast<const arrow::BinaryArray&>(bytes).GetView(i);
 }
 
-// One bronze row's rank, compared as (lsn, command id, seqval, operation), NULLs last.
-struct Rank {
-  std::string_view lsn;
-  std::optional<std::int64_t> command_id;
-  std::optional<std::string_view> seqval;
-  std::int64_t operation = 0;
-};
-
 template <typename T>
 int CompareNullsLast(const std::optional<T>& a, const std::optional<T>& b) {
   if (a.has_value() != b.has_value()) return a.has_value() ? -1 : 1;
   if (!a) return 0;
   return *a < *b ? -1 : (*b < *a ? 1 : 0);
-}
-
-bool Outranks(const Rank& a, const Rank& b) {
-  if (int c = a.lsn.compare(b.lsn); c != 0) return c > 0;
-  if (int c = CompareNullsLast(a.command_id, b.command_id); c != 0) return c > 0;
-  if (int c = CompareNullsLast(a.seqval, b.seqval); c != 0) return c > 0;
-  return a.operation > b.operation;
 }
 
 std::shared_ptr<arrow::Array> ColumnOrNull(const arrow::Table& table, std::string_view name) {
@@ -84,6 +69,47 @@ std::optional<std::int64_t> IntAt(const std::shared_ptr<arrow::Int64Array>& colu
 }
 
 }  // namespace
+
+ImageRanks::ImageRanks(const arrow::Table& rows) {
+  delta::EnsureComputeKernels();
+  Bind(ColumnOrNull(rows, kStartLsnColumn), ColumnOrNull(rows, kOperationColumn), ColumnOrNull(rows, kCommandIdColumn),
+       ColumnOrNull(rows, kSeqvalColumn));
+}
+
+ImageRanks::ImageRanks(const arrow::RecordBatch& rows) {
+  delta::EnsureComputeKernels();
+  auto column = [&](std::string_view name) { return rows.GetColumnByName(std::string(name)); };
+  Bind(column(kStartLsnColumn), column(kOperationColumn), column(kCommandIdColumn), column(kSeqvalColumn));
+}
+
+void ImageRanks::Bind(std::shared_ptr<arrow::Array> lsns, std::shared_ptr<arrow::Array> operations,
+                      std::shared_ptr<arrow::Array> command_ids, std::shared_ptr<arrow::Array> seqvals) {
+  if (!lsns || !operations) throw InternalError("bronze rows lack _start_lsn or _operation");
+  lsns_ = std::static_pointer_cast<arrow::StringArray>(lsns);
+  operations_ = AsInt64(operations);
+  command_ids_ = AsInt64(command_ids);
+  seqvals_ = std::static_pointer_cast<arrow::StringArray>(seqvals);
+}
+
+bool ImageRanks::Outranks(const ImageRanks& x, std::int64_t a, const ImageRanks& y, std::int64_t b) {
+  if (int c = x.lsns_->GetView(a).compare(y.lsns_->GetView(b)); c != 0) return c > 0;
+  if (int c = CompareNullsLast(IntAt(x.command_ids_, a), IntAt(y.command_ids_, b)); c != 0) return c > 0;
+  auto seqval = [](const ImageRanks& r, std::int64_t i) -> std::optional<std::string_view> {
+    if (!r.seqvals_ || r.seqvals_->IsNull(i)) return std::nullopt;
+    return r.seqvals_->GetView(i);
+  };
+  if (int c = CompareNullsLast(seqval(x, a), seqval(y, b)); c != 0) return c > 0;
+  return x.Operation(a) > y.Operation(b);
+}
+
+std::int64_t ImageRanks::Operation(std::int64_t row) const { return IntAt(operations_, row).value_or(0); }
+
+bool ImageRanks::Deletes(std::int64_t row) const {
+  const auto operation = Operation(row);
+  return operation == 1 || operation == 3;
+}
+
+std::string_view ImageRanks::Lsn(std::int64_t row) const { return lsns_->GetView(row); }
 
 bool IsSingleIntegerKey(const arrow::Schema& schema, const std::vector<std::string>& keys) {
   const auto field = keys.size() == 1 ? schema.GetFieldByName(keys.front()) : nullptr;
@@ -180,31 +206,15 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
                             const std::shared_ptr<arrow::Schema>& silver) {
   delta::EnsureComputeKernels();
   LatestImages images;
-  const auto lsns = ColumnOrNull(*bronze_rows, kStartLsnColumn);
-  const auto operations = AsInt64(ColumnOrNull(*bronze_rows, kOperationColumn));
-  if (!lsns || !operations) throw InternalError("bronze rows lack _start_lsn or _operation");
-  const auto command_ids = AsInt64(ColumnOrNull(*bronze_rows, kCommandIdColumn));
-  const auto seqvals = ColumnOrNull(*bronze_rows, kSeqvalColumn);
-  const auto& lsn_strings = static_cast<const arrow::StringArray&>(*lsns);
-  const auto* seqval_strings = static_cast<const arrow::StringArray*>(seqvals.get());
-
-  auto rank_at = [&](std::int64_t i) {
-    Rank rank;
-    rank.lsn = lsn_strings.GetView(i);
-    rank.command_id = IntAt(command_ids, i);
-    if (seqval_strings && seqval_strings->IsValid(i)) rank.seqval = seqval_strings->GetView(i);
-    rank.operation = IntAt(operations, i).value_or(0);
-    return rank;
-  };
-
+  const ImageRanks ranks(*bronze_rows);
   std::int64_t groups = 0;
   const auto group_of = KeyGroups(*bronze_rows, keys, &groups);
   std::vector<std::int64_t> latest(static_cast<std::size_t>(groups), -1);  // group -> row of its latest image
   for (std::int64_t i = 0; i < bronze_rows->num_rows(); ++i) {
-    const auto lsn = lsn_strings.GetView(i);
+    const auto lsn = ranks.Lsn(i);
     if (images.max_lsn.empty() || lsn > images.max_lsn) images.max_lsn = std::string(lsn);
     auto& best = latest[static_cast<std::size_t>(group_of[static_cast<std::size_t>(i)])];
-    if (best < 0 || Outranks(rank_at(i), rank_at(best))) best = i;
+    if (best < 0 || ImageRanks::Outranks(ranks, i, ranks, best)) best = i;
   }
 
   images.max_change_lsn = NewestChangeLsn(*bronze_rows);
@@ -212,8 +222,7 @@ LatestImages LatestImagesOf(const std::shared_ptr<arrow::Table>& bronze_rows,
   CheckInternal(take.Reserve(groups), "choosing images");
   for (const std::int64_t row : latest) {
     take.UnsafeAppend(row);
-    const auto operation = IntAt(operations, row).value_or(0);
-    images.deletes.push_back(operation == 1 || operation == 3);
+    images.deletes.push_back(ranks.Deletes(row));
   }
   std::shared_ptr<arrow::Array> indices;
   CheckInternal(take.Finish(&indices), "choosing images");

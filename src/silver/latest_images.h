@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mssql_cdc {
@@ -25,6 +26,29 @@ struct LatestImages {
   // not 0); empty when there were none.
   std::string max_lsn;
   std::string max_change_lsn;
+};
+
+// The ranking columns (_start_lsn, _command_id, _seqval, _operation) of rows in a bronze schema,
+// or of images that kept them: which of two rows' images is the later, by the rule above.
+class ImageRanks {
+ public:
+  explicit ImageRanks(const arrow::Table& rows);
+  explicit ImageRanks(const arrow::RecordBatch& rows);
+
+  // Whether row `a` of `x` outranks row `b` of `y`.
+  static bool Outranks(const ImageRanks& x, std::int64_t a, const ImageRanks& y, std::int64_t b);
+  // Whether the row's image deletes its key (operation 1 or 3).
+  bool Deletes(std::int64_t row) const;
+  std::string_view Lsn(std::int64_t row) const;
+  std::int64_t Operation(std::int64_t row) const;
+
+ private:
+  void Bind(std::shared_ptr<arrow::Array> lsns, std::shared_ptr<arrow::Array> operations,
+            std::shared_ptr<arrow::Array> command_ids, std::shared_ptr<arrow::Array> seqvals);
+
+  std::shared_ptr<arrow::StringArray> lsns_;
+  std::shared_ptr<arrow::Int64Array> operations_, command_ids_;
+  std::shared_ptr<arrow::StringArray> seqvals_;
 };
 
 // `bronze_rows` in a bronze schema; `keys` in its spelling (ResolveSilverKeys); `silver` the

@@ -14,6 +14,7 @@
 #include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
+#include "delta/data_file_stream.h"
 #include "delta/column_mapping.h"
 #include "delta/file_stats.h"
 #include "delta/row_filter.h"
@@ -183,7 +184,7 @@ std::vector<std::string_view> LsnViews(const arrow::Table& rows) {
 }  // namespace
 
 SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages& images,
-                                  const std::vector<std::string>& keys, bool rebuild) {
+                                  const std::vector<std::string>& keys) {
   delta::EnsureComputeKernels();
   SilverMergeResult result;
   delta::AppendOptions options;
@@ -191,7 +192,7 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
   auto plan = [&](const delta::TableState& snapshot, const std::shared_ptr<arrow::Schema>& schema) {
     result = SilverMergeResult{};
     delta::DeltaTable::Rewrite rewrite;
-    rewrite.predicate = rebuild ? "rebuild from a snapshot" : "key matches a changed key";
+    rewrite.predicate = "key matches a changed key";
     const auto image_rows = delta::AlignBatchToSchema(
         *ValueOrInternal(images.rows->CombineChunksToBatch(), "combining images"), schema, silver.uri());
     const auto image_table = ValueOrInternal(arrow::Table::FromRecordBatches({image_rows}), "combining images");
@@ -200,9 +201,7 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
     for (std::size_t i = 0; i < take.size(); ++i) take[i] = !images.deletes[i];
 
     std::vector<std::shared_ptr<arrow::Table>> parts;
-    if (rebuild) {
-      for (const auto& [path, add] : snapshot.files) rewrite.remove.push_back(add);
-    } else if (image_table->num_rows() > 0) {
+    if (image_table->num_rows() > 0) {
       // File by file: each touched file's rows that stay, with the images of its keys that
       // replace rows, are written as a part of their own, so that files keep their key ranges.
       TouchedFiles touched(*schema, keys.front(), *image_table);
@@ -271,10 +270,9 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
     result.upserted += inserted;
     if (inserted > 0) parts.push_back(Filtered(image_table, take));
     if (rewrite.remove.empty() && inserted == 0) {
-      rewrite.commit = rebuild && !snapshot.files.empty();
+      rewrite.commit = false;
       return rewrite;
     }
-    if (rebuild) result.deleted = static_cast<std::int64_t>(images.deletes.size()) - result.upserted;
     if (!parts.empty()) {
       auto combined = ValueOrInternal(arrow::ConcatenateTables(parts), "combining silver rows");
       if (combined->num_rows() > 0) rewrite.rows.push_back(OrderedByKeys(combined, keys));
@@ -282,6 +280,32 @@ SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages&
     return rewrite;
   };
   result.commit = silver.RewriteFiles(images.rows->schema(), plan, options);
+  return result;
+}
+
+SilverMergeResult RebuildSilver(delta::DeltaTable& silver, SpilledRebuild& rebuild,
+                                const std::shared_ptr<arrow::Schema>& schema, std::int64_t memory_budget) {
+  SilverMergeResult result;
+  delta::AppendOptions options;
+  options.operation = "MERGE";
+  options.write.row_group_bytes = std::max<std::int64_t>(1 << 20, memory_budget / 4);
+  auto plan = [&](const delta::TableState& snapshot, const std::shared_ptr<arrow::Schema>&) {
+    result = SilverMergeResult{};
+    delta::DeltaTable::Rewrite rewrite;
+    rewrite.predicate = "rebuild from a snapshot";
+    for (const auto& [path, add] : snapshot.files) rewrite.remove.push_back(add);
+    if (rewrite.remove.empty() && rebuild.rows_added() == 0) {
+      rewrite.commit = false;
+      return rewrite;
+    }
+    rewrite.stream_rows = [&](delta::DataFileStream& out) {
+      const RebuildCounts counts = rebuild.WriteTo(out);
+      result.upserted = counts.upserted;
+      result.deleted = counts.deleted;
+    };
+    return rewrite;
+  };
+  result.commit = silver.RewriteFiles(schema, plan, options);
   return result;
 }
 

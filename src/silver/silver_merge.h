@@ -1,5 +1,5 @@
 // Latest images applied to a silver Delta table by the native engine (decision 0016): copy on
-// write, one commit per apply. Only the files whose statistics say they may hold a key the
+// write, one commit per apply; or silver rebuilt from a snapshot's images. Only the files whose statistics say they may hold a key the
 // images touch are read and rewritten, so a batch of changes costs the files it touches, not
 // the table. Rows are written ordered by key, which keeps each file's key range narrow.
 #pragma once
@@ -10,6 +10,7 @@
 
 #include "delta/table.h"
 #include "silver/latest_images.h"
+#include "silver/spilled_rebuild.h"
 
 namespace mssql_cdc {
 
@@ -21,11 +22,15 @@ struct SilverMergeResult {
   delta::CommitResult commit;
 };
 
-// Incremental (rebuild false): a key takes its image only when the image is newer than
-// silver's row (_start_lsn), so a rerun of the same images changes nothing and an old image
-// never brings a deleted row back. Rebuild: silver becomes exactly the images' upserts; every
-// other row goes.
+// A key takes its image only when the image is newer than silver's row (_start_lsn), so a
+// rerun of the same images changes nothing and an old image never brings a deleted row back.
 SilverMergeResult MergeIntoSilver(delta::DeltaTable& silver, const LatestImages& images,
-                                  const std::vector<std::string>& keys, bool rebuild);
+                                  const std::vector<std::string>& keys);
+
+// Silver becomes exactly the rebuild's upserts, in one commit that removes every file it had;
+// `schema` is the rebuild's silver schema. The data files' row groups hold up to a quarter of
+// `memory_budget`.
+SilverMergeResult RebuildSilver(delta::DeltaTable& silver, SpilledRebuild& rebuild,
+                                const std::shared_ptr<arrow::Schema>& schema, std::int64_t memory_budget);
 
 }  // namespace mssql_cdc

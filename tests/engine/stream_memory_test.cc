@@ -128,6 +128,21 @@ TEST(EngineLimits, ByteSizesSayTheirUnit) {
   EXPECT_THROW(EngineLimits::Parse(Options{{"memory_budget", "512 KiB"}}), ConfigError);
 }
 
+TEST(EngineLimits, ASpillDirectoryMustBeAnExistingDirectory) {
+  const auto tmp = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(EngineLimits::Parse(Options{{"spill_directory", tmp}}).spill_directory, tmp);
+  EXPECT_EQ(EngineLimits::Parse(Options{}).spill_directory, "");
+  for (const std::string bad : {tmp + "/mssql-cdc-no-such-directory", std::string("/etc/hostname")}) {
+    try {
+      EngineLimits::Parse(Options{{"spill_directory", bad}});
+      ADD_FAILURE() << "expected a ConfigError for " << bad;
+    } catch (const ConfigError& error) {
+      EXPECT_NE(std::string(error.what()).find(bad), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("not a directory"), std::string::npos) << error.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mssql_cdc
 

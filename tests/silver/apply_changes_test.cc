@@ -102,6 +102,25 @@ TEST_F(ApplyChangesTest, SilverEqualsTheTableAfterABootstrapAndEveryBatch) {
   EXPECT_EQ(second.finalized_until->value, bronze_verdict->finalized_until.value);
 }
 
+TEST_F(ApplyChangesTest, ARebuildBiggerThanItsBudgetSpillsAndEqualsTheTable) {
+  Insert(1, 20'000);
+  RunOnce(Streamed(/*bootstrap=*/true));
+  for (int id = 1; id <= 20'000; id += 97) Update(id, id % 7);
+  for (int id = 50; id <= 20'000; id += 501) Delete(id);
+  Insert(20'001, 300);
+  RunOnce(Streamed(false));
+  auto options = Silver();
+  options.budget = {1 << 20, dir_.File("spill")};
+  std::filesystem::create_directories(options.budget.spill_directory);
+  const auto rebuilt = ApplyChanges(options);
+  EXPECT_TRUE(rebuilt.rebuilt);
+  EXPECT_GT(rebuilt.runs_spilled, 1) << "a 1 MiB budget cannot hold 20,000 rows";
+  EXPECT_GT(rebuilt.spilled_bytes, 0);
+  EXPECT_EQ(SilverRows(dir_.File("silver")), SourceRows(*db_, items_));
+  EXPECT_EQ(rebuilt.upserted, static_cast<std::int64_t>(SourceRows(*db_, items_).size()));
+  EXPECT_TRUE(std::filesystem::is_empty(options.budget.spill_directory)) << "runs are deleted after the rebuild";
+}
+
 TEST_F(ApplyChangesTest, ARerunChangesNothing) {
   Insert(1, 5);
   RunOnce(Streamed(true));
@@ -299,14 +318,14 @@ TEST_F(HandWrittenBronzeTest, OnlyTheFilesHoldingChangedKeysAreRewritten) {
     std::vector<silver_testing::BronzeRow> rows;
     for (int id = file * 100; id < file * 100 + 100; ++id) rows.push_back({1, id + 1, 1, 2, id, "v"});
     auto images = LatestImagesOf(silver_testing::BronzeRows(rows), {"id"}, SilverSchema(*bronze_schema));
-    auto appended = MergeIntoSilver(silver, images, {"id"}, /*rebuild=*/false);
+    auto appended = MergeIntoSilver(silver, images, {"id"});
     EXPECT_EQ(appended.files_read, 0);
   }
   ASSERT_EQ(silver.state().files.size(), 4u);
   // An update of key 150 and a delete of key 160: one file read and rewritten.
   auto images = LatestImagesOf(silver_testing::BronzeRows({{5, 1, 1, 4, 150, "w"}, {5, 2, 1, 1, 160, "v"}}),
                                {"id"}, SilverSchema(*bronze_schema));
-  auto merged = MergeIntoSilver(silver, images, {"id"}, false);
+  auto merged = MergeIntoSilver(silver, images, {"id"});
   EXPECT_EQ(merged.files_read, 1);
   EXPECT_EQ(merged.upserted, 1);
   EXPECT_EQ(merged.deleted, 1);
@@ -314,7 +333,7 @@ TEST_F(HandWrittenBronzeTest, OnlyTheFilesHoldingChangedKeysAreRewritten) {
   EXPECT_EQ(silver.Read()->num_rows(), 399);
   // New keys past every file's range read no file.
   auto inserts = LatestImagesOf(silver_testing::BronzeRows({{6, 1, 1, 2, 1000, "n"}}), {"id"}, SilverSchema(*bronze_schema));
-  EXPECT_EQ(MergeIntoSilver(silver, inserts, {"id"}, false).files_read, 0);
+  EXPECT_EQ(MergeIntoSilver(silver, inserts, {"id"}).files_read, 0);
 }
 
 
