@@ -72,6 +72,7 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     options.bucket_rows = args.bucket_rows;
     options.sample = args.sample;
     options.seed = args.seed;
+    options.memory_budget = config.many.limits.memory_budget;
     DeltaLakeSide lake(std::move(silver_table), std::move(bronze_table), silver.facts);
     const ReconcileResult result = Reconcile(options, state, *source, lake);
     std::cout << silver.silver << ": " << result.buckets << " buckets, " << result.match << " match, "

@@ -67,6 +67,20 @@ std::vector<Bucket> MergeSlices(const KeyGrid& grid, const SliceTallies& source,
   return buckets;
 }
 
+std::vector<Bucket> SplitBucket(const Bucket& bucket, const KeyGrid& grid, const SliceTallies& source,
+                                const SliceTallies& lake, std::int64_t piece_rows) {
+  auto within = [&](const SliceTallies& all) {
+    SliceTallies some(all.lower_bound(bucket.first_slice), all.upper_bound(bucket.last_slice));
+    return some;
+  };
+  std::vector<Bucket> pieces = MergeSlices(grid, within(source), within(lake), piece_rows);
+  pieces.front().lo = bucket.lo;
+  pieces.front().first_slice = bucket.first_slice;
+  pieces.back().hi = bucket.hi;
+  pieces.back().last_slice = bucket.last_slice;
+  return pieces;
+}
+
 std::size_t BucketOf(const std::vector<Bucket>& buckets, const KeyGrid& grid, std::int64_t key) {
   const std::int64_t slice = SliceOf(grid, key);
   const auto it = std::upper_bound(buckets.begin(), buckets.end(), slice,

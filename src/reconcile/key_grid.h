@@ -55,6 +55,12 @@ struct Bucket {
 std::vector<Bucket> MergeSlices(const KeyGrid& grid, const SliceTallies& source,
                                 const SliceTallies& lake, std::int64_t bucket_rows);
 
+// A bucket cut as MergeSlices cuts the grid, at `piece_rows`: what Tier 2 reads at once, so that
+// a bucket of any size is compared in memory bounded by the piece. The first piece starts at
+// the bucket's lo and the last ends at its hi.
+std::vector<Bucket> SplitBucket(const Bucket& bucket, const KeyGrid& grid, const SliceTallies& source,
+                                const SliceTallies& lake, std::int64_t piece_rows);
+
 // The index of the bucket holding `key` in `buckets` (as MergeSlices made them).
 std::size_t BucketOf(const std::vector<Bucket>& buckets, const KeyGrid& grid, std::int64_t key);
 

@@ -15,6 +15,7 @@
 #include "core/timezone.h"
 #include "core/user_text.h"
 #include "delta/data_file_io.h"
+#include "engine/engine_limits.h"
 #include "reconcile/row_diff.h"
 #include "silver/key_units.h"
 #include "silver/latest_images.h"
@@ -112,6 +113,13 @@ std::shared_ptr<arrow::Table> SourceRows(Source& source, const std::string& capt
   return ReadAll(*source.ReadSnapshot(request));
 }
 
+// Rows of each side Tier 2 holds at once: a quarter of the memory budget at the declared width
+// of a row (a (max) column counted at the 1 MiB piece it is read in), at least 1,000.
+std::int64_t PieceRows(std::int64_t memory_budget, const std::vector<CapturedColumn>& columns) {
+  const std::int64_t row_bytes = std::max<std::int64_t>(1, DeclaredRowBytes(columns));
+  return std::max<std::int64_t>(1'000, memory_budget / 4 / row_bytes);
+}
+
 // How many of `n` matching ranges a sample of `sample` compares: none at 0, else at least one.
 std::size_t SampleSize(std::size_t n, double sample) {
   return std::min(n, static_cast<std::size_t>(std::ceil(sample * static_cast<double>(n))));
@@ -188,17 +196,18 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   std::vector<Bucket> buckets;
   KeyGrid grid;
   std::vector<nlohmann::json> cuts;  // other keys: every bucket_rows-th source key
+  SliceTallies source_tallies, lake_tallies;
   if (sliced_key) {
     const auto first = source.KeyAt(key_query, nullptr, 0);
     const auto last = source.LastKey(key_query);
-    SliceTallies source_tallies;
     if (first && last) {
       grid = GridOver(UnitsOfKey(*first, key_unit), UnitsOfKey(*last, key_unit));
       for (const SliceCount& slice : source.CountKeySlices(key_query, grid.start, grid.width, grid.slices)) {
         source_tallies[slice.slice] = Tally{slice.rows, slice.key_sum};
       }
     }
-    buckets = MergeSlices(grid, source_tallies, lake.TallySlices(keys.front(), key_unit, grid), options.bucket_rows);
+    lake_tallies = lake.TallySlices(keys.front(), key_unit, grid);
+    buckets = MergeSlices(grid, source_tallies, lake_tallies, options.bucket_rows);
   } else {
     Bucket whole;
     auto reader = source.ReadSnapshot([&] {
@@ -265,17 +274,26 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   std::vector<bool> failed(buckets.size(), false);
   std::shared_ptr<arrow::Table> all_silver;
   std::vector<ReportRow> key_rows;
+  // A bucket is read a piece at a time: at most piece_rows rows of each side held at once.
+  const std::int64_t piece_rows = PieceRows(options.memory_budget, captured);
   for (const Range& range : ranges) {
     hashed[range.bucket] = true;
-    const auto source_rows = SourceRows(source, instance.name, keys, columns, range.lo, range.hi, *max_before);
-    std::shared_ptr<arrow::Table> silver_rows;
+    std::vector<KeyFailure> failures;
     if (sliced_key) {
-      silver_rows = lake.RowsBetween(keys.front(), key_unit, buckets[range.bucket].lo, buckets[range.bucket].hi);
+      for (const Bucket& piece : SplitBucket(buckets[range.bucket], grid, source_tallies, lake_tallies, piece_rows)) {
+        const auto source_rows = SourceRows(source, instance.name, keys, columns, Bound(piece.lo, key_unit),
+                                            Bound(piece.hi, key_unit), *max_before);
+        const auto silver_rows = lake.RowsBetween(keys.front(), key_unit, piece.lo, piece.hi);
+        for (auto& failure : DiffRows(*source_rows, *silver_rows, keys, columns, range.whole)) {
+          failures.push_back(std::move(failure));
+        }
+      }
     } else {
       if (!all_silver) all_silver = lake.AllRows();
-      silver_rows = all_silver;
+      const auto source_rows = SourceRows(source, instance.name, keys, columns, range.lo, range.hi, *max_before);
+      failures = DiffRows(*source_rows, *all_silver, keys, columns, range.whole);
     }
-    for (auto& failure : DiffRows(*source_rows, *silver_rows, keys, columns, range.whole)) {
+    for (auto& failure : failures) {
       if (in_flight.keys.count(failure.key.dump()) > 0) continue;  // explained by a change in flight
       failed[range.bucket] = true;
       ReportRow row;

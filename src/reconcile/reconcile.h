@@ -30,6 +30,9 @@ struct ReconcileOptions {
   std::int64_t bucket_rows = 1'000'000;
   double sample = 0.01;
   std::optional<std::uint64_t> seed;  // nullopt: a random sample
+  // [engine] memory_budget: Tier 2 reads a bucket of a one-column integer or date key in pieces
+  // whose rows of each side take about a quarter of it.
+  std::int64_t memory_budget = 256LL << 20;
 };
 
 struct ReconcileResult {
