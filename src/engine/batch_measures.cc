@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +73,11 @@ void FoldMeasures(FactsRow& row, const std::vector<RangeMeasures>& ranges,
       if (range.network_wait_ms) waited = waited.value_or(0) + *range.network_wait_ms;
     }
     if (waited) row.network_wait_ms = std::llround(*waited);
+    std::set<std::string> readers;
+    for (const auto& range : ranges) {
+      if (range.reader) readers.insert(*range.reader);
+    }
+    if (!readers.empty() && !row.event && !row.detail) row.detail = nlohmann::json({{"readers", readers}}).dump();
     row.read_seconds = seconds;
     row.read_mb = static_cast<double>(bytes) / kBytesPerMb;
     if (!round_trips.empty()) row.source_rtt_ms = Median(std::move(round_trips));
@@ -101,6 +107,7 @@ std::string RangeMeasuresToJson(const RangeMeasures& measures) {
                         {"read_seconds", measures.read_seconds},
                         {"round_trip_ms", ValueOrNull(measures.round_trip_ms)},
                         {"network_wait_ms", ValueOrNull(measures.network_wait_ms)}};
+  if (measures.reader) doc["reader"] = *measures.reader;
   if (measures.end) {
     doc["end"] = {{"retention_watermark_ts_us", MicrosOrNull(measures.end->retention_watermark_ts)},
                   {"source_max_commit_ts_us", MicrosOrNull(measures.end->source_max_commit_ts)},
@@ -121,6 +128,7 @@ RangeMeasures RangeMeasuresFromJson(const std::string& text, const std::string& 
     measures.round_trip_ms = DoubleOf(doc.at("round_trip_ms"));
     // Absent from the documents of versions before it was measured.
     if (doc.contains("network_wait_ms")) measures.network_wait_ms = DoubleOf(doc.at("network_wait_ms"));
+    if (doc.contains("reader") && doc.at("reader").is_string()) measures.reader = doc.at("reader").get<std::string>();
     if (doc.contains("end")) {
       const auto& end = doc.at("end");
       measures.end = EndMeasures{MicrosOf(end.at("retention_watermark_ts_us")),

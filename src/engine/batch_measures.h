@@ -38,6 +38,7 @@ struct RangeMeasures {
   // Time the reader was blocked on its socket waiting for the server (ReadWaits); nullopt
   // where the read had no socket of its own to measure.
   std::optional<double> network_wait_ms;
+  std::optional<std::string> reader;    // ReadWaits::reader
   std::optional<EndMeasures> end;       // set by the batch's last range only
 };
 
@@ -50,7 +51,8 @@ EndMeasures MeasureEnd(Source& source, const SourceClock& clock, const Retention
 // (else of the range that carries them), retention headroom (end_commit_ts - watermark) and
 // ingestion lag (source_max_commit_ts - end_commit_ts). A batch with rows but no measured
 // range (its metrics were lost) keeps the read columns NULL; network_wait_ms is the ranges'
-// waits summed, NULL where no range measured one.
+// waits summed, NULL where no range measured one. A micro-batch row's detail says which readers
+// read its ranges ({"readers": ["tds+tls"]}), NULL where none said.
 void FoldMeasures(FactsRow& row, const std::vector<RangeMeasures>& ranges,
                   const std::optional<EndMeasures>& end);
 

@@ -74,6 +74,7 @@ RangeResult ReadRange(const BatchReadRequest& request, const LsnRange& range, So
   result.files = files.Finish();
   result.measures.rows = result.stats.rows;
   result.measures.network_wait_ms = read.waits->network_wait_ms;
+  result.measures.reader = read.waits->reader;
   result.measures.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

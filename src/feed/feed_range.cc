@@ -62,6 +62,7 @@ class MeasuredRangeReader final : public FeedRangeReader {
         measures_.read_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
         measures_.network_wait_ms = waits_->network_wait_ms;
+        measures_.reader = waits_->reader;
         const Retention after = CheckRetentionAfterRead();
         if (measure_end_) measures_.end = MeasureEnd(*source_, clock_, after);
         break;

@@ -74,6 +74,9 @@ struct ReadWaits {
   // (the engine's TDS reader); nullopt where it had none to measure (the sim backend, reads
   // through an ODBC driver).
   std::optional<double> network_wait_ms;
+  // Which reader read the rows: "tds" (the engine's own TDS reader), "tds+tls" (the same over
+  // an encrypted connection) or "driver" (the ODBC driver); nullopt for the sim file.
+  std::optional<std::string> reader;
 };
 
 struct ChangeReadRequest {

@@ -147,6 +147,8 @@ class ClientConnection {
   std::string tls_protocol() const { return transport_->tls_protocol(); }
   // Time spent blocked waiting for the server's bytes since the connection was opened.
   std::chrono::nanoseconds network_wait() const { return transport_->waited(); }
+  // Whether the traffic after the login is encrypted (false after a login-only encryption).
+  bool encrypted() const { return transport_->encrypted(); }
 
  private:
   ClientConnection() = default;

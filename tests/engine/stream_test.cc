@@ -154,6 +154,14 @@ TEST_F(StreamTest, FactsRowHoldsWhatTheBatchDid) {
   // an ODBC driver read the change rows.
   const bool own_reader = TestsReadThroughOdbc() && testing::ChangeReaderUnderTest() != "driver";
   EXPECT_EQ(facts->GetColumnByName("network_wait_ms")->chunk(0)->IsValid(0), own_reader);
+  // And the row says which reader read the batch.
+  const auto detail = StringColumn(facts, "detail")[0];
+  if (!TestsReadThroughOdbc()) {
+    EXPECT_FALSE(detail.has_value());
+  } else {
+    const std::string reader = own_reader ? (testing::TlsUnderTest() ? "tds+tls" : "tds") : "driver";
+    EXPECT_EQ(detail.value_or(""), "{\"readers\":[\"" + reader + "\"]}");
+  }
   EXPECT_GE(Int64Column(facts, "started_at")[0], before.value);
   EXPECT_GE(Int64Column(facts, "written_at")[0], Int64Column(facts, "started_at")[0]);
   EXPECT_GE(Int64Column(facts, "duration_ms")[0], 0);

@@ -420,6 +420,8 @@ trigger = "availableNow"
         assert row["retention_headroom_hours"] is not None
         # The engine's TDS reader reads the change rows and measures its own wait on them.
         assert row["network_wait_ms"] >= 0 and native_row["network_wait_ms"] >= 0
+        # And both rows say so.
+        assert row["detail"] == native_row["detail"] and json.loads(row["detail"])["readers"] in (["tds"], ["tds+tls"])
         assert row["read_seconds"] > 0 and native_row["read_seconds"] > 0
         assert 0 < row["source_rtt_ms"] < 1000 and 0 < native_row["source_rtt_ms"] < 1000
         assert abs(row["capture_lag_seconds"] - native_row["capture_lag_seconds"]) < 300

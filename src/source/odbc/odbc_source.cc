@@ -192,10 +192,14 @@ class OdbcSource final : public Source {
     plan.waits = request.waits;
     plan.fetch.utf8_char_data = settings_->connection->driver.utf8_char_data;
     plan.fetch.numeric_struct_binary = settings_->connection->driver.freetds;
-    if (tds_ == nullptr || give_way_->Applies(name)) return MakeChangeReader(settings_, plan, clock);
+    if (tds_ == nullptr || give_way_->Applies(name)) {
+      if (plan.waits) plan.waits->reader = "driver";
+      return MakeChangeReader(settings_, plan, clock);
+    }
     TdsFallback fallback;
     if (tds_falls_back_) {
       fallback.make_reader = [settings = settings_, plan, clock] {
+        if (plan.waits) plan.waits->reader = "driver";
         return MakeChangeReader(settings, plan, clock);
       };
       fallback.on_fallback = [give_way = give_way_, name](const std::string& reason, bool every_read) {

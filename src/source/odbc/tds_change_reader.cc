@@ -249,6 +249,7 @@ class TdsChangeReader final : public arrow::RecordBatchReader {
       logging_in_ = false;
     }
     wait_mark_ = connection_->network_wait();
+    if (plan_.waits) plan_.waits->reader = connection_->encrypted() ? "tds+tls" : "tds";
   }
 
   // Adds the time the connection waited for the server since the last tally to the plan's
