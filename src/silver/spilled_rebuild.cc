@@ -102,13 +102,18 @@ class PickedRows {
       : schema_(std::move(schema)), max_bytes_(max_bytes) {}
 
   void Add(const std::shared_ptr<arrow::RecordBatch>& batch, std::int64_t row) {
-    auto [it, added] = offset_of_.emplace(batch.get(), offset_);
-    if (added) {
-      batches_.push_back(batch);
-      offset_ += batch->num_rows();
-      bytes_ += BytesOf(*batch);
+    // Rows come in runs from one batch: the last batch's offset is kept at hand.
+    if (batch.get() != last_batch_) {
+      auto [it, added] = offset_of_.emplace(batch.get(), offset_);
+      if (added) {
+        batches_.push_back(batch);
+        offset_ += batch->num_rows();
+        bytes_ += BytesOf(*batch);
+      }
+      last_batch_ = batch.get();
+      last_offset_ = it->second;
     }
-    indices_.push_back(it->second + row);
+    indices_.push_back(last_offset_ + row);
   }
 
   bool Full() const { return static_cast<std::int64_t>(indices_.size()) >= kOutputRows || bytes_ >= max_bytes_; }
@@ -127,6 +132,7 @@ class PickedRows {
     indices_.clear();
     offset_ = 0;
     bytes_ = 0;
+    last_batch_ = nullptr;
     return batch;
   }
 
@@ -138,6 +144,8 @@ class PickedRows {
   std::vector<std::int64_t> indices_;
   std::int64_t offset_ = 0;
   std::int64_t bytes_ = 0;
+  const arrow::RecordBatch* last_batch_ = nullptr;
+  std::int64_t last_offset_ = 0;
 };
 
 }  // namespace
