@@ -15,6 +15,7 @@ of the child's whole process tree (driver Python, JVM, Python workers), sampled 
 The native run's peak is its own (ru_maxrss).
 
     .venv/bin/python bench/reconcile_bench.py [--rows 10000000] [--libs native,ours,ref] [--dir bench/out]
+        [--tier2-bucket]
 """
 
 import argparse
@@ -117,6 +118,31 @@ target = "lake/silver/{{ci}}"
     return runs
 
 
+def native_tier2(rows, out):
+    """Tier 2 of the native run over one bucket of every row (--bucket-rows rows, --sample 1),
+    under the default memory_budget, which reads the bucket in pieces, and under one that holds
+    the whole bucket at once: seconds and peak RSS of each."""
+    work = out / "reconcile_native"
+    pipeline = work / "pipeline.toml"
+    text = pipeline.read_text()
+    results = []
+    for budget in ("256 MiB", "64 GiB"):
+        variant = work / "pipeline_tier2.toml"
+        variant.write_text(text + f'[engine]\nmemory_budget = "{budget}"\n')
+        started = time.perf_counter()
+        with open(work / "tier2.out", "w") as out_stream:
+            process = subprocess.Popen([str(ROOT / "build" / "mssql-cdc"), "reconcile", str(variant), "--bucket-rows",
+                                        str(rows), "--sample", "1"], cwd=work, stdout=out_stream,
+                                       stderr=subprocess.STDOUT)
+            _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        stdout = (work / "tier2.out").read_text()
+        if os.waitstatus_to_exitcode(status) != 0 or " 1 compared row by row" not in stdout:
+            raise SystemExit(f"native Tier 2 failed ({status}): {stdout}")
+        results.append({"budget": budget, "seconds": seconds, "peak_mb": usage.ru_maxrss / 1024})
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd")
@@ -126,6 +152,8 @@ def main():
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--libs", default="native,ours,ref")
     parser.add_argument("--dir", default=str(ROOT / "bench" / "out"))
+    parser.add_argument("--tier2-bucket", action="store_true",
+                        help="also time the native Tier 2 of one bucket of every row, in pieces and whole")
     args = parser.parse_args()
     if args.cmd == "child":
         return child(args)
@@ -138,8 +166,12 @@ def main():
     libs = [lib for lib in ("native", "ours", "ref") if lib in args.libs.split(",")]
     results = {}
     sim = snapshot_spark_bench.sim_database(args.rows, out) if {"native", "ours"} & set(libs) else None
+    tier2 = None
     if "native" in libs:
         results["native"] = native(args.rows, sim, out)
+        if args.tier2_bucket:
+            log(f"native: Tier 2 of one {args.rows:,}-row bucket")
+            tier2 = native_tier2(args.rows, out)
     if {"ours", "ref"} & set(libs):
         jars = subprocess.run(["bash", str(ROOT / "scripts" / "setup_spark.sh")], check=True, capture_output=True,
                               text=True).stdout.strip().splitlines()[-1]
@@ -176,6 +208,15 @@ def main():
         ratio = (lambda i: f"{ref[i]['seconds'] / runs[i]['seconds']:.2f}x" if ref else "-")
         print(f"| {names[lib]} | {t1['seconds']:.1f} | {ratio(0)} | {sampled['seconds']:.1f} | {ratio(1)} | "
               f"{t1['buckets']} | {sampled['hashed']} | {max(t1['peak_mb'], sampled['peak_mb']):.0f} |")
+    if tier2:
+        print()
+        print(f"native Tier 2 of one bucket of {args.rows:,} rows (--bucket-rows {args.rows} --sample 1), read in "
+              f"pieces under the default memory_budget and whole under one that holds it:")
+        print()
+        print("| memory_budget | Tier 1 + Tier 2 (s) | peak RSS (MB) |")
+        print("|---|---|---|")
+        for run in tier2:
+            print(f"| {run['budget']} | {run['seconds']:.1f} | {run['peak_mb']:.0f} |")
 
 
 if __name__ == "__main__":
