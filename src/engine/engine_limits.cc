@@ -32,11 +32,11 @@ std::string CheckedSpillDirectory(const std::string& value) {
   if (value.empty() || !std::filesystem::is_directory(value, error)) {
     throw ConfigError(fmt::format("[engine] spill_directory = {} is not a directory; give an existing local "
                                   "directory (silver rebuilds write runs that do not fit memory_budget there)",
-                                  QuoteUserText(value)));
+                                  QuoteUserText(value, kPathShown)));
   }
   if (::access(value.c_str(), W_OK | X_OK) != 0) {
     throw ConfigError(fmt::format("[engine] spill_directory = {} is not writable by this process; give a "
-                                  "directory it can write", QuoteUserText(value)));
+                                  "directory it can write", QuoteUserText(value, kPathShown)));
   }
   return value;
 }

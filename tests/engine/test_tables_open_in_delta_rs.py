@@ -4,6 +4,7 @@ with the rows and columns the engine's own reader sees.
 The GoogleTest binary runs with its temporary directories kept (MSSQL_CDC_KEEP_TEST_DIRS), and
 each table found under them is read by both."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -29,12 +30,25 @@ def deltars_rows(table):
     return delta_table.to_pyarrow_table()
 
 
+def failed_tests(report):
+    """Each failed test of a GoogleTest JSON report with its failure messages; "" without one."""
+    if not report.exists():
+        return ""
+    failed = []
+    for suite in json.loads(report.read_text()).get("testsuites", []):
+        for test in suite.get("testsuite", []):
+            for failure in test.get("failures", []):
+                failed.append(f"{suite['name']}.{test['name']}: {failure.get('failure', '')[:1500]}")
+    return "\n".join(failed)
+
+
 def test_every_table_the_engine_tests_write_opens_in_delta_rs(tmp_path):
     binary = ROOT / "build" / "tests" / "engine_tests"
     env = dict(os.environ, TMPDIR=str(tmp_path), MSSQL_CDC_KEEP_TEST_DIRS="1")
-    result = subprocess.run([str(binary), "--gtest_brief=1"], env=env, capture_output=True,
-                            text=True, timeout=900)
-    assert result.returncode == 0, result.stdout[-4000:]
+    report = tmp_path / "gtest.json"
+    result = subprocess.run([str(binary), "--gtest_brief=1", f"--gtest_output=json:{report}"], env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, failed_tests(report) or result.stdout[-4000:]
 
     tables = sorted({log.parent for log in tmp_path.rglob("_delta_log")})
     assert len(tables) >= 50, f"only {len(tables)} tables found"
