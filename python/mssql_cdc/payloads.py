@@ -13,7 +13,8 @@ SnapshotKind = Literal["bootstrap", "resnapshot"]
 
 class BatchDetail(TypedDict):
     """A micro-batch row's detail, with the batch's warnings. The engine logs a batch's
-    warnings instead and leaves a micro-batch row's detail NULL."""
+    warnings instead; its micro-batch rows' detail says which readers read the change rows,
+    {"readers": [...]}, and is NULL for the sim backend."""
 
     warnings: list[str]
 
