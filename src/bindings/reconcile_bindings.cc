@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/reconcile_sql.h"
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "delta/compute_kernels.h"
 #include "delta/schema.h"
@@ -71,9 +72,17 @@ class SparkLakeSide : public LakeSide {
                                             std::optional<std::int64_t> hi) override {
     return Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, key, unit, lo, hi));
   }
-  std::shared_ptr<arrow::Table> AllRows() override {
-    return Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, "_start_lsn", KeyUnit::kInteger, std::nullopt,
-                                         std::nullopt));
+  void ScanAllRows(const std::function<void(const arrow::RecordBatch&)>& visit) override {
+    const auto rows = Query(catalog::RowsBetweenSql(silver_sql_, silver_version_, "_start_lsn", KeyUnit::kInteger,
+                                                    std::nullopt, std::nullopt));
+    visit(*ValueOrInternal(arrow::RecordBatch::MakeEmpty(rows->schema()), "reconcile: silver's rows"));
+    arrow::TableBatchReader reader(*rows);
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      CheckInternal(reader.ReadNext(&batch), "reconcile: silver's rows");
+      if (!batch) break;
+      visit(*batch);
+    }
   }
   std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
                                                  const std::string& after_lsn) override {

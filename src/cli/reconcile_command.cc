@@ -11,6 +11,7 @@
 #include "core/ascii.h"
 #include "core/errors.h"
 #include "core/user_text.h"
+#include "engine/engine_limits.h"
 #include "engine/finalization.h"
 #include "engine/table_schemas.h"
 #include "fleet/stream_group.h"
@@ -73,11 +74,15 @@ int ReconcilePipeline(const ReconcileArgs& args) {
     options.sample = args.sample;
     options.seed = args.seed;
     options.memory_budget = config.many.limits.memory_budget;
+    options.spill_directory = config.many.limits.spill_directory;
     DeltaLakeSide lake(std::move(silver_table), std::move(bronze_table), silver.facts);
     const ReconcileResult result = Reconcile(options, state, *source, lake);
     std::cout << silver.silver << ": " << result.buckets << " buckets, " << result.match << " match, "
               << result.in_flight << " in flight, " << result.mismatch << " mismatch, " << result.hashed
               << " compared row by row";
+    if (result.parts > 1) {
+      std::cout << " (in " << result.parts << " parts, " << FormatByteSize(result.spilled_bytes) << " spilled to disk)";
+    }
     for (const auto& [type, count] : result.failures) std::cout << "; " << type << " " << count;
     if (!result.keys_in_flight.empty()) {
       // The keys left out of the row comparison, the first few named.

@@ -1,6 +1,7 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 
+#include "core/arrow_status.h"
 #include "core/errors.h"
 #include "core/time.h"
 #include "delta/compute_kernels.h"
@@ -55,7 +56,20 @@ std::shared_ptr<arrow::Table> DeltaLakeSide::RowsBetween(const std::string& key,
   return silver_.Read(filter);
 }
 
-std::shared_ptr<arrow::Table> DeltaLakeSide::AllRows() { return silver_.Read(); }
+void DeltaLakeSide::ScanAllRows(const std::function<void(const arrow::RecordBatch&)>& visit) {
+  const auto schema = silver_.state().schema();
+  std::vector<std::string> columns;
+  for (const auto& field : schema->fields()) columns.push_back(field->name());
+  bool seen = false;
+  silver_.ScanFiles(FilesOf(silver_), columns, [&](const arrow::RecordBatch& batch) {
+    if (!seen) {
+      seen = true;
+      visit(*ValueOrInternal(arrow::RecordBatch::MakeEmpty(batch.schema()), "reconcile: silver's rows"));
+    }
+    visit(batch);
+  });
+  if (!seen) visit(*ValueOrInternal(arrow::RecordBatch::MakeEmpty(schema), "reconcile: silver's rows"));
+}
 
 std::shared_ptr<arrow::Table> DeltaLakeSide::ChangedKeysAfter(const std::vector<std::string>& keys,
                                                               const std::string& after_lsn) {

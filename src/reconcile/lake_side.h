@@ -7,6 +7,7 @@
 #include <arrow/type_fwd.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,8 +49,10 @@ class LakeSide {
   virtual std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, KeyUnit unit,
                                                     std::optional<std::int64_t> lo,
                                                     std::optional<std::int64_t> hi) = 0;
-  // Every silver row.
-  virtual std::shared_ptr<arrow::Table> AllRows() = 0;
+  // Every silver row (its captured columns and _start_lsn), a batch at a time; `visit` is
+  // called at least once, first with a batch of no rows when silver has none, so that the
+  // rows' schema is always seen.
+  virtual void ScanAllRows(const std::function<void(const arrow::RecordBatch&)>& visit) = 0;
   // The `keys` columns of bronze's change rows (not snapshot rows) committed after `after_lsn`.
   virtual std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
                                                          const std::string& after_lsn) = 0;
@@ -70,7 +73,7 @@ class DeltaLakeSide : public LakeSide {
   std::int64_t CountRows() override;
   std::shared_ptr<arrow::Table> RowsBetween(const std::string& key, KeyUnit unit, std::optional<std::int64_t> lo,
                                             std::optional<std::int64_t> hi) override;
-  std::shared_ptr<arrow::Table> AllRows() override;
+  void ScanAllRows(const std::function<void(const arrow::RecordBatch&)>& visit) override;
   std::shared_ptr<arrow::Table> ChangedKeysAfter(const std::vector<std::string>& keys,
                                                  const std::string& after_lsn) override;
   std::vector<SnapshotEvent> SnapshotEvents() override;

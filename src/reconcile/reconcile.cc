@@ -16,6 +16,7 @@
 #include "core/user_text.h"
 #include "delta/data_file_io.h"
 #include "engine/engine_limits.h"
+#include "reconcile/key_partitions.h"
 #include "reconcile/row_diff.h"
 #include "silver/key_units.h"
 #include "silver/latest_images.h"
@@ -97,11 +98,12 @@ std::optional<std::string> BoundText(const nlohmann::json& bound) {
   return bound.dump();
 }
 
-// The source's rows in [lo, hi) of the key (JSON bounds as snapshotChunks takes them).
-std::shared_ptr<arrow::Table> SourceRows(Source& source, const std::string& capture_instance,
-                                         const std::vector<std::string>& keys,
-                                         const std::vector<std::string>& columns, const nlohmann::json& lo,
-                                         const nlohmann::json& hi, const Lsn& stamp) {
+// A reader of the source's rows in [lo, hi) of the key (JSON bounds as snapshotChunks takes them).
+std::shared_ptr<arrow::RecordBatchReader> SourceReader(Source& source, const std::string& capture_instance,
+                                                       const std::vector<std::string>& keys,
+                                                       const std::vector<std::string>& columns,
+                                                       const nlohmann::json& lo, const nlohmann::json& hi,
+                                                       const Lsn& stamp) {
   SnapshotReadRequest request;
   request.capture_instance = capture_instance;
   request.columns = columns;
@@ -110,7 +112,18 @@ std::shared_ptr<arrow::Table> SourceRows(Source& source, const std::string& capt
   request.hi = hi;
   request.snapshot_lsn = stamp;
   request.batch_rows = 100'000;
-  return ReadAll(*source.ReadSnapshot(request));
+  return source.ReadSnapshot(request);
+}
+
+// Every row of `reader` into `parts`, the reader's schema first (a range may have no rows).
+void AddAll(arrow::RecordBatchReader& reader, KeyPartitions& parts) {
+  parts.Add(*ValueOrInternal(arrow::RecordBatch::MakeEmpty(reader.schema()), "reconcile: the source's rows"));
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ThrowIfError(reader.ReadNext(&batch));  // the engine's own error (SourceError, PermissionError, ...)
+    if (!batch) break;
+    parts.Add(*batch);
+  }
 }
 
 // Rows of each side Tier 2 holds at once: a quarter of the memory budget at the declared width
@@ -272,26 +285,45 @@ ReconcileResult Reconcile(const ReconcileOptions& options, const LakeState& stat
   // flight never hides a real difference of another key; one found makes it MISMATCH.
   std::vector<bool> hashed(buckets.size(), false);
   std::vector<bool> failed(buckets.size(), false);
-  std::shared_ptr<arrow::Table> all_silver;
   std::vector<ReportRow> key_rows;
-  // A bucket is read a piece at a time: at most piece_rows rows of each side held at once.
+  // A bucket is read a piece at a time: at most piece_rows rows of each side held at once. A
+  // sliced key's pieces are key ranges; other keys are split by a hash of the key into as many
+  // parts as keep the larger side's within piece_rows, spilled to disk when there are more
+  // than one, silver's once for the run and the source's once per range.
   const std::int64_t piece_rows = PieceRows(options.memory_budget, captured);
+  const int parts = sliced_key ? 1 : PartsFor(std::max(buckets.front().source.rows, buckets.front().lake.rows), piece_rows);
+  std::unique_ptr<SpillDirectory> spill;
+  std::unique_ptr<KeyPartitions> silver_parts;
   for (const Range& range : ranges) {
     hashed[range.bucket] = true;
     std::vector<KeyFailure> failures;
     if (sliced_key) {
       for (const Bucket& piece : SplitBucket(buckets[range.bucket], grid, source_tallies, lake_tallies, piece_rows)) {
-        const auto source_rows = SourceRows(source, instance.name, keys, columns, Bound(piece.lo, key_unit),
-                                            Bound(piece.hi, key_unit), *max_before);
+        const auto source_rows = ReadAll(*SourceReader(source, instance.name, keys, columns, Bound(piece.lo, key_unit),
+                                                       Bound(piece.hi, key_unit), *max_before));
         const auto silver_rows = lake.RowsBetween(keys.front(), key_unit, piece.lo, piece.hi);
         for (auto& failure : DiffRows(*source_rows, *silver_rows, keys, columns, range.whole)) {
           failures.push_back(std::move(failure));
         }
       }
     } else {
-      if (!all_silver) all_silver = lake.AllRows();
-      const auto source_rows = SourceRows(source, instance.name, keys, columns, range.lo, range.hi, *max_before);
-      failures = DiffRows(*source_rows, *all_silver, keys, columns, range.whole);
+      if (!silver_parts) {
+        if (parts > 1) spill = std::make_unique<SpillDirectory>(options.spill_directory);
+        silver_parts = std::make_unique<KeyPartitions>(spill.get(), keys, parts);
+        lake.ScanAllRows([&](const arrow::RecordBatch& batch) { silver_parts->Add(batch); });
+        result.spilled_bytes += silver_parts->Finish();
+      }
+      KeyPartitions source_parts(spill.get(), keys, parts);
+      AddAll(*SourceReader(source, instance.name, keys, columns, range.lo, range.hi, *max_before), source_parts);
+      result.spilled_bytes += source_parts.Finish();
+      for (int p = 0; p < parts; ++p) {
+        // Without the source's rows, a part holds no failure a lookup by key could find.
+        if (source_parts.rows_in(p) == 0 && (!range.whole || silver_parts->rows_in(p) == 0)) continue;
+        for (auto& failure : DiffRows(*source_parts.Part(p), *silver_parts->Part(p), keys, columns, range.whole)) {
+          failures.push_back(std::move(failure));
+        }
+      }
+      result.parts = std::max(result.parts, parts);
     }
     for (auto& failure : failures) {
       if (in_flight.keys.count(failure.key.dump()) > 0) continue;  // explained by a change in flight

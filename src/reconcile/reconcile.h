@@ -8,6 +8,8 @@
 //   Tier 2  every bucket that differs (in flight or not) and a `sample` of the matching ones
 //           read from the source and compared row by row with silver (row_diff.h), less the
 //           keys in flight; an IN_FLIGHT bucket with another key that differs is MISMATCH.
+//           A bucket is read in pieces of bounded rows: key ranges of a sliced key, parts
+//           split by a hash of the key (key_partitions.h) of any other.
 // The source is only read, through the snapshot reader's isolation, never NOLOCK.
 #pragma once
 
@@ -30,9 +32,11 @@ struct ReconcileOptions {
   std::int64_t bucket_rows = 1'000'000;
   double sample = 0.01;
   std::optional<std::uint64_t> seed;  // nullopt: a random sample
-  // [engine] memory_budget: Tier 2 reads a bucket of a one-column integer or date key in pieces
-  // whose rows of each side take about a quarter of it.
+  // [engine] memory_budget: Tier 2 reads a bucket in pieces whose rows of each side take about
+  // a quarter of it: key ranges of a one-column integer or date key, else parts split by a hash
+  // of the key and spilled under `spill_directory` ([engine] spill_directory; empty: $TMPDIR).
   std::int64_t memory_budget = 256LL << 20;
+  std::string spill_directory;
 };
 
 struct ReconcileResult {
@@ -44,6 +48,10 @@ struct ReconcileResult {
   // row comparison; empty when no bucket differed and none was sampled.
   std::vector<std::string> keys_in_flight;
   std::vector<ReportRow> report;
+  // Tier 2 of a key split by hash: the most parts a range was compared in (0 when none was),
+  // and the bytes spilled to disk for them.
+  int parts = 0;
+  std::int64_t spilled_bytes = 0;
 };
 
 // The LSN silver is current to, from its position: the later of the changes it applied and the

@@ -55,6 +55,12 @@ def test_reconcile_matches_then_names_every_difference(spark, shop, cli, tmp_pat
     assert keyed == {("RECORD_DIFF", ids[2]), ("MISSING_TARGET", ids[-3]), ("MISSING_SOURCE", ids[-1] + 500)}
     assert spark.read.format("delta").load(report).where("run_id = '%s'" % found["run_id"]).count() == \
         found["report"].count()
+    # Keyed by two columns there is no grid: the whole table is one bucket, whose counts cancel
+    # out here (a row gone, one added); its sampled ranges look silver's rows up by key.
+    composite = reconcile(spark, options, silver, keys=["order_id", "customer_id"], sample=1.0, **run)
+    assert composite["buckets"] == 1 and composite["hashed"] == 1, composite
+    keyed = {(r["failure_type"], json.loads(r["key"])["order_id"]) for r in composite["report"].collect() if r["key"]}
+    assert keyed == {("RECORD_DIFF", ids[2]), ("MISSING_TARGET", ids[-3])}, composite
 
     # The native engine's reconcile of the same tables finds the same three keys.
     pipeline = tmp_path / "pipeline.toml"
