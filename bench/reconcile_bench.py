@@ -121,25 +121,32 @@ target = "lake/silver/{{ci}}"
 def native_tier2(rows, out):
     """Tier 2 of the native run over one bucket of every row (--bucket-rows rows, --sample 1),
     under the default memory_budget, which reads the bucket in pieces, and under one that holds
-    the whole bucket at once: seconds and peak RSS of each."""
+    the whole bucket at once: seconds, peak RSS and what the summary says of parts and spill, for
+    the integer key (read in key ranges) and for the table's uniqueidentifier column `ref` as
+    the key (no grid: split by a hash of the key into parts spilled to disk)."""
     work = out / "reconcile_native"
     pipeline = work / "pipeline.toml"
     text = pipeline.read_text()
     results = []
-    for budget in ("256 MiB", "64 GiB"):
-        variant = work / "pipeline_tier2.toml"
-        variant.write_text(text + f'[engine]\nmemory_budget = "{budget}"\n')
-        started = time.perf_counter()
-        with open(work / "tier2.out", "w") as out_stream:
-            process = subprocess.Popen([str(ROOT / "build" / "mssql-cdc"), "reconcile", str(variant), "--bucket-rows",
-                                        str(rows), "--sample", "1"], cwd=work, stdout=out_stream,
-                                       stderr=subprocess.STDOUT)
-            _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - started
-        stdout = (work / "tier2.out").read_text()
-        if os.waitstatus_to_exitcode(status) != 0 or " 1 compared row by row" not in stdout:
-            raise SystemExit(f"native Tier 2 failed ({status}): {stdout}")
-        results.append({"budget": budget, "seconds": seconds, "peak_mb": usage.ru_maxrss / 1024})
+    for key in ("id", "ref"):
+        for budget in ("256 MiB", "64 GiB"):
+            variant = work / "pipeline_tier2.toml"
+            keys = "" if key == "id" else f'[silver.keys]\nbench_narrow = ["{key}"]\n'
+            variant.write_text(text + keys + f'[engine]\nmemory_budget = "{budget}"\nspill_directory = "{work}"\n')
+            started = time.perf_counter()
+            with open(work / "tier2.out", "w") as out_stream:
+                process = subprocess.Popen([str(ROOT / "build" / "mssql-cdc"), "reconcile", str(variant),
+                                            "--bucket-rows", str(rows), "--sample", "1"], cwd=work, stdout=out_stream,
+                                           stderr=subprocess.STDOUT)
+                _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - started
+            stdout = (work / "tier2.out").read_text()
+            if os.waitstatus_to_exitcode(status) != 0 or " 1 compared row by row" not in stdout:
+                raise SystemExit(f"native Tier 2 failed ({status}): {stdout}")
+            line = stdout.strip().splitlines()[-1]
+            spill = line.split("compared row by row")[1].split(")")[0].lstrip(" (") if "spilled" in line else "-"
+            results.append({"key": key, "budget": budget, "seconds": seconds, "peak_mb": usage.ru_maxrss / 1024,
+                            "spill": spill})
     return results
 
 
@@ -211,12 +218,13 @@ def main():
     if tier2:
         print()
         print(f"native Tier 2 of one bucket of {args.rows:,} rows (--bucket-rows {args.rows} --sample 1), read in "
-              f"pieces under the default memory_budget and whole under one that holds it:")
+              f"pieces under the default memory_budget and whole under one that holds it; keyed by the bigint id "
+              f"(key ranges) and by the uniqueidentifier ref (parts split by hash):")
         print()
-        print("| memory_budget | Tier 1 + Tier 2 (s) | peak RSS (MB) |")
-        print("|---|---|---|")
+        print("| key | memory_budget | Tier 1 + Tier 2 (s) | peak RSS (MB) | parts, spilled |")
+        print("|---|---|---|---|---|")
         for run in tier2:
-            print(f"| {run['budget']} | {run['seconds']:.1f} | {run['peak_mb']:.0f} |")
+            print(f"| {run['key']} | {run['budget']} | {run['seconds']:.1f} | {run['peak_mb']:.0f} | {run['spill']} |")
 
 
 if __name__ == "__main__":
