@@ -50,7 +50,6 @@ KeyPartitions::~KeyPartitions() {
 void KeyPartitions::Add(const arrow::RecordBatch& batch) {
   if (!schema_) schema_ = batch.schema();
   if (batch.num_rows() == 0) return;
-  rows_ += batch.num_rows();
   if (parts_.size() == 1) {
     parts_[0].rows += batch.num_rows();
     held_.push_back(batch.Slice(0));

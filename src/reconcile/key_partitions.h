@@ -30,7 +30,6 @@ class KeyPartitions {
   std::int64_t Finish();
 
   int parts() const { return static_cast<int>(parts_.size()); }
-  std::int64_t rows() const { return rows_; }
   std::int64_t rows_in(int part) const { return parts_[static_cast<std::size_t>(part)].rows; }
   // Part `part`'s rows, read back after Finish (a table of no rows when it has none); at least
   // one batch must have been added.
@@ -48,7 +47,6 @@ class KeyPartitions {
   std::shared_ptr<arrow::Schema> schema_;
   std::vector<PartFile> parts_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> held_;  // the rows of a single part
-  std::int64_t rows_ = 0;
 };
 
 // How many parts keep a side of `rows` rows within `piece_rows` rows a part: 1 when it fits,
