@@ -45,10 +45,11 @@ class TlsConnection {
   void Write(const void* data, std::size_t size);
 
   // After the handshake, the bulk of a connection's bytes can skip the memory buffers: records
-  // are written straight to the socket `fd` (a server's replies; the socket must be blocking,
-  // a send timeout then fails Write) or read straight from it (a client's results; Read then
-  // returns kNeedInput when the socket has nothing yet, and the caller polls it). Reading
-  // directly is refused (false) while bytes the peer sent are still buffered.
+  // are written straight to the socket `fd` (a server's replies: each Write's records leave in
+  // one system call before it returns; the socket must be blocking, a send timeout then fails
+  // Write) or read straight from it (a client's results, as many records at a time as have
+  // arrived; Read then returns kNeedInput when the socket has nothing yet, and the caller polls
+  // it). Reading directly is refused (false) while bytes the peer sent are still buffered.
   void WriteDirectlyTo(int fd);
   bool ReadDirectlyFrom(int fd);
 
