@@ -29,10 +29,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -148,10 +150,24 @@ Run ReadRanges(const SourceFactory& factory, const std::string& instance,
   return run;
 }
 
+// The login `prepare --access-token-env` adds for the token.
+constexpr const char* kTokenLogin = "bench_token";
+
+// The access token held by the environment variable `name`; "" when no name is given.
+std::string AccessToken(const std::string& name) {
+  if (name.empty()) return "";
+  const char* token = std::getenv(name.c_str());
+  if (token == nullptr || *token == '\0') {
+    throw ConfigError("--access-token-env names " + name + ", which is not set: export the token in it");
+  }
+  return token;
+}
+
 SourceFactory Factory(const std::string& backend, const std::string& db, int port,
                       const std::string& user, const std::string& password,
                       const std::string& driver, const std::string& change_reader,
-                      const std::string& instance, const std::string& encrypt) {
+                      const std::string& instance, const std::string& encrypt,
+                      const std::string& access_token) {
   if (backend == "sim") {
     return MakeSourceFactory(SourceOptions::Parse(
         Options{{"backend", "sim"}, {"simPath", db}, {"captureInstance", instance}}));
@@ -163,12 +179,17 @@ SourceFactory Factory(const std::string& backend, const std::string& db, int por
   std::string connection = "Server=" + host + "," + std::to_string(port) + ";Database=" +
                            database + ";Encrypt=" + encrypt;
   if (!driver.empty()) connection = "Driver={" + driver + "};" + connection;
-  return MakeSourceFactory(SourceOptions::Parse(Options{{"backend", "odbc"},
-                                                        {"connectionString", connection},
-                                                        {"user", user},
-                                                        {"password", password},
-                                                        {"changeReader", change_reader},
-                                                        {"captureInstance", instance}}));
+  std::map<std::string, std::string> options{{"backend", "odbc"},
+                                             {"connectionString", connection},
+                                             {"changeReader", change_reader},
+                                             {"captureInstance", instance}};
+  if (access_token.empty()) {
+    options["user"] = user;
+    options["password"] = password;
+  } else {
+    options["accessToken"] = access_token;
+  }
+  return MakeSourceFactory(SourceOptions::Parse(Options(options)));
 }
 
 std::vector<int> ParseCounts(const std::string& text) {
@@ -192,6 +213,7 @@ struct ReadArgs {
   std::string change_reader = "auto";
   std::string instance;
   std::string encrypt = "no";
+  std::string access_token_env;  // set: log in with the token it holds instead of a password
   std::string connections = "1,2,4";
   std::string backends = "odbc,sim";
   std::string columns;  // comma-separated; empty: all captured columns
@@ -228,7 +250,8 @@ int Read(const ReadArgs& args) {
   std::string backend;
   while (std::getline(backends, backend, ',')) {
     const SourceFactory factory = Factory(backend, args.db, args.port, args.user, args.password,
-                                            args.driver, args.change_reader, instance, args.encrypt);
+                                            args.driver, args.change_reader, instance, args.encrypt,
+                                            AccessToken(args.access_token_env));
     for (const int n : ParseCounts(args.connections)) {
       std::vector<Range> ranges;
       {
@@ -273,7 +296,7 @@ int Compare(const ReadArgs& args) {
   const char* backends[2] = {"odbc", "sim"};
   for (int b = 0; b < 2; ++b) {
     auto source = Factory(backends[b], args.db, args.port, args.user, args.password, args.driver,
-                          args.change_reader, instance, args.encrypt)();
+                          args.change_reader, instance, args.encrypt, AccessToken(args.access_token_env))();
     ChangeReadRequest request;
     request.capture_instance = instance;
     request.from = source->MinLsn(instance);
@@ -313,6 +336,7 @@ struct PrepareArgs {
   std::string dir = "bench/out";
   std::string user = "bench";
   std::string password = "Bench-pw-1";
+  std::string access_token_env;  // set: also add a token login for the token it holds
   std::string connections = "1,2,4";
 };
 
@@ -326,6 +350,8 @@ int Prepare(const PrepareArgs& args) {
     {
       auto db = sim::SimDatabase::Open(path);
       if (!db->Authenticate(args.user, args.password)) db->AddLogin(args.user, args.password, true);
+      const std::string token = AccessToken(args.access_token_env);
+      if (!token.empty() && !db->AuthenticateToken(token)) db->AddTokenLogin(kTokenLogin, token, true);
       database = db->database_name();
     }
     const std::string instance = shape.table.name.DefaultCaptureInstance();
@@ -375,6 +401,9 @@ int main(int argc, char** argv) {
                        "name `sim tls-cert` certifies (trust its CA with SSL_CERT_FILE)")
       ->check(CLI::IsMember({"no", "yes", "strict"}))
       ->capture_default_str();
+  read_cmd->add_option("--access-token-env", read.access_token_env,
+                       "Log in with the access token this environment variable holds (a token "
+                       "login that prepare --access-token-env added) instead of --user and --password");
   read_cmd->add_option("--capture-instance", read.instance, "Default: the database's only one");
   read_cmd->add_option("--connections", read.connections, "Counts of parallel connections")->capture_default_str();
   read_cmd->add_option("--backends", read.backends, "odbc, sim or both")->capture_default_str();
@@ -392,6 +421,8 @@ int main(int argc, char** argv) {
   prepare_cmd->add_option("--dir", prepare.dir, "Where the databases are kept")->capture_default_str();
   prepare_cmd->add_option("--user", prepare.user, "Login to add")->capture_default_str();
   prepare_cmd->add_option("--password", prepare.password, "Its password")->capture_default_str();
+  prepare_cmd->add_option("--access-token-env", prepare.access_token_env,
+                          "Also add a token login for the access token this environment variable holds");
   prepare_cmd->add_option("--connections", prepare.connections, "Counts of ranges to print")->capture_default_str();
 
   auto* compare_cmd = app.add_subcommand(

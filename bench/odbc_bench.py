@@ -15,10 +15,12 @@ and, on request (--readers), the odbc backend through Microsoft ODBC Driver 18 i
 CA of `sim tls-cert` trusted through SSL_CERT_FILE), and through FreeTDS over TLS
 (ours-driver-tls: Encryption=require); the engine's own reader over TLS with the same Driver 18
 connection string (ours-tls: Encrypt=yes, TLS 1.2; ours-strict: Encrypt=strict, TDS 8.0 and TLS
-1.3); the server then has a certificate, so a Driver 18 login with Encrypt=no is encrypted
+1.3); with an access token instead of a password (ours-token: the engine's reader, Encrypt=yes;
+ours-msodbc18-token: Driver 18 reads, as FreeTDS cannot log in with a token); the server then
+has a certificate, so a Driver 18 login with Encrypt=no is encrypted
 too, as with any SQL Server that has one. With TLS readers, a second table compares the engine's
 reader over TLS with itself in plaintext (goal: 0.9 or more) and with the faster of Driver 18
-and FreeTDS over TLS (goal: 2 or more).
+and FreeTDS over TLS (goal: 2 or more; a token login against Driver 18 with the token).
 
 Every reader sends the same statement (statements.h ChangeRows; the peers with the LSN bounds
 as literals) over the same commit-aligned ranges (the engine's split), one connection per
@@ -51,8 +53,17 @@ BATCH_ROWS = 10_000  # ours: arrowBatchSize's default; the peers are given the s
 PACKET_SIZE = 32767  # the TDS packet size the odbc backend asks for; the peers too
 PEERS = ("arrow-odbc", "mssql-python")
 READERS = ("ours", "ours-driver") + PEERS + ("sim",)  # the default
-TLS_READERS = ("ours-tls", "ours-strict", "ours-msodbc18-tls", "ours-driver-tls")  # on request
-OURS_TDS = ("ours", "ours-tls", "ours-strict")  # the engine's own reader
+TLS_READERS = ("ours-tls", "ours-strict", "ours-msodbc18-tls", "ours-driver-tls",
+               "ours-token", "ours-msodbc18-token")  # on request
+OURS_TDS = ("ours", "ours-tls", "ours-strict", "ours-token")  # the engine's own reader
+# The token of the bench's token login (`odbc_bench prepare --access-token-env`), in this
+# variable for prepare and the token readers; not a secret: the bench database's own.
+TOKEN_ENV = "BENCH_ACCESS_TOKEN"
+TOKEN = "bench-access-token-for-sim-serve"
+# Over TLS, the drivers a reader of ours is compared with: a token login only with Driver 18.
+TLS_DRIVERS = {"ours-tls": ("ours-msodbc18-tls", "ours-driver-tls"),
+               "ours-strict": ("ours-msodbc18-tls", "ours-driver-tls"),
+               "ours-token": ("ours-msodbc18-token",)}
 
 
 # ---- a peer worker: one process, one connection, one range ----
@@ -208,16 +219,19 @@ def run_ours(bench: Path, reader: str, table: dict, n: int, served: Served, cert
                "--backends", "sim" if reader == "sim" else "odbc",
                "--change-reader", "tds" if reader in OURS_TDS else "driver"]
     env = dict(os.environ)
-    if reader.startswith("ours-msodbc18") or reader in ("ours-tls", "ours-strict"):
+    if reader.startswith("ours-msodbc18") or reader in ("ours-tls", "ours-strict", "ours-token"):
         library = msodbc18_library()
         if library is None:
             return {"error": "mssql-python-odbc (Microsoft ODBC Driver 18) is not installed"}
         command += ["--driver", library]
     elif reader == "ours-driver-tls":
         command += ["--driver", "FreeTDS"]
-    if reader.endswith("-tls") or reader == "ours-strict":
+    if reader.endswith("-tls") or reader.endswith("-token") or reader == "ours-strict":
         command += ["--encrypt", "strict" if reader == "ours-strict" else "yes"]
         env["SSL_CERT_FILE"] = str(certs / "ca.pem")
+    if reader.endswith("-token"):
+        command += ["--access-token-env", TOKEN_ENV]
+        env[TOKEN_ENV] = TOKEN
     out = subprocess.run(command, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return {"error": out.stderr.strip()}
@@ -271,7 +285,8 @@ def main() -> int:
                     help="of ours, ours-driver, arrow-odbc, mssql-python, sim, ours-msodbc18 (the odbc "
                          "backend through the Driver 18 library mssql-python bundles), ours-msodbc18-tls "
                          "and ours-driver-tls (the same over TLS), ours-tls and ours-strict (the engine's "
-                         "reader over TLS, Encrypt=yes and strict)")
+                         "reader over TLS, Encrypt=yes and strict), ours-token and ours-msodbc18-token "
+                         "(the engine's reader and Driver 18 over TLS, logged in with an access token)")
     args = ap.parse_args()
     build = Path(args.build)
     bench = build / "bench" / "odbc_bench"
@@ -284,8 +299,8 @@ def main() -> int:
     wide_rows = ["--wide-rows", str(args.wide_rows)] if args.wide_rows > 0 else []
     prepared = subprocess.run([str(bench), "prepare", "--rows", str(args.rows), *wide_rows, "--dir", args.dir,
                                "--user", USER, "--password", PASSWORD,
-                               "--connections", args.connections],
-                              stdout=subprocess.PIPE, text=True)  # "building ..." to stderr
+                               "--access-token-env", TOKEN_ENV, "--connections", args.connections],
+                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, **{TOKEN_ENV: TOKEN}))  # "building ..." to stderr
     if prepared.returncode != 0:
         raise SystemExit("odbc_bench prepare failed")
     tables = [t for t in json.loads(prepared.stdout) if t["shape"] in shapes]
@@ -302,7 +317,8 @@ def main() -> int:
           f"mssql-python {version('mssql-python')} (Microsoft ODBC Driver "
           f"{version('mssql-python-odbc')}, Encrypt=no), sim (the file read directly, the "
           f"ceiling){', ours-msodbc18 (the odbc backend through that Driver 18 library)' if 'ours-msodbc18' in readers else ''}"
-          f"{', ours-msodbc18-tls and ours-driver-tls (the same over TLS 1.2, Encrypt=yes), ours-tls and ours-strict (the engine reader over TLS 1.2 with Encrypt=yes, over TLS 1.3 with Encrypt=strict; the server has a certificate)' if certs else ''}; "
+          f"{', ours-msodbc18-tls and ours-driver-tls (the same over TLS 1.2, Encrypt=yes), ours-tls and ours-strict (the engine reader over TLS 1.2 with Encrypt=yes, over TLS 1.3 with Encrypt=strict; the server has a certificate)' if certs else ''}"
+          f"{', ours-token and ours-msodbc18-token (the engine reader and Driver 18 over TLS 1.2, logged in with an access token)' if 'ours-token' in readers else ''}; "
           f"{BATCH_ROWS} rows per Arrow batch for all; one connection per range, a peer's in "
           f"its own process; server `mssql-cdc sim serve` on 127.0.0.1, same machine. "
           f"Medians of up to {args.repeats} runs (as many as fit {args.budget:.0f} s); CPU in "
@@ -379,13 +395,12 @@ def main() -> int:
             sim_text = f"{sim['seconds'] / ours['seconds']:.2f}" if sim else "-"
             print(f"| {table['shape']} | {n} | {ours['rows'] / ours['seconds']:.0f} | {peer_text} "
                   f"| {sim_text} |")
-    tls_ours = [r for r in ("ours-tls", "ours-strict") if r in readers]
-    tls_peers = [r for r in ("ours-msodbc18-tls", "ours-driver-tls") if r in readers]
+    tls_ours = [r for r in ("ours-tls", "ours-strict", "ours-token") if r in readers]
     if tls_ours:
         print()
         print("The engine's reader over TLS, in rows/s, ÷ itself in plaintext (goal: 0.9 or more) and "
-              "÷ the faster of Driver 18 and FreeTDS over TLS (goal: 2 or more); client CPU seconds apart "
-              "from the server's:")
+              "÷ the faster of Driver 18 and FreeTDS over TLS (goal: 2 or more; a token login ÷ Driver 18 "
+              "with the token); client CPU seconds apart from the server's:")
         print()
         print("| table | connections | reader | rows/s | ÷ ours plaintext | faster TLS driver | its rows/s "
               "| ÷ it | client CPU s | server CPU s | client peak RSS MB |")
@@ -393,8 +408,8 @@ def main() -> int:
         for table in tables:
             for n in counts:
                 plain = median(table["shape"], n, "ours")
-                best = fastest(table["shape"], n, tls_peers)
                 for reader in tls_ours:
+                    best = fastest(table["shape"], n, [r for r in TLS_DRIVERS[reader] if r in readers])
                     m = median(table["shape"], n, reader)
                     if m is None:
                         continue

@@ -56,11 +56,11 @@ fi
     --wide-rows "${BENCH_ODBC_WIDE_ROWS:-250000}" --budget "${BENCH_ODBC_BUDGET:-240}" --dir bench/out
   took
   echo
-  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_TLS_ROWS:-500000} --wide-rows ${BENCH_TLS_WIDE_ROWS:-100000} --repeats 2 --budget ${BENCH_TLS_BUDGET:-180} --dir bench/out --readers ours,ours-tls,ours-strict,ours-msodbc18-tls,ours-driver-tls\`"
+  echo "Command: \`.venv/bin/python bench/odbc_bench.py --rows ${BENCH_TLS_ROWS:-500000} --wide-rows ${BENCH_TLS_WIDE_ROWS:-100000} --repeats 2 --budget ${BENCH_TLS_BUDGET:-180} --dir bench/out --readers ours,ours-tls,ours-strict,ours-msodbc18-tls,ours-driver-tls,ours-token,ours-msodbc18-token\`"
   echo
   .venv/bin/python bench/odbc_bench.py --rows "${BENCH_TLS_ROWS:-500000}" \
     --wide-rows "${BENCH_TLS_WIDE_ROWS:-100000}" --repeats 2 --budget "${BENCH_TLS_BUDGET:-180}" \
-    --dir bench/out --readers ours,ours-tls,ours-strict,ours-msodbc18-tls,ours-driver-tls
+    --dir bench/out --readers ours,ours-tls,ours-strict,ours-msodbc18-tls,ours-driver-tls,ours-token,ours-msodbc18-token
   took
   echo
   echo "Command: \`build/bench/memory_bench --txn-rows ${BENCH_MEMORY_TXN_ROWS:-5000000} --backlog-rows ${BENCH_MEMORY_BACKLOG_ROWS:-20000000} --burst-rows ${BENCH_MEMORY_BURST_ROWS:-500000} --dir bench/out\`"
