@@ -92,10 +92,17 @@ std::optional<FoundSnapshot> FindSnapshot(const delta::DeltaTable& bronze,
     const auto* chunk = has_chunk ? static_cast<const arrow::Int32Array*>(
                                         batch.column(has_snapshot ? 5 : 4).get())
                                   : nullptr;
+    // Rows of one file name one capture instance over and over: its verdict is kept.
+    std::optional<std::string_view> last_instance;
+    bool last_named = false;
     for (std::int64_t i = 0; i < batch.num_rows(); ++i) {
-      if (op.IsNull(i) || op.Value(i) != 0 || ci.IsNull(i) || !Named(ci.GetView(i), instances)) {
-        continue;
+      if (op.IsNull(i) || op.Value(i) != 0 || ci.IsNull(i)) continue;
+      const std::string_view instance = ci.GetView(i);
+      if (instance != last_instance) {
+        last_instance = instance;
+        last_named = Named(instance, instances);
       }
+      if (!last_named) continue;
       const std::string_view lsn =
           stamp && !stamp->IsNull(i) ? stamp->GetView(i) : start.GetView(i);
       if (found && lsn <= found_lsn) continue;
