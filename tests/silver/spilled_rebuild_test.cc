@@ -88,6 +88,18 @@ std::vector<Image> Upserts(const std::shared_ptr<arrow::Table>& rows, const std:
   return out;
 }
 
+// 1 MiB: runs of half a MiB (about 5,000 of ManyImages' rows each), merged 4 at a time.
+RebuildBudget SmallBudget(const TempDir& dir) { return RebuildBudget{1 << 20, dir.path()}; }
+
+// `bronze` added in batches of 500 rows, then written to a new silver table under `dir`.
+SilverMergeResult RebuildInto(const TempDir& dir, SpilledRebuild& rebuild, const arrow::Table& bronze) {
+  auto silver = delta::DeltaTable::Create(dir.path() + "/silver", {Silver()});
+  arrow::TableBatchReader reader(bronze);
+  reader.set_chunksize(500);
+  for (std::shared_ptr<arrow::RecordBatch> batch; reader.ReadNext(&batch).ok() && batch;) rebuild.Add(*batch);
+  return RebuildSilver(silver, rebuild, Silver(), SmallBudget(dir).memory_bytes);
+}
+
 TEST(SpilledRebuildTest, SilverHoldsTheLatestUpsertOfEveryKeyThoughRunsWereSpilledAndMergedTwice) {
   TempDir dir;
   const auto bronze = BronzeRows(ManyImages(20'000, 30'000, 7));
@@ -96,14 +108,8 @@ TEST(SpilledRebuildTest, SilverHoldsTheLatestUpsertOfEveryKeyThoughRunsWereSpill
   std::int64_t expected_deletes = 0;
   for (bool d : images.deletes) expected_deletes += d ? 1 : 0;
 
-  // 1 MiB: runs of half a MiB (about 5,000 of these rows each), merged 4 at a time.
-  RebuildBudget budget{1 << 20, dir.path()};
-  auto silver = delta::DeltaTable::Create(dir.path() + "/silver", {Silver()});
-  SpilledRebuild rebuild({"id"}, *kBronzeSchema(), Silver(), budget);
-  arrow::TableBatchReader reader(*bronze);
-  reader.set_chunksize(500);
-  for (std::shared_ptr<arrow::RecordBatch> batch; reader.ReadNext(&batch).ok() && batch;) rebuild.Add(*batch);
-  const auto merged = RebuildSilver(silver, rebuild, Silver(), budget.memory_bytes);
+  SpilledRebuild rebuild({"id"}, *kBronzeSchema(), Silver(), SmallBudget(dir));
+  const auto merged = RebuildInto(dir, rebuild, *bronze);
   EXPECT_GT(rebuild.runs_spilled(), 8) << "the budget should have spilled runs and merged some first";
   EXPECT_GT(rebuild.spilled_bytes(), 0);
   EXPECT_EQ(rebuild.rows_added(), bronze->num_rows());
@@ -145,13 +151,8 @@ TEST(SpilledRebuildTest, RowsArrivingInKeyOrderGiveTheSameSilverAsShuffledOnes) 
   const auto images = LatestImagesOf(bronze, {"id"}, Silver());
   const auto expected = Upserts(images.rows, &images.deletes);
 
-  RebuildBudget budget{1 << 20, dir.path()};
-  auto silver = delta::DeltaTable::Create(dir.path() + "/silver", {Silver()});
-  SpilledRebuild rebuild({"id"}, *kBronzeSchema(), Silver(), budget);
-  arrow::TableBatchReader reader(*bronze);
-  reader.set_chunksize(500);
-  for (std::shared_ptr<arrow::RecordBatch> batch; reader.ReadNext(&batch).ok() && batch;) rebuild.Add(*batch);
-  const auto merged = RebuildSilver(silver, rebuild, Silver(), budget.memory_bytes);
+  SpilledRebuild rebuild({"id"}, *kBronzeSchema(), Silver(), SmallBudget(dir));
+  const auto merged = RebuildInto(dir, rebuild, *bronze);
   EXPECT_GT(rebuild.runs_spilled(), 8);
   EXPECT_EQ(merged.upserted, static_cast<std::int64_t>(expected.size()));
   EXPECT_EQ(Upserts(delta::DeltaTable::Open(dir.path() + "/silver").Read(), nullptr), expected);
