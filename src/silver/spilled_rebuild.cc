@@ -41,6 +41,34 @@ std::int64_t BytesOf(const arrow::RecordBatch& batch) {
   return referenced.ok() ? *referenced : arrow::util::TotalBufferSize(batch);
 }
 
+// Stretches of rows already in key order that are worth merging rather than sorting afresh.
+constexpr std::size_t kMostStretchesMerged = 1024;
+
+// Orders `order` (0, 1, ... n-1) by `keys`. A snapshot arrives in key order (SQL Server reads
+// it by the clustered key), each bronze file sorted though the files come in any order: rows
+// in a few sorted stretches are merged stretch by stretch, not sorted again.
+void SortByKey(const std::vector<std::string>& keys, std::vector<std::int64_t>& order) {
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = 1; i < keys.size() && starts.size() <= kMostStretchesMerged; ++i) {
+    if (keys[i] < keys[i - 1]) starts.push_back(i);
+  }
+  const auto less = [&](std::int64_t a, std::int64_t b) {
+    return keys[static_cast<std::size_t>(a)] < keys[static_cast<std::size_t>(b)];
+  };
+  if (starts.size() > kMostStretchesMerged) {
+    std::sort(order.begin(), order.end(), less);
+    return;
+  }
+  const auto at = [&](std::size_t stretch) {
+    return order.begin() + static_cast<std::ptrdiff_t>(stretch < starts.size() ? starts[stretch] : keys.size());
+  };
+  for (std::size_t width = 1; width < starts.size(); width *= 2) {
+    for (std::size_t first = 0; first + width < starts.size(); first += 2 * width) {
+      std::inplace_merge(at(first), at(first + width), at(first + 2 * width), less);
+    }
+  }
+}
+
 }  // namespace
 
 struct SpilledRebuild::Run {
@@ -282,12 +310,7 @@ std::vector<std::shared_ptr<arrow::RecordBatch>> SpilledRebuild::CutHeldRows() {
   }
   std::vector<std::int64_t> order(static_cast<std::size_t>(total));
   std::iota(order.begin(), order.end(), 0);
-  // A snapshot arrives in key order (SQL Server reads it by the clustered key): nothing to sort.
-  if (!std::is_sorted(row_keys.begin(), row_keys.end())) {
-    std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-      return row_keys[static_cast<std::size_t>(a)] < row_keys[static_cast<std::size_t>(b)];
-    });
-  }
+  SortByKey(row_keys, order);
   auto batch_of = [&](std::int64_t i) {
     return static_cast<std::size_t>(std::upper_bound(offsets.begin(), offsets.end(), i) - offsets.begin() - 1);
   };

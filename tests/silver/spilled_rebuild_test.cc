@@ -139,15 +139,33 @@ TEST(SpilledRebuildTest, SilverHoldsTheLatestUpsertOfEveryKeyThoughRunsWereSpill
   for (std::size_t r = 1; r < ranges.size(); ++r) EXPECT_LT(ranges[r - 1].second, ranges[r].first);
 }
 
-TEST(SpilledRebuildTest, RowsArrivingInKeyOrderGiveTheSameSilverAsShuffledOnes) {
-  // A snapshot read by its clustered key arrives sorted: runs then need no sort and hold
-  // ranges of keys, merged without the heap; a key's images still straddle runs' ends.
-  TempDir dir;
-  auto rows = ManyImages(20'000, 30'000, 11);
+// ManyImages' rows in key order (NULL last), cut into blocks of `block` rows that are then
+// shuffled: each block sorted, as a bronze file of a snapshot is, the files in any order.
+std::vector<BronzeRow> SortedBlocks(std::size_t block, unsigned seed) {
+  auto rows = ManyImages(20'000, 30'000, seed);
   std::stable_sort(rows.begin(), rows.end(), [](const BronzeRow& a, const BronzeRow& b) {
     return std::make_pair(!a.id.has_value(), a.id.value_or(0)) < std::make_pair(!b.id.has_value(), b.id.value_or(0));
   });
-  const auto bronze = BronzeRows(rows);
+  std::vector<std::vector<BronzeRow>> blocks;
+  for (std::size_t at = 0; at < rows.size(); at += block) {
+    blocks.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(at),
+                        rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), at + block)));
+  }
+  std::mt19937 random(seed);
+  std::shuffle(blocks.begin(), blocks.end(), random);
+  std::vector<BronzeRow> out;
+  for (const auto& b : blocks) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+class KeyOrderedRebuildTest : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(KeyOrderedRebuildTest, RowsInSortedStretchesGiveTheSameSilverAsShuffledOnes) {
+  // Rows that arrive in key order need no sort (a run of several sorted stretches is merged)
+  // and runs that hold ranges of keys merge without the heap; a key's images still straddle
+  // the stretches' and runs' ends.
+  TempDir dir;
+  const auto bronze = BronzeRows(SortedBlocks(GetParam(), 11));
   const auto images = LatestImagesOf(bronze, {"id"}, Silver());
   const auto expected = Upserts(images.rows, &images.deletes);
 
@@ -157,6 +175,9 @@ TEST(SpilledRebuildTest, RowsArrivingInKeyOrderGiveTheSameSilverAsShuffledOnes) 
   EXPECT_EQ(merged.upserted, static_cast<std::int64_t>(expected.size()));
   EXPECT_EQ(Upserts(delta::DeltaTable::Open(dir.path() + "/silver").Read(), nullptr), expected);
 }
+
+// All rows in one stretch; runs of about 5,000 rows made of 5 stretches, and of 50.
+INSTANTIATE_TEST_SUITE_P(Stretches, KeyOrderedRebuildTest, ::testing::Values(1u << 30, 1'000u, 100u));
 
 TEST(SpilledRebuildTest, TheSpillDirectoryGoesWithTheRebuild) {
   TempDir dir;
