@@ -55,8 +55,7 @@ void KeyPartitions::Add(const arrow::RecordBatch& batch) {
     held_.push_back(batch.Slice(0));
     return;
   }
-  const auto table = ValueOrInternal(arrow::Table::FromRecordBatches({batch.Slice(0)}), "reconcile: partitioning rows");
-  const std::vector<std::string> encoded = EncodeKeys(*table, keys_);
+  const std::vector<std::string> encoded = EncodeKeys(batch, keys_);
   const int parts = static_cast<int>(parts_.size());
   // Rows grouped by part with one counting sort, taken in that order, then sliced per part.
   std::vector<int> part_of(encoded.size());

@@ -160,16 +160,13 @@ std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<
   return group_of;
 }
 
-std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys) {
-  delta::EnsureComputeKernels();
-  std::vector<std::shared_ptr<arrow::Array>> columns;
-  for (const auto& key : keys) {
-    auto column = table.GetColumnByName(key);
-    if (!column) throw InternalError("key column " + key + " is missing from rows to match");
-    columns.push_back(AsBytes(delta::WholeColumn(*column)));
-  }
-  std::vector<std::string> encoded(static_cast<std::size_t>(table.num_rows()));
-  for (std::int64_t i = 0; i < table.num_rows(); ++i) {
+namespace {
+
+// Rows' keys encoded from their key columns, each read as bytes (AsBytes).
+std::vector<std::string> EncodeKeyColumns(const std::vector<std::shared_ptr<arrow::Array>>& columns,
+                                          std::int64_t rows) {
+  std::vector<std::string> encoded(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i) {
     std::string& out = encoded[static_cast<std::size_t>(i)];
     for (const auto& column : columns) {
       if (column->IsNull(i)) {
@@ -184,6 +181,30 @@ std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector
     }
   }
   return encoded;
+}
+
+}  // namespace
+
+std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys) {
+  delta::EnsureComputeKernels();
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (const auto& key : keys) {
+    auto column = table.GetColumnByName(key);
+    if (!column) throw InternalError("key column " + key + " is missing from rows to match");
+    columns.push_back(AsBytes(delta::WholeColumn(*column)));
+  }
+  return EncodeKeyColumns(columns, table.num_rows());
+}
+
+std::vector<std::string> EncodeKeys(const arrow::RecordBatch& rows, const std::vector<std::string>& keys) {
+  delta::EnsureComputeKernels();
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (const auto& key : keys) {
+    auto column = rows.GetColumnByName(key);
+    if (!column) throw InternalError("key column " + key + " is missing from rows to match");
+    columns.push_back(AsBytes(column));
+  }
+  return EncodeKeyColumns(columns, rows.num_rows());
 }
 
 std::string NewestChangeLsn(const arrow::Table& bronze_rows) {

@@ -75,5 +75,6 @@ std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<
 // Each row's key columns as one byte string, equal exactly when the keys are equal with NULL
 // equal to NULL: what two tables are matched on.
 std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys);
+std::vector<std::string> EncodeKeys(const arrow::RecordBatch& rows, const std::vector<std::string>& keys);
 
 }  // namespace mssql_cdc
