@@ -162,9 +162,18 @@ std::vector<std::int64_t> KeyGroups(const arrow::Table& rows, const std::vector<
 
 namespace {
 
-// Rows' keys encoded from their key columns, each read as bytes (AsBytes).
-std::vector<std::string> EncodeKeyColumns(const std::vector<std::shared_ptr<arrow::Array>>& columns,
-                                          std::int64_t rows) {
+// Rows' keys encoded from their key columns; `column_of` gives a key's column as one array
+// (null when the rows lack it).
+template <typename ColumnOf>
+std::vector<std::string> EncodeKeyColumns(const std::vector<std::string>& keys, std::int64_t rows,
+                                          const ColumnOf& column_of) {
+  delta::EnsureComputeKernels();
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (const auto& key : keys) {
+    std::shared_ptr<arrow::Array> column = column_of(key);
+    if (!column) throw InternalError("key column " + key + " is missing from rows to match");
+    columns.push_back(AsBytes(column));
+  }
   std::vector<std::string> encoded(static_cast<std::size_t>(rows));
   for (std::int64_t i = 0; i < rows; ++i) {
     std::string& out = encoded[static_cast<std::size_t>(i)];
@@ -186,25 +195,14 @@ std::vector<std::string> EncodeKeyColumns(const std::vector<std::shared_ptr<arro
 }  // namespace
 
 std::vector<std::string> EncodeKeys(const arrow::Table& table, const std::vector<std::string>& keys) {
-  delta::EnsureComputeKernels();
-  std::vector<std::shared_ptr<arrow::Array>> columns;
-  for (const auto& key : keys) {
-    auto column = table.GetColumnByName(key);
-    if (!column) throw InternalError("key column " + key + " is missing from rows to match");
-    columns.push_back(AsBytes(delta::WholeColumn(*column)));
-  }
-  return EncodeKeyColumns(columns, table.num_rows());
+  return EncodeKeyColumns(keys, table.num_rows(), [&](const std::string& key) -> std::shared_ptr<arrow::Array> {
+    const auto column = table.GetColumnByName(key);
+    return column ? delta::WholeColumn(*column) : nullptr;
+  });
 }
 
 std::vector<std::string> EncodeKeys(const arrow::RecordBatch& rows, const std::vector<std::string>& keys) {
-  delta::EnsureComputeKernels();
-  std::vector<std::shared_ptr<arrow::Array>> columns;
-  for (const auto& key : keys) {
-    auto column = rows.GetColumnByName(key);
-    if (!column) throw InternalError("key column " + key + " is missing from rows to match");
-    columns.push_back(AsBytes(column));
-  }
-  return EncodeKeyColumns(columns, rows.num_rows());
+  return EncodeKeyColumns(keys, rows.num_rows(), [&](const std::string& key) { return rows.GetColumnByName(key); });
 }
 
 std::string NewestChangeLsn(const arrow::Table& bronze_rows) {
