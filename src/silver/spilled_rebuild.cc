@@ -41,6 +41,43 @@ std::int64_t BytesOf(const arrow::RecordBatch& batch) {
   return referenced.ok() ? *referenced : arrow::util::TotalBufferSize(batch);
 }
 
+// Rows `indices` of `batches` (positions counted across them in turn) as one batch. Stretches of
+// consecutive rows, which rows that came in key order make, are copied whole; rows scattered
+// more than that are taken one by one.
+std::shared_ptr<arrow::RecordBatch> GatherRows(const std::shared_ptr<arrow::Schema>& schema,
+                                               const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+                                               const std::vector<std::int64_t>& indices, const char* during) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> stretches;  // (first row, rows)
+  for (const std::int64_t i : indices) {
+    if (!stretches.empty() && stretches.back().first + stretches.back().second == i) {
+      ++stretches.back().second;
+    } else {
+      stretches.emplace_back(i, 1);
+    }
+  }
+  constexpr std::size_t kFewestRowsPerStretch = 16;
+  if (stretches.size() * kFewestRowsPerStretch <= indices.size()) {
+    std::vector<std::int64_t> starts{0};
+    for (const auto& batch : batches) starts.push_back(starts.back() + batch->num_rows());
+    arrow::RecordBatchVector slices;
+    for (auto [first, rows] : stretches) {
+      while (rows > 0) {
+        const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), first) - starts.begin() - 1);
+        const std::int64_t here = std::min(rows, starts[b + 1] - first);
+        slices.push_back(batches[b]->Slice(first - starts[b], here));
+        first += here;
+        rows -= here;
+      }
+    }
+    return ValueOrInternal(arrow::ConcatenateRecordBatches(slices), during);
+  }
+  const auto table = ValueOrInternal(arrow::Table::FromRecordBatches(schema, batches), during);
+  arrow::Int64Builder builder;
+  CheckInternal(builder.AppendValues(indices), during);
+  const auto taken = ValueOrInternal(arrow::compute::Take(table, ValueOrInternal(builder.Finish(), during)), during);
+  return ValueOrInternal(taken.table()->CombineChunksToBatch(), during);
+}
+
 // Stretches of rows already in key order that are worth merging rather than sorting afresh.
 constexpr std::size_t kMostStretchesMerged = 1024;
 
@@ -150,12 +187,7 @@ class PickedRows {
   // The rows picked since the last call, in one batch; null when none.
   std::shared_ptr<arrow::RecordBatch> Take() {
     if (indices_.empty()) return nullptr;
-    const auto table = ValueOrInternal(arrow::Table::FromRecordBatches(schema_, batches_), "merging runs");
-    arrow::Int64Builder builder;
-    CheckInternal(builder.AppendValues(indices_), "merging runs");
-    const auto indices = ValueOrInternal(builder.Finish(), "merging runs");
-    const auto taken = ValueOrInternal(arrow::compute::Take(table, indices), "merging runs");
-    auto batch = ValueOrInternal(taken.table()->CombineChunksToBatch(), "merging runs");
+    auto batch = GatherRows(schema_, batches_, indices_, "merging runs");
     batches_.clear();
     offset_of_.clear();
     indices_.clear();
@@ -318,22 +350,19 @@ std::vector<std::shared_ptr<arrow::RecordBatch>> SpilledRebuild::CutHeldRows() {
     const auto ba = batch_of(a), bb = batch_of(b);
     return ImageRanks::Outranks(*ranks[ba], a - offsets[ba], *ranks[bb], b - offsets[bb]);
   };
-  arrow::Int64Builder latest;
-  CheckInternal(latest.Reserve(total), "cutting a run");
+  std::vector<std::int64_t> latest;
+  latest.reserve(static_cast<std::size_t>(total));
   for (std::size_t i = 0; i < order.size();) {
     std::int64_t best = order[i];
     std::size_t j = i + 1;
     for (; j < order.size() && row_keys[static_cast<std::size_t>(order[j])] == row_keys[static_cast<std::size_t>(best)]; ++j) {
       if (outranks(order[j], best)) best = order[j];
     }
-    latest.UnsafeAppend(best);
+    latest.push_back(best);
     i = j;
   }
   row_keys = {};
-  const auto indices = ValueOrInternal(latest.Finish(), "cutting a run");
-  const auto table = ValueOrInternal(arrow::Table::FromRecordBatches(run_schema_, held_), "cutting a run");
-  const auto taken = ValueOrInternal(arrow::compute::Take(table, indices), "cutting a run");
-  const auto sorted = ValueOrInternal(taken.table()->CombineChunksToBatch(), "cutting a run");
+  const auto sorted = GatherRows(run_schema_, held_, latest, "cutting a run");
   held_.clear();
   held_bytes_ = 0;
 
