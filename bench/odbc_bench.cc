@@ -341,6 +341,7 @@ struct PrepareArgs {
 };
 
 int Prepare(const PrepareArgs& args) {
+  const std::string token = AccessToken(args.access_token_env);  // refused before anything is built
   std::filesystem::create_directories(args.dir);
   nlohmann::json out = nlohmann::json::array();
   for (const BenchShape& shape : {NarrowShape(), WideShape()}) {
@@ -350,7 +351,6 @@ int Prepare(const PrepareArgs& args) {
     {
       auto db = sim::SimDatabase::Open(path);
       if (!db->Authenticate(args.user, args.password)) db->AddLogin(args.user, args.password, true);
-      const std::string token = AccessToken(args.access_token_env);
       if (!token.empty() && !db->AuthenticateToken(token)) db->AddTokenLogin(kTokenLogin, token, true);
       database = db->database_name();
     }
