@@ -3,8 +3,8 @@
 ``to_delta`` checks its arguments and the source options (the engine parses the options and
 resolves the capture instance before anything starts) and its tables: ``target`` and
 ``facts_table`` are table names or absolute paths or URIs (``mssql_cdc.tables``), each checked,
-and its statements prepared, before the first is created. It then creates bronze and the facts
-table, runs the bootstrap snapshot when asked (the engine's own, remembered under the
+and its statements prepared, before the first is created (``mssql_cdc.stream_start``). It then
+creates bronze and the facts table, runs the bootstrap snapshot when asked (the engine's own, remembered under the
 checkpoint, written through the session: ``mssql_cdc.bootstrap``), starts
 ``readStream.format("mssql_cdc")`` into ``foreachBatch(delta_sink)`` and returns the
 StreamingQuery without waiting.
@@ -28,21 +28,18 @@ with a warning.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.types import StructType
-
-from mssql_cdc import _core, backfill, bronze_sink, bronze_source, generations, snapshot_source, tables
+from mssql_cdc import _core, backfill, snapshot_source, tables
 from mssql_cdc import bootstrap as bootstrap_snapshot
-from mssql_cdc._glue import copy_options, get_option, join, option_text, set_option, without_options
-from mssql_cdc.source import NAME, register
+from mssql_cdc._glue import copy_options, set_option
 from mssql_cdc.errors import ConfigError
-from mssql_cdc.metrics_dir import MetricsDir
-from mssql_cdc.sink import sink_for
-from mssql_cdc.spark_checkpoint import SparkCheckpoint
+from mssql_cdc.source import register
+from mssql_cdc.stream_start import StreamStart
 from mssql_cdc.types import (  # noqa: F401 (the reference's pipeline exports the types of its signatures)
     BackfillState,
     BackfillStatus,
@@ -62,33 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mssql_cdc")
 
-METRICS_DIR = "_mssql_cdc_metrics"
-BOOTSTRAP_DIR = "_mssql_cdc_bootstrap"
-
-
-def _stream_params(**values: Any) -> dict[str, str]:
-    """to_delta's keyword arguments as the engine's parameter text (core/stream_params.h):
-    strings as they are, True/False as option_text writes them, days as a float's digits; None
-    leaves one out.
-    A value of another type is refused here, since no text stands for it."""
-    params = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        if name in ("bootstrap", "snapshot_on_switch"):
-            if not isinstance(value, bool):
-                raise ConfigError(f"to_delta: {name} must be True or False, not {value!r}")
-            params[name] = option_text(value)
-        elif name == "resnapshot_interval_days":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"to_delta: {name} must be a number of days, 0 or more, not {value!r}")
-            params[name] = repr(float(value))
-        elif not isinstance(value, str):
-            raise ConfigError(f"to_delta: {name} must be a string, not {value!r}")
-        else:
-            params[name] = value
-    return params
-
 
 class CdcStream:
     """A configured CDC stream of one capture instance; made by ``stream()``."""
@@ -96,9 +66,6 @@ class CdcStream:
     def __init__(self, spark: SparkSessionLike, options: SourceOptions | Mapping[str, Any]):
         self._spark = spark
         self._options = options
-        # Where the facts table is, when whoever made this stream (start_many) created or
-        # migrated it just before: to_delta then neither checks it again nor asks where it is.
-        self._facts_ready: tuple[str, str] | None = None  # (facts_table as given, its location)
 
     @property
     def options(self) -> dict[str, str]:
@@ -129,108 +96,10 @@ class CdcStream:
         snapshot: SnapshotMode = "full",
     ) -> StreamingQuery:
         """Starts the stream into `target` and returns its StreamingQuery (not waiting)."""
-        # Python's types become the parameters' text; the engine's rules for them (required,
-        # values, combinations with the options) are checked in C++, as for a native stream.
-        params = _stream_params(target=target, app_id=app_id, checkpoint=checkpoint, facts_table=facts_table,
-                                bootstrap=bootstrap, on_data_loss=on_data_loss,
-                                resnapshot_interval_days=resnapshot_interval_days,
-                                snapshot_on_switch=snapshot_on_switch, snapshot=snapshot)
-        if trigger is not None and not isinstance(trigger, Mapping):
-            raise ConfigError(
-                f'to_delta: trigger must be a mapping such as {{"availableNow": True}}, not {trigger!r}')
-        options = dict(self._options)
-        _core.validate_stream(options, params)
-        days = float(resnapshot_interval_days)
-
-        target_table = tables.TableArg(target, "target")
-        facts = tables.TableArg(facts_table, "facts_table") if facts_table is not None else None
-        tables.check_location(checkpoint, "checkpoint")
-        spark_checkpoint = SparkCheckpoint(self._spark, checkpoint)
-        spark_checkpoint.check_readable()
-        # The engine parses every option (warning about unknown names) and resolves the capture
-        # instance: errors here start nothing. Bronze is created as a native stream creates it.
-        feed = _core.Feed(options)
-        output_schema = feed.spark_schema_json()
-        capture_instance = feed.capture_instance
-        del feed
-        # Every check before the first write: a bad facts table creates no bronze table.
-        bronze_plan = tables.prepare(self._spark, target_table, "bronze", output_schema_json=output_schema,
-                                     capture_instance=capture_instance)
-        facts_ready = self._facts_ready is not None and facts is not None and self._facts_ready[0] == facts.text
-        facts_plan = tables.prepare(self._spark, facts, "facts") if facts is not None and not facts_ready else None
-        if (not bootstrap and spark_checkpoint.last_processed() is None
-                and tables.check(self._spark, target_table, "bronze")):
-            # A fresh stream from the earliest change into a bronze other streams wrote.
-            _core.check_fresh_start(options, tables.location(self._spark, target_table), app_id, target)
-        # A metricsPath given is checked before anything is written; the default one, under the
-        # checkpoint, is made only when delta_sink's route reads the stream (below).
-        metrics = metrics_location(options, checkpoint, app_id) if get_option(options, "metricsPath") else None
-        tables.ensure(self._spark, target_table, "bronze", output_schema_json=output_schema,
-                      capture_instance=capture_instance, statements=bronze_plan)
-        if facts is not None and not facts_ready:
-            tables.ensure(self._spark, facts, "facts", statements=facts_plan)
-        resnapshot = None
-        if on_data_loss == "resnapshot":
-            # Generation n's checkpoint and sink id stand for the stream's; the pre-flight may
-            # snapshot the table again and move on to generation n + 1 (mssql_cdc.generations).
-            current, resnapshot = generations.preflight(self._spark, options, checkpoint, app_id, facts,
-                                                        target_table.text, float(days))
-            checkpoint, app_id = current["checkpoint"], current["app_id"]
-            if resnapshot is None and current["generation"] > 0:
-                set_option(options, "startingLsn", current["snapshot_lsn"])
-        if bootstrap and facts is not None and resnapshot is None:
-            # One mode per run: an open snapshot of the other mode refuses the start.
-            _core.check_mode_lock(backfill.snapshot_events(self._spark, facts, target_table.text), app_id,
-                                  snapshot, f'to_delta(bootstrap=True, snapshot="{snapshot}")')
-        lsn = None
-        if resnapshot is not None:
-            lsn = generations.resnapshot(self._spark, options, target_table, facts, resnapshot, snapshot,
-                                         join(checkpoint, BOOTSTRAP_DIR), output_schema)
-            set_option(options, "startingLsn", lsn)
-        elif bootstrap and snapshot == "chunked":
-            lsn = backfill.open_chunked(self._spark, options, target_table, facts, app_id, checkpoint,
-                                        output_schema)
-            if lsn is not None:
-                set_option(options, "startingLsn", lsn)
-                log.info("mssql_cdc: chunked snapshot of %s open at %s; the stream starts there and "
-                         "backfill() reads the table", capture_instance, lsn)
-        if bootstrap and lsn is None and not (on_data_loss == "resnapshot" and current["generation"] > 0):
-            log.info("mssql_cdc: bootstrap of %s into %s", capture_instance, target)
-            lsn = bootstrap_snapshot.run(self._spark, options, target_table, facts, app_id,
-                                         join(checkpoint, BOOTSTRAP_DIR), output_schema)
-            set_option(options, "startingLsn", lsn)
-            log.info("mssql_cdc: bootstrap done; the stream starts after %s", lsn)
-
-        locations = bronze_sink.route_locations(self._spark, target_table, facts, checkpoint,
-                                                facts_location=self._facts_ready[1] if facts_ready else None)
-        if locations is not None:
-            # The bronze route (decision 0019): the tasks write bronze's files, the engine commits.
-            bronze_location, facts_location = locations
-            options = without_options(options, "metricsPath")
-            route = {bronze_source.BRONZE_LOCATION: bronze_location, bronze_source.SPARK_CHECKPOINT: checkpoint,
-                     bronze_source.CHANGE_SCHEMA: output_schema}
-            frame = self._spark.readStream.format(bronze_source.NAME).options(**options, **route).load()
-            sink = bronze_sink.bronze_route_sink(target, bronze_location, app_id, facts_table, facts_location,
-                                                 options=options, snapshot_on_switch=snapshot_on_switch)
-        else:
-            if metrics is None:
-                metrics = metrics_location(options, checkpoint, app_id)
-            if metrics:
-                set_option(options, "metricsPath", metrics)
-            else:
-                options = without_options(options, "metricsPath")
-            schema = StructType.fromJson(json.loads(output_schema))
-            frame = self._spark.readStream.format(NAME).schema(schema).options(**options).load()
-            sink = sink_for(target, app_id, facts_table, metrics_path=metrics, options=options,
-                            tables_ready=True, snapshot_on_switch=snapshot_on_switch)
-        writer = (
-            frame.writeStream.foreachBatch(sink)
-            .option("checkpointLocation", checkpoint)
-            .queryName(query_name or app_id)
-        )
-        if trigger:
-            writer = writer.trigger(**dict(trigger))
-        return writer.start()
+        return StreamStart(self._spark, self._options, target, app_id, checkpoint, facts_table, trigger=trigger,
+                           query_name=query_name, bootstrap=bootstrap, on_data_loss=on_data_loss,
+                           resnapshot_interval_days=resnapshot_interval_days,
+                           snapshot_on_switch=snapshot_on_switch, snapshot=snapshot).ready().start()
 
 
     def snapshot(self, target: str, *, resnapshot: bool = False, app_id: str | None = None,
@@ -349,24 +218,15 @@ def _number(name: str, value: Any) -> float | None:
     return float(value)
 
 
-def metrics_location(options: Mapping[str, str], checkpoint: str, app_id: str) -> str | None:
-    """The stream's metrics directory, opened and written once (see the module); None without one."""
-    given = get_option(options, "metricsPath")
-    if given:
-        tables.check_location(given, "metricsPath")
-        location = join(given, app_id)
-        MetricsDir(location).probe()
-        return location
-    location = join(join(checkpoint, METRICS_DIR), app_id)
-    try:
-        directory = MetricsDir(location)
-    except ConfigError:
-        log.warning("mssql_cdc: pyarrow.fs cannot open the checkpoint %s, so the stream runs without "
-                    "metrics: its facts rows lack offsets, read times, retention and lags. Set the "
-                    "metricsPath option to a directory pyarrow.fs opens", checkpoint)
-        return None
-    directory.probe("the metrics directory under the checkpoint")
-    return location
+def checked_start(cdc: CdcStream, target: str, app_id: str, checkpoint: str, facts_table: str | None = None, *,
+                  facts_ready: bool = False, **to_delta_kwargs: Any) -> StreamStart:
+    """``cdc.to_delta(...)``'s first step: its arguments, as to_delta takes them (its defaults,
+    and TypeError for a name it does not take), checked; nothing written (mssql_cdc.stream_start)."""
+    bound = inspect.signature(CdcStream.to_delta).bind(cdc, target, app_id, checkpoint, facts_table,
+                                                       **to_delta_kwargs)
+    bound.apply_defaults()
+    arguments = {name: value for name, value in bound.arguments.items() if name != "self"}
+    return StreamStart(cdc.spark, cdc.options, **arguments, facts_ready=facts_ready)
 
 
 def native_starting_lsn(checkpoint: str) -> str | None:

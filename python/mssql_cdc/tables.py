@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pyspark.sql import DataFrame
 
@@ -106,9 +106,17 @@ def properties_of(spark: Any, name: str) -> dict[str, str]:
     return {str(r["key"]): str(r["value"]) for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
 
 
-def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
-            capture_instance: str | None = None) -> list[str]:
-    """What ``ensure`` will run for a named table, checked now: the statements, [] for a path.
+class TablePlan(NamedTuple):
+    """What ``plan`` found: whether the table exists, and the statements ``ensure`` will run."""
+
+    exists: bool
+    statements: list[str]
+
+
+def plan(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
+         capture_instance: str | None = None) -> TablePlan:
+    """Whether the table exists and what ``ensure`` will run for it, checked now: for a name the
+    statements that create or migrate it, [] for a path.
 
     Raises ConfigError when the table cannot become a `kind` table, so that a run with a bad
     table fails before anything is written.
@@ -120,10 +128,17 @@ def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str |
             _core.check_bronze(table.text, output_schema_json)
         elif detail is not None:
             _core.check_table(kind, table.text)
-        return []
+        return TablePlan(detail is not None, [])
     if detail is None:
-        return [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)]
-    return migration_sql(spark, table, kind, output_schema_json=output_schema_json)
+        return TablePlan(False, [_core.create_table_sql(kind, table.text, output_schema_json, capture_instance)])
+    return TablePlan(True, migration_sql(spark, table, kind, output_schema_json=output_schema_json))
+
+
+def prepare(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,
+            capture_instance: str | None = None) -> list[str]:
+    """``plan``'s statements."""
+    return plan(spark, table, kind, output_schema_json=output_schema_json,
+                capture_instance=capture_instance).statements
 
 
 def migration_sql(spark: Any, table: TableArg, kind: str, *, output_schema_json: str | None = None,

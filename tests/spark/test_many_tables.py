@@ -209,17 +209,33 @@ def test_options_and_flags_are_keyword_only(spark, shop, tmp_path):
     assert spark.streams.active == [] and not (tmp_path / "c").exists()
 
 
-def test_a_failing_start_stops_the_queries_already_started(spark, shop, tmp_path):
+def test_a_bad_table_option_starts_nothing(spark, shop, tmp_path):
     from mssql_cdc import ConfigError, start_many
 
     tables = {"dbo_customers": {}, "dbo_orders": {"MAXCOMMITSPERBATCH": "0"}, "dbo_order_items": {}}
     with pytest.raises(ValueError, match="maxCommitsPerBatch") as raised:
         start_many(spark, sim_options(shop), tables, target=f"{tmp_path}/bronze/{{ci}}", app_id="{ci}-v1",
-                   checkpoint=f"{tmp_path}/checkpoints/{{ci}}", trigger={"processingTime": "1 minute"})
+                   checkpoint=f"{tmp_path}/checkpoints/{{ci}}", facts_table=f"{tmp_path}/facts",
+                   trigger={"processingTime": "1 minute"})
     assert isinstance(raised.value, ConfigError)
     assert spark.streams.active == []
-    assert (tmp_path / "checkpoints" / "dbo_customers").exists()  # it had started
-    assert not (tmp_path / "checkpoints" / "dbo_order_items").exists()
+    # Every stream is checked before any is made ready: no table and no checkpoint was made.
+    assert not any((tmp_path / made).exists() for made in ("bronze", "checkpoints", "facts"))
+
+
+def test_a_failing_start_stops_the_queries_already_started(spark, shop, tmp_path):
+    from pyspark.errors import IllegalArgumentException
+
+    from mssql_cdc import start_many
+
+    # One query name for every stream: Spark refuses to start the second while the first runs.
+    with pytest.raises(IllegalArgumentException, match="same-name"):
+        start_many(spark, sim_options(shop), TABLES, target=f"{tmp_path}/bronze/{{ci}}", app_id="{ci}-v1",
+                   checkpoint=f"{tmp_path}/checkpoints/{{ci}}", trigger={"processingTime": "1 minute"},
+                   query_name="same-name")
+    assert spark.streams.active == []
+    assert (tmp_path / "checkpoints" / TABLES[0]).exists()  # it had started
+    assert not (tmp_path / "checkpoints" / TABLES[2]).exists()
 
 
 @pytest.mark.connect
