@@ -46,6 +46,10 @@ _START_WAIT_SECONDS = 300.0
 # than one at a time, on a classic session and through Connect alike (two cores). More would
 # hold more processes' memory at once, and five at once gained nothing.
 _STARTING_AT_ONCE = 2
+# A wait with no end has missed its query's end through Spark Connect (4.2.1): the query had
+# terminated a second after the wait began, and the wait went on for minutes. Waiting in slices
+# and asking whether the query is still active between them bounds such a miss to one slice.
+_AWAIT_SLICE_SECONDS = 5
 
 
 Tables = str | Iterable[str] | Mapping[str, Mapping[str, Any]]
@@ -136,7 +140,8 @@ def await_all(queries: Mapping[str, StreamingQueryLike], *, timeout: float | Non
 
     Spark's wait takes whole seconds here: each query is given the time left, rounded up to a
     whole second, and none once no time is left, so the whole wait may pass `timeout` by up to
-    a second per query. A query's StreamingQueryException is returned, not raised; a query
+    a second per query. A query is waited for in slices of at most five seconds, asking between
+    them whether it is still active. A query's StreamingQueryException is returned, not raised; a query
     still running is absent from the result.
     """
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
@@ -146,12 +151,13 @@ def await_all(queries: Mapping[str, StreamingQueryLike], *, timeout: float | Non
     deadline = None if timeout is None else time.monotonic() + timeout
     for query in queries.values():
         try:
-            if deadline is None:
-                query.awaitTermination()
-            else:
-                left = deadline - time.monotonic()
-                if left > 0:
-                    query.awaitTermination(math.ceil(left))
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                wait = _AWAIT_SLICE_SECONDS if left is None else min(_AWAIT_SLICE_SECONDS, math.ceil(left))
+                if query.awaitTermination(wait) or not query.isActive:
+                    break
         except StreamingQueryException:
             pass  # collected below
     failed: dict[str, Exception] = {}

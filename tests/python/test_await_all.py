@@ -1,6 +1,7 @@
 """``await_all``'s arithmetic of whole seconds (spec 1.11), on a clock the queries move: each
-query is given the time left rounded up to a whole second, none once no time is left, and the
-errors of every query that stopped with one come back. Real queries wait in tests/spark."""
+query is given the time left rounded up to a whole second, in slices of at most five seconds,
+none once no time is left, and the errors of every query that stopped with one come back. Real
+queries wait in tests/spark."""
 
 import pytest
 
@@ -29,8 +30,23 @@ class Query:
         self.runs_for -= spent
         return self.runs_for == 0
 
+    @property
+    def isActive(self):
+        return self.runs_for > 0
+
     def exception(self):
         return self.error if self.runs_for == 0 else None
+
+
+class MissedEndQuery(Query):
+    """A query whose wait misses its end (as one through Spark Connect has): it ends at once,
+    but a wait on it lasts its whole timeout and says it has not ended."""
+
+    def awaitTermination(self, timeout=None):
+        self.waits.append(timeout)
+        self.runs_for = 0
+        self.clock.now += 1000 if timeout is None else timeout
+        return False
 
 
 @pytest.fixture
@@ -53,10 +69,17 @@ def test_no_time_left_waits_for_no_more_queries(clock):
     assert fanout.await_all({"c": Query(clock, 1)}, timeout=0) == {}
 
 
-def test_without_a_timeout_every_query_is_waited_for_to_its_end(clock):
-    queries = {"a": Query(clock, 50), "b": Query(clock, 70)}
+def test_without_a_timeout_every_query_is_waited_for_to_its_end_in_slices(clock):
+    queries = {"a": Query(clock, 50), "b": Query(clock, 72)}
     assert fanout.await_all(queries) == {}
-    assert [q.waits for q in queries.values()] == [[None], [None]]
+    assert [q.waits for q in queries.values()] == [[5] * 10, [5] * 15]
+
+
+def test_a_wait_that_misses_its_query_ending_lasts_one_slice(clock):
+    queries = {"a": MissedEndQuery(clock, 3), "b": Query(clock, 1)}
+    assert fanout.await_all(queries) == {}
+    assert [q.waits for q in queries.values()] == [[5], [5]]
+    assert clock.now == 100 + 5 + 1
 
 
 def test_every_query_that_stopped_with_an_error_is_reported_and_none_raised(clock):
