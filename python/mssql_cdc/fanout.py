@@ -37,7 +37,6 @@ from mssql_cdc.types import SourceOptions, SparkSessionLike, StreamingQueryLike
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
-_TEMPLATES = ("target", "app_id", "checkpoint")
 _START_POLL_SECONDS = 0.1
 _START_WAIT_SECONDS = 300.0
 # Queries whose sources start at once. A source's start is mostly a Python process starting on
@@ -116,7 +115,7 @@ def start_many(
         facts_location = engine_location(spark, facts)
 
     # Each stream is made ready (its tables created, its snapshot taken) while Spark starts the
-    # source of the one before; it starts once that one has.
+    # sources of the ones before it; it starts once fewer than _STARTING_AT_ONCE are starting.
     queries: dict[str, Any] = {}
     starting: deque[Any] = deque()
     try:
@@ -141,8 +140,8 @@ def await_all(queries: Mapping[str, StreamingQueryLike], *, timeout: float | Non
     Spark's wait takes whole seconds here: each query is given the time left, rounded up to a
     whole second, and none once no time is left, so the whole wait may pass `timeout` by up to
     a second per query. A query is waited for in slices of at most five seconds, asking between
-    them whether it is still active. A query's StreamingQueryException is returned, not raised; a query
-    still running is absent from the result.
+    them whether it is still active. A query's StreamingQueryException is returned, not raised;
+    a query still running is absent from the result.
     """
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
         raise TypeError(f"await_all: timeout must be a number of seconds or None, not {timeout!r}")

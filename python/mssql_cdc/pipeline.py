@@ -4,8 +4,8 @@
 resolves the capture instance before anything starts) and its tables: ``target`` and
 ``facts_table`` are table names or absolute paths or URIs (``mssql_cdc.tables``), each checked,
 and its statements prepared, before the first is created (``mssql_cdc.stream_start``). It then
-creates bronze and the facts table, runs the bootstrap snapshot when asked (the engine's own, remembered under the
-checkpoint, written through the session: ``mssql_cdc.bootstrap``), starts
+creates bronze and the facts table, runs the bootstrap snapshot when asked (the engine's own,
+remembered under the checkpoint, written through the session: ``mssql_cdc.bootstrap``), starts
 ``readStream.format("mssql_cdc")`` into ``foreachBatch(delta_sink)`` and returns the
 StreamingQuery without waiting.
 
