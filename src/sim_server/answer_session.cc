@@ -33,9 +33,54 @@ void IntScalar(tds::ReplyWriter& reply, const SqlType& type, std::int64_t value)
 
 }  // namespace
 
-void Answer(Session&, const SetOption&, tds::ReplyWriter&) {
-  // SET options change nothing the simulator reads: lock timeouts and isolation levels have
-  // no meaning over a WAL snapshot.
+namespace {
+
+bool Holds(const ControlStep& step, int count) {
+  const std::string& c = step.compare;
+  if (c == "=") return count == step.count;
+  if (c == "<>" || c == "!=") return count != step.count;
+  if (c == "<") return count < step.count;
+  if (c == "<=") return count <= step.count;
+  if (c == ">") return count > step.count;
+  return count >= step.count;
+}
+
+void Run(SessionTransactions& transactions, const std::vector<ControlStep>& steps) {
+  using Kind = ControlStep::Kind;
+  for (const ControlStep& step : steps) {
+    switch (step.kind) {
+      case Kind::kSetOption:
+        // Lock timeouts, isolation levels and the like have no meaning over a WAL snapshot.
+        break;
+      case Kind::kImplicitTransactions:
+        transactions.SetImplicit(step.on);
+        break;
+      case Kind::kBeginTransaction:
+        transactions.Begin(step.name);
+        break;
+      case Kind::kCommit:
+        transactions.Commit();
+        break;
+      case Kind::kRollback:
+        transactions.Rollback(step.name);
+        break;
+      case Kind::kSave:
+        transactions.Save(step.name);
+        break;
+      case Kind::kIfTransactionCount:
+        Run(transactions, Holds(step, transactions.count()) ? step.then : step.otherwise);
+        break;
+      case Kind::kBlock:
+        Run(transactions, step.then);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void Answer(Session& session, const ControlStatements& query, tds::ReplyWriter&) {
+  Run(session.transactions(), query.steps);
 }
 
 void Answer(Session& session, const UseDatabase& query, tds::ReplyWriter& reply) {
@@ -59,6 +104,8 @@ void Answer(Session& session, const SessionQuery& query, tds::ReplyWriter& reply
       return TextScalar(reply, types::Sysname(), session.database_name());
     case SessionQuery::Kind::kServerName:
       return TextScalar(reply, types::Sysname(), kSimServerName);
+    case SessionQuery::Kind::kTransactionCount:
+      return IntScalar(reply, types::Int(), session.transactions().count());
   }
 }
 

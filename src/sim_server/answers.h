@@ -1,5 +1,6 @@
 // The answer to each recognised statement, one overload per statement, in families:
-//   answer_session.cc   what drivers send on their own, USER_NAME(), the server's time zone
+//   answer_session.cc   what drivers send on their own (SET, transactions, session values),
+//                       USER_NAME(), the server's time zone
 //   answer_lsn.cc       LSN bounds, lsn_time_mapping lookups, split points
 //   answer_catalog.cc   the CDC catalog procedures and sys.columns
 //   answer_changes.cc   change rows (the odbc backend's join, cdc.fn_cdc_get_all_changes_*)
@@ -17,7 +18,7 @@
 
 namespace mssql_cdc::sim_server {
 
-void Answer(Session& session, const SetOption& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const ControlStatements& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const UseDatabase& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const SessionQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const ServerPropertyQuery& query, tds::ReplyWriter& reply);

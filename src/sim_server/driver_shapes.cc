@@ -1,4 +1,5 @@
-// The shapes of what drivers send on their own (SET, USE, session queries, type info) and of
+// The shapes of what drivers send on their own (USE, session queries, type info; SET and
+// transactions are control_statements.h's) and of
 // the CDC functions a person types into a query tool.
 #include <utility>
 
@@ -47,12 +48,6 @@ bool AllChanges(TokenCursor& cursor, RecognizedStatement* out) {
 
 // ---- what drivers send on their own ----
 
-bool Set(TokenCursor& cursor, RecognizedStatement* out) {
-  if (!cursor.Keyword("set") || cursor.AtEnd()) return false;
-  *out = SetOption{};
-  return true;
-}
-
 bool Use(TokenCursor& cursor, RecognizedStatement* out) {
   UseDatabase use;
   if (!cursor.Keyword("use") || !cursor.Name(&use.name) || !cursor.End()) return false;
@@ -67,6 +62,7 @@ bool SessionQueryShape(TokenCursor& cursor, RecognizedStatement* out) {
       {Phrase("SELECT @@VERSION"), SessionQuery::Kind::kVersion},
       {Phrase("SELECT DB_NAME()"), SessionQuery::Kind::kDatabaseName},
       {Phrase("SELECT @@SERVERNAME"), SessionQuery::Kind::kServerName},
+      {Phrase("SELECT @@TRANCOUNT"), SessionQuery::Kind::kTransactionCount},
   };
   for (const auto& [phrase, kind] : kQueries) {
     TokenCursor attempt = cursor;
@@ -98,7 +94,7 @@ bool DatatypeInfo(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
-constexpr Shape kDriverShapes[] = {LsnStep, AllChanges, Set, Use, SessionQueryShape, ServerProperty, DatatypeInfo};
+constexpr Shape kDriverShapes[] = {LsnStep, AllChanges, Use, SessionQueryShape, ServerProperty, DatatypeInfo};
 
 }  // namespace
 

@@ -19,12 +19,35 @@
 namespace mssql_cdc::sim_server {
 
 // ---- what drivers send ----
-struct SetOption {};  // SET ...: answered with nothing
+// SET options, transaction statements, IF @@TRANCOUNT and BEGIN ... END around them: what
+// drivers send to commit, roll back and keep savepoints (control_statements.h).
+struct ControlStep {
+  enum class Kind {
+    kSetOption,             // SET of an option the simulator has no use for: nothing happens
+    kImplicitTransactions,  // SET IMPLICIT_TRANSACTIONS ON|OFF
+    kBeginTransaction,
+    kCommit,
+    kRollback,
+    kSave,
+    kIfTransactionCount,  // IF @@TRANCOUNT <compare> <count> <then> [ELSE <otherwise>]
+    kBlock,               // BEGIN <then> END
+  };
+  Kind kind = Kind::kSetOption;
+  std::string name;  // of the transaction or savepoint; may be empty but for kSave
+  bool on = false;   // kImplicitTransactions
+  std::string compare;  // "=", "<>", "!=", "<", "<=", ">", ">="
+  std::int64_t count = 0;
+  std::vector<ControlStep> then;
+  std::vector<ControlStep> otherwise;
+};
+struct ControlStatements {
+  std::vector<ControlStep> steps;
+};
 struct UseDatabase {
   std::string name;
 };
 struct SessionQuery {
-  enum class Kind { kSpid, kSelectOne, kVersion, kDatabaseName, kServerName };
+  enum class Kind { kSpid, kSelectOne, kVersion, kDatabaseName, kServerName, kTransactionCount };
   Kind kind;
 };
 struct ServerPropertyQuery {
@@ -243,7 +266,7 @@ struct UnknownStatement {
 };
 
 using RecognizedStatement =
-    std::variant<SetOption, UseDatabase, SessionQuery, ServerPropertyQuery, DatatypeInfoQuery,
+    std::variant<ControlStatements, UseDatabase, SessionQuery, ServerPropertyQuery, DatatypeInfoQuery,
                  TimeZoneSupportQuery, TimeZoneIdQuery, MaxLsnQuery, MinLsnQuery,
                  NthCommitAfterQuery, TimeToLsnQuery, CommitTimeQuery, ListCaptureInstancesQuery,
                  CapturedColumnsQuery, DdlHistoryQuery, SourceColumnsQuery, UserNameQuery,

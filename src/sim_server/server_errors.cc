@@ -87,6 +87,26 @@ tds::ServerError NtileArgumentNotPositive() {
               "The argument 1 of the windowing function ntile has to be a positive integer.");
 }
 
+tds::ServerError SaveWithoutTransaction() {
+  return Make(628, 0, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction.");
+}
+
+tds::ServerError CommitWithoutBegin() {
+  return Make(3902, 1, 16,
+              "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.");
+}
+
+tds::ServerError RollbackWithoutBegin() {
+  return Make(3903, 1, 16,
+              "The ROLLBACK TRANSACTION request has no corresponding BEGIN TRANSACTION.");
+}
+
+tds::ServerError NoTransactionOrSavepoint(std::string_view name) {
+  return Make(6401, 1, 16,
+              fmt::format("Cannot roll back {}. No transaction or savepoint of that name was found.",
+                          name));
+}
+
 tds::ServerError ObjectNotInDatabase(std::string_view object, std::string_view database) {
   return Make(15009, 1, 16,
               fmt::format("The object '{}' does not exist in database '{}' or is invalid for "

@@ -40,6 +40,11 @@ tds::ServerError ImplicitConversion(std::string_view from, std::string_view to);
 // validity interval or a bad row filter option.
 tds::ServerError InsufficientArguments();                                 // 313
 tds::ServerError DatabaseDoesNotExist(std::string_view name);             // 911
+// Transaction statements with no transaction open, and a rollback to an unknown name.
+tds::ServerError SaveWithoutTransaction();                                // 628
+tds::ServerError CommitWithoutBegin();                                    // 3902
+tds::ServerError RollbackWithoutBegin();                                  // 3903
+tds::ServerError NoTransactionOrSavepoint(std::string_view name);        // 6401
 tds::ServerError InvalidTopValue();                                       // 1014
 tds::ServerError NtileArgumentNotPositive();                              // 4115
 tds::ServerError InvalidTimeZone(std::string_view name);                 // 9820

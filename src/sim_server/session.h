@@ -1,7 +1,8 @@
 // What the statement handlers of one connection share: the login, the connection's own
 // read-only SQLite connection to the sim file (with its catalog reader, prepared statements and
-// permission checks), and a Source over the same file, through which the sim backend answers
-// the CDC metadata questions with its own rules. Used by the connection's thread only.
+// permission checks), a Source over the same file, through which the sim backend answers the
+// CDC metadata questions with its own rules, and its transaction state. Used by the
+// connection's thread only.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "sim/sqlite.h"
 #include "sim_server/access.h"
 #include "sim_server/statement_cache.h"
+#include "sim_server/transactions.h"
 #include "source/source.h"
 
 namespace mssql_cdc::sim_server {
@@ -33,6 +35,7 @@ class Session {
   Access& access() { return access_; }
   StatementCache& statements() { return statements_; }
   Source& source() { return *source_; }
+  SessionTransactions& transactions() { return transactions_; }
 
  private:
   std::string database_name_;
@@ -42,6 +45,7 @@ class Session {
   Access access_;
   StatementCache statements_;
   std::unique_ptr<Source> source_;
+  SessionTransactions transactions_;
 };
 
 }  // namespace mssql_cdc::sim_server

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <type_traits>
 #include <variant>
 
 #include "sim/sqlite.h"
@@ -10,11 +11,33 @@
 #include "sim_server/statement_recognizer.h"
 
 namespace mssql_cdc::sim_server {
+namespace {
+
+// Whether a statement opens a transaction under IMPLICIT_TRANSACTIONS, as a SELECT from a table
+// does; a SELECT of session values, of SERVERPROPERTY or of a CDC scalar function reads none.
+bool StartsImplicitTransaction(const RecognizedStatement& statement) {
+  return std::visit(
+      [](const auto& query) {
+        using T = std::decay_t<decltype(query)>;
+        return !(std::is_same_v<T, ControlStatements> || std::is_same_v<T, UseDatabase> ||
+                 std::is_same_v<T, SessionQuery> || std::is_same_v<T, ServerPropertyQuery> ||
+                 std::is_same_v<T, TimeZoneSupportQuery> || std::is_same_v<T, TimeZoneIdQuery> ||
+                 std::is_same_v<T, MaxLsnQuery> || std::is_same_v<T, MinLsnQuery> ||
+                 std::is_same_v<T, LsnStepQuery> || std::is_same_v<T, UserNameQuery> ||
+                 std::is_same_v<T, UnknownStatement>);
+      },
+      statement);
+}
+
+}  // namespace
 
 void SimQueryHandler::Execute(const tds::Statement& statement, tds::ReplyWriter& reply) {
   try {
     for (const RecognizedStatement& recognized : RecognizeBatch(statement.sql, statement.params)) {
       sim::ReadTransaction snapshot(session_->db());
+      if (StartsImplicitTransaction(recognized)) {
+        session_->transactions().BeforeTransactionalStatement();
+      }
       std::visit([&](const auto& query) { Answer(*session_, query, reply); }, recognized);
     }
   } catch (const SqlError& e) {

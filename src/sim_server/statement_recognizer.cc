@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "sim_server/control_statements.h"
 #include "sim_server/server_errors.h"
 #include "sim_server/shapes.h"
 #include "sim_server/token_cursor.h"
@@ -77,7 +78,17 @@ std::vector<RecognizedStatement> RecognizeBatch(std::string_view sql,
   std::size_t begin = 0;
   for (std::size_t i = 0; i <= tokens.size(); ++i) {
     if (i < tokens.size() && !tokens[i].IsPunct(";")) continue;
-    if (i > begin) statements.push_back(RecognizeOne(tokens, begin, i, values));
+    if (i > begin) {
+      // Control statements may lead a statement with no `;` after them.
+      std::size_t furthest = begin;
+      TokenCursor cursor(tokens, begin, i, values, &furthest);
+      ControlStatements control;
+      if (ReadControlStatements(cursor, &control)) {
+        statements.push_back(std::move(control));
+        begin = i - (cursor.Remaining());
+      }
+      if (i > begin) statements.push_back(RecognizeOne(tokens, begin, i, values));
+    }
     begin = i + 1;
   }
   return statements;

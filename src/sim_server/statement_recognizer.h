@@ -4,8 +4,8 @@
 // The text is tokenized (sql_tokens.h), so spacing, keyword case, comments and the quoting of
 // plain names do not matter; `?` and `@P<n>` markers both take the request's parameters, and a
 // literal may stand where a parameter would. A batch is split at top-level `;` into
-// statements, each recognised alone: the SET prefixes of a snapshot read become SetOption
-// statements before it. A statement that matches no shape comes back as UnknownStatement.
+// statements, each recognised alone: control statements (SET options, transactions) that lead
+// a statement, with or without `;` after them, become a ControlStatements before it. A statement that matches no shape comes back as UnknownStatement.
 #pragma once
 
 #include <string_view>

@@ -45,6 +45,8 @@ class TokenCursor {
   // A parameter marker or a literal: number, 0x binary, string, NULL.
   bool Value(SqlValue* value);
   bool AtEnd() const { return position_ == end_; }
+  // How many tokens are left.
+  std::size_t Remaining() const { return end_ - position_; }
   // AtEnd(), recording a failure when tokens are left.
   bool End() { return AtEnd() || Fail(position_); }
   // Records a failure at the current token, for a check a shape makes itself.

@@ -95,6 +95,61 @@ TEST_F(SnapshotAndSessionAnswersTest, WhatDriversSendOnTheirOwn) {
   EXPECT_EQ(types.Only().columns.at(0).name, "TYPE_NAME");
 }
 
+// @@TRANCOUNT after `sql` on the owner's connection.
+#define EXPECT_TRANCOUNT_AFTER(sql, expected)                                              \
+  do {                                                                                     \
+    const RecordingReply run = Run(sql);                                                   \
+    ASSERT_FALSE(run.error) << (sql) << ": " << run.error->message;                        \
+    EXPECT_EQ(Render(Run("SELECT @@TRANCOUNT").Only().rows.at(0).at(0)), expected) << (sql); \
+  } while (false)
+
+TEST_F(SnapshotAndSessionAnswersTest, TransactionsAsMicrosoftsJdbcDriverSendsThem) {
+  EXPECT_EQ(Run("SELECT @@TRANCOUNT").Only().ColumnTypes(), std::vector<std::string>{"int"});
+  // Autocommit: commit and rollback with nothing open do nothing.
+  EXPECT_TRANCOUNT_AFTER("IF @@TRANCOUNT > 0 COMMIT TRAN", "0");
+  EXPECT_TRANCOUNT_AFTER("IF @@TRANCOUNT > 0 ROLLBACK TRAN", "0");
+  // setAutoCommit(false), then a savepoint: BEGIN TRAN under implicit transactions opens two.
+  EXPECT_TRANCOUNT_AFTER("set implicit_transactions on ", "0");
+  EXPECT_TRANCOUNT_AFTER(
+      "IF @@TRANCOUNT = 0 BEGIN BEGIN TRAN IF @@TRANCOUNT = 2 COMMIT TRAN END SAVE TRAN [sp1]",
+      "1");
+  EXPECT_TRANCOUNT_AFTER("ROLLBACK TRAN sp1", "1");
+  EXPECT_TRANCOUNT_AFTER("rollback transaction [sp1]", "1");  // the savepoint stays
+  EXPECT_TRANCOUNT_AFTER("IF @@TRANCOUNT > 0 ROLLBACK TRAN", "0");
+  // A read of a table opens one under implicit transactions; SELECT 1 does not.
+  EXPECT_TRANCOUNT_AFTER("SELECT 1", "0");
+  EXPECT_TRANCOUNT_AFTER("EXEC sys.sp_cdc_help_change_data_capture", "1");
+  // setAutoCommit(true): the commit follows the SET in one batch, no `;` between.
+  EXPECT_TRANCOUNT_AFTER("set implicit_transactions off IF @@TRANCOUNT > 0 COMMIT TRAN ", "0");
+  EXPECT_TRANCOUNT_AFTER("EXEC sys.sp_cdc_help_change_data_capture", "0");
+  EXPECT_TRANCOUNT_AFTER("BEGIN TRANSACTION outer_tx; BEGIN TRAN; COMMIT", "1");
+  EXPECT_TRANCOUNT_AFTER("IF @@TRANCOUNT <> 1 COMMIT ELSE BEGIN SAVE TRANSACTION s2 END", "1");
+  EXPECT_TRANCOUNT_AFTER("ROLLBACK TRAN outer_tx", "0");
+  EXPECT_TRANCOUNT_AFTER("SET NOCOUNT ON SELECT @@TRANCOUNT", "0");
+}
+
+TEST_F(SnapshotAndSessionAnswersTest, TransactionStatementsWithNothingOpenFailAsSqlServerDoes) {
+  const RecordingReply commit = Run("COMMIT TRAN");
+  ASSERT_TRUE(commit.error);
+  EXPECT_EQ(commit.error->number, 3902);
+  EXPECT_EQ(commit.error->message,
+            "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.");
+  EXPECT_EQ(Run("ROLLBACK").error->number, 3903);
+  EXPECT_EQ(Run("SAVE TRAN s").error->number, 628);
+  const RecordingReply unknown = Run("BEGIN TRAN t; ROLLBACK TRAN T");
+  ASSERT_TRUE(unknown.error);  // names compare exactly
+  EXPECT_EQ(unknown.error->number, 6401);
+  EXPECT_EQ(unknown.error->message,
+            "Cannot roll back T. No transaction or savepoint of that name was found.");
+  EXPECT_TRANCOUNT_AFTER("ROLLBACK TRAN t", "0");
+  // What is not a control statement is not taken for one.
+  EXPECT_EQ(Run("SET @x = 1").error->number, 102);
+  EXPECT_EQ(Run("SET IMPLICIT_TRANSACTIONS MAYBE").error->number, 102);
+  EXPECT_EQ(Run("IF @@TRANCOUNT > 0 DROP TABLE dbo.orders").error->number, 102);
+  EXPECT_EQ(Run("SET NOCOUNT ON DROP TABLE dbo.orders").error->message,
+            "Incorrect syntax near 'DROP'.");
+}
+
 TEST_F(SnapshotAndSessionAnswersTest, StatementsOfNoKnownShapeFail) {
   const RecordingReply missing = Run("SELECT * FROM cdc.nope_CT");
   ASSERT_TRUE(missing.error);

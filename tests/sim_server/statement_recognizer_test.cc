@@ -194,8 +194,8 @@ TEST(StatementRecognizerTest, SnapshotRowsWithPrefixesAndCasts) {
       sql::SnapshotRows("my]schema", "tãble name", columns, {"id", "prénom"}, true, 5000);
   const auto statements = RecognizeBatch(text, {});
   ASSERT_EQ(statements.size(), 3u);
-  EXPECT_TRUE(std::holds_alternative<SetOption>(statements[0]));
-  EXPECT_TRUE(std::holds_alternative<SetOption>(statements[1]));
+  EXPECT_TRUE(std::holds_alternative<ControlStatements>(statements[0]));
+  EXPECT_TRUE(std::holds_alternative<ControlStatements>(statements[1]));
   const auto& query = std::get<SnapshotRowsQuery>(statements[2]);
   EXPECT_EQ(query.schema, "my]schema");
   EXPECT_EQ(query.table, "tãble name");
@@ -290,7 +290,7 @@ TEST(StatementRecognizerTest, WhatDriversSendOnTheirOwn) {
   const auto sets = RecognizeBatch(
       "set textsize 2147483647; SET ANSI_NULLS ON;\nset quoted_identifier on", {});
   ASSERT_EQ(sets.size(), 3u);
-  for (const auto& s : sets) EXPECT_TRUE(std::holds_alternative<SetOption>(s));
+  for (const auto& s : sets) EXPECT_TRUE(std::holds_alternative<ControlStatements>(s));
   EXPECT_EQ(Recognize<UseDatabase>("USE [shop]").name, "shop");
   EXPECT_EQ(Recognize<UseDatabase>("use shop;").name, "shop");
   EXPECT_EQ(Recognize<SessionQuery>("SELECT @@spid").kind, SessionQuery::Kind::kSpid);
