@@ -78,6 +78,10 @@ install_requirements scripts/requirements.txt
 # The Delta Lake jars for the local Spark of the interop tests (cached; fast when present).
 scripts/setup_spark.sh >/dev/null
 
+# Microsoft's JDBC driver and Debezium's SQL Server connector, the Java clients the tests point
+# at sim serve (cached; fast when present).
+scripts/setup_clients.sh >/dev/null
+
 # The reference library 0.8.0 in a venv of its own, whose public API the tests compare with ours
 # (cached; fast when present).
 scripts/setup_reference.sh >/dev/null

@@ -10,7 +10,8 @@
 #       built as a site (make docs) and looked at in headless Chromium; beside them, in a lane
 #       of their own,
 #     - pytest of the command line, the object stores, the Python package, the Delta tables
-#       read back by delta-rs and Spark, and the engine, on two workers;
+#       read back by delta-rs and Spark, the engine, and other people's SQL Server clients
+#       (Microsoft's JDBC driver) against sim serve, on two workers;
 #     - Spark mode again through a local Spark Connect server (only the tests marked `connect`:
 #       tests/spark/README.md says which and why);
 #     - the wheel (make wheel), installed and used in a minimal Debian root, and the abi3 wheel.
@@ -56,7 +57,7 @@ export MSSQL_CDC_BIN="$PWD/build/mssql-cdc"
 if [[ $mode == quick ]]; then
   part "ctest" ctest --test-dir build --output-on-failure -j2
   part "pytest (no spark, sigkill or slow)" pytest -n 2 -m "not spark and not sigkill and not slow" \
-    tests/python tests/reference tests/cli tests/delta tests/engine tests/sql
+    tests/python tests/reference tests/cli tests/delta tests/engine tests/sql tests/clients
 else
   # Builds the wheel for a Python (empty: .venv's) and runs a test file on it, the wheel's path
   # in the variable named; the build's log is shown only when the build fails.
@@ -79,8 +80,9 @@ else
   done
   # Everything but the Spark suites, in the lane beside them.
   beside_spark() {
-    part "pytest cli, storage, python, reference, delta, engine, sql (2 workers)" pytest -n 2 --durations=12 \
-      tests/cli tests/storage tests/python tests/reference tests/delta tests/engine tests/sql
+    part "pytest cli, storage, python, reference, delta, engine, sql, clients (2 workers)" pytest -n 2 \
+      --durations=12 tests/cli tests/storage tests/python tests/reference tests/delta tests/engine tests/sql \
+      tests/clients
     # Its own Spark Connect server and metastore; the tests that run the guide's examples as
     # written share one checkpoint folder with the classic pass and take turns holding it.
     part "pytest spark through Spark Connect" env MSSQL_CDC_TEST_SPARK=connect \

@@ -10,9 +10,11 @@ BINARY = os.environ.get("MSSQL_CDC_BIN", str(Path(__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager
-def serving(db):
-    """Yields the port `sim serve` listens on, on 127.0.0.1; stops it after the block."""
-    server = subprocess.Popen([BINARY, "sim", "serve", "--db", str(db), "--port", "0"], stdout=subprocess.PIPE,
+def serving(db, *options):
+    """Yields the port `sim serve` listens on, on 127.0.0.1; stops it after the block. `options`
+    are more of serve's (--tls-cert ...)."""
+    server = subprocess.Popen([BINARY, "sim", "serve", "--db", str(db), "--port", "0", *map(str, options)],
+                              stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:
         line = server.stdout.readline().strip()

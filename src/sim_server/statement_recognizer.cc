@@ -48,14 +48,15 @@ std::vector<SqlValue> BindParameters(const std::vector<SqlToken>& tokens,
     if (token.kind != SqlToken::Kind::kParameter) continue;
     const tds::ParamValue* bound = nullptr;
     const int number = token.ParameterNumber();
-    if (number == 0) {
+    if (token.text == "?") {
       if (next_positional < params.size()) bound = &params[next_positional++];
       if (bound == nullptr) throw SqlError(errors::IncorrectSyntax("?"));
     } else {
       for (const auto& param : params) {
         if (EqualsIgnoringCase(param.name, token.text)) bound = &param;
       }
-      if (bound == nullptr && static_cast<std::size_t>(number) <= params.size() &&
+      // Unnamed values of a call with no declaration: @P1 is the first (ODBC numbers from 1).
+      if (bound == nullptr && number >= 1 && static_cast<std::size_t>(number) <= params.size() &&
           params[number - 1].name.empty()) {
         bound = &params[number - 1];
       }

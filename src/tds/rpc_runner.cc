@@ -14,9 +14,42 @@ constexpr std::int32_t kProcedureNotFound = 2812;
 constexpr std::int32_t kPreparedNotFound = 8179;
 constexpr std::int32_t kGenericError = 50000;
 
-std::vector<ParamValue> ValuesFrom(const RpcCall& call, std::size_t first) {
+// The parameter names of a declaration ("@P0 varbinary(8000),@P1 decimal(18,2) OUTPUT"), in
+// order.
+std::vector<std::string> DeclaredNames(std::string_view declaration) {
+  std::vector<std::string> names;
+  int depth = 0;
+  bool expect_name = true;
+  for (std::size_t i = 0; i < declaration.size(); ++i) {
+    const char c = declaration[i];
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) expect_name = true;
+    if (c == '@' && expect_name) {
+      std::size_t end = i + 1;
+      while (end < declaration.size() && declaration[end] != ' ' && declaration[end] != '\t' &&
+             declaration[end] != ',' && declaration[end] != '\n' && declaration[end] != '\r') {
+        ++end;
+      }
+      names.emplace_back(declaration.substr(i, end - i));
+      expect_name = false;
+      i = end - 1;
+    }
+  }
+  return names;
+}
+
+// The values of the call from `first` on. A value sent without its name (mssql-jdbc sends
+// them so) takes the name its place has in the declaration, as SQL Server binds them.
+std::vector<ParamValue> ValuesFrom(const RpcCall& call, std::size_t first,
+                                   std::string_view declaration) {
+  const std::vector<std::string> declared = DeclaredNames(declaration);
   std::vector<ParamValue> values;
-  for (std::size_t i = first; i < call.params.size(); ++i) values.push_back(call.params[i].value);
+  for (std::size_t i = first; i < call.params.size(); ++i) {
+    values.push_back(call.params[i].value);
+    const std::size_t place = i - first;
+    if (values.back().name.empty() && place < declared.size()) values.back().name = declared[place];
+  }
   return values;
 }
 
@@ -45,7 +78,8 @@ void RpcRunner::Run(const RpcCall& call, QueryHandler& handler) {
         return Reject(kMissingStatement,
                       "Procedure expects parameter '@statement' of type 'ntext/nchar/nvarchar'.");
       }
-      Statement statement{call.params[0].value.text, ValuesFrom(call, 2), true};
+      const std::string declaration = IsText(call, 1) ? call.params[1].value.text : "";
+      Statement statement{call.params[0].value.text, ValuesFrom(call, 2, declaration), true};
       if (log_requests_) spdlog::info("tds: sp_executesql: {}", statement.sql);
       return EndProcedure(Execute(statement, handler), nullptr, 0);
     }
@@ -63,7 +97,7 @@ void RpcRunner::Run(const RpcCall& call, QueryHandler& handler) {
       }
       bool failed = false;
       if (call.proc_id == proc::kPrepExec) {
-        Statement statement{call.params[2].value.text, ValuesFrom(call, 3), true};
+        Statement statement{call.params[2].value.text, ValuesFrom(call, 3, declaration), true};
         failed = Execute(statement, handler);
       }
       return EndProcedure(failed, &call.params[0], handle);
@@ -74,7 +108,8 @@ void RpcRunner::Run(const RpcCall& call, QueryHandler& handler) {
         return Reject(kPreparedNotFound, "Could not find prepared statement with handle " +
                                              std::to_string(handle) + ".");
       }
-      Statement statement{prepared_[handle].sql, ValuesFrom(call, 1), true};
+      Statement statement{prepared_[handle].sql,
+                          ValuesFrom(call, 1, prepared_[handle].declaration), true};
       if (log_requests_) spdlog::info("tds: sp_execute handle {}: {}", handle, statement.sql);
       return EndProcedure(Execute(statement, handler), nullptr, 0);
     }

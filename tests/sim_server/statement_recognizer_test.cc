@@ -286,6 +286,26 @@ TEST(StatementRecognizerTest, AllChangesAndLsnArithmetic) {
   EXPECT_FALSE(Recognize<LsnStepQuery>("SELECT sys.fn_cdc_decrement_lsn(0x01)").increment);
 }
 
+TEST(StatementRecognizerTest, MarkersBindByNameAndUnnamedValuesByPlace) {
+  // mssql-jdbc's markers start at @P0; the TDS layer names its values from the declaration.
+  const auto& named = Recognize<AllChangesQuery>(
+      "SELECT * FROM cdc.fn_cdc_get_all_changes_dbo_orders(@P0, @P1, N'all')",
+      {LsnParam("@P0", kFrom), LsnParam("@P1", kTo)});
+  EXPECT_EQ(named.from.bytes, LsnParam("", kFrom).text);
+  EXPECT_EQ(named.to.bytes, LsnParam("", kTo).text);
+  // ODBC's, unnamed with no declaration: @P1 is the first value.
+  const auto& unnamed = Recognize<AllChangesQuery>(
+      "SELECT * FROM cdc.fn_cdc_get_all_changes_dbo_orders(@P1, @P2, N'all')",
+      {LsnParam("", kFrom), LsnParam("", kTo)});
+  EXPECT_EQ(unnamed.to.bytes, LsnParam("", kTo).text);
+  try {
+    RecognizeBatch("SELECT sys.fn_cdc_increment_lsn(@P0)", {LsnParam("", kFrom)});
+    ADD_FAILURE() << "an unnamed value has no place 0";
+  } catch (const SqlError& e) {
+    EXPECT_EQ(e.error().number, 137);
+  }
+}
+
 TEST(StatementRecognizerTest, WhatDriversSendOnTheirOwn) {
   const auto sets = RecognizeBatch(
       "set textsize 2147483647; SET ANSI_NULLS ON;\nset quoted_identifier on", {});

@@ -309,6 +309,30 @@ TEST_F(ReplyFixture, PrepExecReturnsTheHandleAndExecuteAndUnprepareUseIt) {
   EXPECT_EQ(3u, handler.statements.size());
 }
 
+TEST_F(ReplyFixture, UnnamedValuesTakeTheirNamesFromTheDeclaration) {
+  // mssql-jdbc numbers its markers from @P0 and sends the values without their names.
+  FunctionHandler handler(OneRow);
+  RpcRunner runner(stream_, true, server_, false);
+  runner.Run(Call(proc::kExecuteSql, {TextParam("SELECT @P0, @P1, @P2"),
+                                      TextParam("@P0 decimal(18,2),@P1 int OUTPUT, @P2 int"),
+                                      IntParam(1), IntParam(2), IntParam(3, false, "@named")}),
+             handler);
+  runner.Run(Call(proc::kPrepExec, {IntParam(std::nullopt, true, "@h"), TextParam("@P0 int,@P1 int"),
+                                    TextParam("SELECT @P0 + @P1"), IntParam(4), IntParam(5)}),
+             handler);
+  runner.Run(Call(proc::kExecute, {IntParam(1), IntParam(6), IntParam(7)}), handler);
+  ASSERT_EQ(3u, handler.statements.size());
+  const auto names = [&](std::size_t i) {
+    std::string joined;
+    for (const auto& param : handler.statements[i].params) joined += param.name + ";";
+    return joined;
+  };
+  EXPECT_EQ("@P0;@P1;@named;", names(0));
+  EXPECT_EQ("@P0;@P1;", names(1));
+  EXPECT_EQ("@P0;@P1;", names(2));
+  EXPECT_EQ(7, handler.statements[2].params[1].int_value);
+}
+
 TEST_F(ReplyFixture, ARpcErrorEndsWithDoneInProcErrorAndDoneProcError) {
   FunctionHandler handler([](const Statement&, ReplyWriter& reply) {
     reply.Fail(ServerError{313, 3, 16, "x"});

@@ -1,0 +1,162 @@
+// Microsoft's JDBC driver against `mssql-cdc sim serve`: what an application or a CDC client
+// does with a connection, each step checked against what SQL Server answers. Run by
+// tests/clients/test_jdbc.py, which made the database:
+//
+//   java JdbcChecks <jdbc url> <capture instance> <min LSN as 0x hex> <change rows of the instance>
+//
+// Prints "ok <step>" per step and exits 0; the first step that does not hold throws, and the
+// program exits 1 with the reason.
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.util.HexFormat;
+import java.util.Objects;
+
+public class JdbcChecks {
+  private final Connection connection;
+
+  private JdbcChecks(Connection connection) {
+    this.connection = connection;
+  }
+
+  public static void main(String[] args) throws Exception {
+    try (Connection connection = DriverManager.getConnection(args[0])) {
+      JdbcChecks checks = new JdbcChecks(connection);
+      checks.server();
+      checks.preparedStatements(args[1], args[2], Integer.parseInt(args[3]));
+      checks.transactions();
+      checks.errors();
+      checks.valid();
+    }
+  }
+
+  private static void expect(boolean holds, String what) {
+    if (!holds) throw new AssertionError(what);
+  }
+
+  private static void ok(String step) {
+    System.out.println("ok " + step);
+  }
+
+  private Object scalar(String sql) throws SQLException {
+    try (Statement statement = connection.createStatement();
+         ResultSet rows = statement.executeQuery(sql)) {
+      expect(rows.next(), sql + ": no row");
+      Object value = rows.getObject(1);
+      expect(!rows.next(), sql + ": more than one row");
+      return value;
+    }
+  }
+
+  private int transactionCount() throws SQLException {
+    return ((Number) scalar("SELECT @@TRANCOUNT")).intValue();
+  }
+
+  void server() throws SQLException {
+    String version = (String) scalar("SELECT @@VERSION");
+    expect(version.startsWith("Microsoft SQL Server"), "@@VERSION: " + version);
+    String product = connection.getMetaData().getDatabaseProductVersion();
+    expect(product.startsWith("16."), "product version: " + product);
+    expect("sim".equals(connection.getCatalog()), "catalog: " + connection.getCatalog());
+    ok("server");
+  }
+
+  // sp_executesql the first time, sp_prepexec then sp_execute on its handle after.
+  void preparedStatements(String instance, String minLsn, int changeRows) throws SQLException {
+    byte[] expectedMin = HexFormat.of().parseHex(minLsn.substring(2));
+    try (PreparedStatement min = connection.prepareStatement("SELECT sys.fn_cdc_get_min_lsn(?)")) {
+      for (int run = 0; run < 3; ++run) {
+        min.setString(1, instance);
+        try (ResultSet rows = min.executeQuery()) {
+          expect(rows.next(), "min LSN: no row");
+          expect(java.util.Arrays.equals(rows.getBytes(1), expectedMin),
+                 "min LSN run " + run + ": " + HexFormat.of().formatHex(rows.getBytes(1)));
+        }
+      }
+      min.setString(1, "no_such_instance");
+      try (ResultSet rows = min.executeQuery()) {
+        expect(rows.next(), "min LSN of an unknown instance: no row");
+        expect(java.util.Arrays.equals(rows.getBytes(1), new byte[10]),
+               "the min LSN of an unknown instance is ten zero bytes");
+      }
+    }
+    byte[] maxLsn = (byte[]) scalar("SELECT sys.fn_cdc_get_max_lsn()");
+    String all = "SELECT * FROM cdc.fn_cdc_get_all_changes_" + instance + "(?, ?, N'all update old')";
+    try (PreparedStatement changes = connection.prepareStatement(all)) {
+      changes.setBytes(1, expectedMin);
+      changes.setBytes(2, maxLsn);
+      try (ResultSet rows = changes.executeQuery()) {
+        ResultSetMetaData columns = rows.getMetaData();
+        expect("__$start_lsn".equals(columns.getColumnName(1)), "first column " + columns.getColumnName(1));
+        expect("binary".equals(columns.getColumnTypeName(1)) && columns.getPrecision(1) == 10,
+               "__$start_lsn is " + columns.getColumnTypeName(1) + "(" + columns.getPrecision(1) + ")");
+        int count = 0;
+        byte[] previous = null;
+        while (rows.next()) {
+          ++count;
+          int operation = rows.getInt("__$operation");
+          expect(operation >= 1 && operation <= 4, "operation " + operation);
+          byte[] lsn = rows.getBytes(1);
+          expect(previous == null || java.util.Arrays.compareUnsigned(previous, lsn) <= 0,
+                 "change rows in LSN order");
+          previous = lsn;
+        }
+        expect(count == changeRows, "change rows: " + count + ", not " + changeRows);
+      }
+    }
+    ok("prepared statements");
+  }
+
+  void transactions() throws SQLException {
+    expect(connection.getAutoCommit(), "autocommit is on by default");
+    expect(transactionCount() == 0, "no transaction under autocommit");
+    connection.setAutoCommit(false);
+    expect(transactionCount() == 0, "SELECT @@TRANCOUNT reads no table and opens nothing");
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("EXEC sys.sp_cdc_help_change_data_capture");
+    }
+    expect(transactionCount() == 1, "a read of a table opens an implicit transaction");
+    connection.commit();
+    expect(transactionCount() == 0, "commit closes it");
+    Savepoint first = connection.setSavepoint("first");
+    expect(transactionCount() == 1, "a savepoint opens one transaction");
+    Savepoint second = connection.setSavepoint();
+    connection.rollback(second);
+    connection.rollback(first);
+    expect(transactionCount() == 1, "rolling back to a savepoint keeps the transaction");
+    connection.rollback();
+    expect(transactionCount() == 0, "rollback ends it");
+    connection.setAutoCommit(true);
+    connection.commit();  // under autocommit the driver's commit opens and ends nothing
+    expect(transactionCount() == 0, "autocommit again");
+    ok("transactions");
+  }
+
+  void errors() throws SQLException {
+    try {
+      scalar("SELECT * FROM dbo.no_such_table");
+      throw new AssertionError("a missing table is an error");
+    } catch (SQLException e) {
+      expect(e.getErrorCode() == 208, "error " + e.getErrorCode());
+      expect(Objects.equals(e.getMessage(), "Invalid object name 'dbo.no_such_table'."), e.getMessage());
+    }
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("COMMIT TRAN");
+      throw new AssertionError("a commit with nothing open is an error");
+    } catch (SQLException e) {
+      expect(e.getErrorCode() == 3902, "error " + e.getErrorCode());
+    }
+    expect(((Number) scalar("SELECT 1")).intValue() == 1, "the connection goes on after errors");
+    ok("errors");
+  }
+
+  void valid() throws SQLException {
+    expect(connection.isValid(5), "isValid");
+    ok("isValid");
+  }
+}
