@@ -33,7 +33,8 @@ bool StartsImplicitTransaction(const RecognizedStatement& statement) {
 
 void SimQueryHandler::Execute(const tds::Statement& statement, tds::ReplyWriter& reply) {
   try {
-    for (const RecognizedStatement& recognized : RecognizeBatch(statement.sql, statement.params)) {
+    for (const RecognizedStatement& recognized : RecognizeBatch(statement.sql, statement.params,
+                                                                     session_->database_name())) {
       sim::ReadTransaction snapshot(session_->db());
       if (StartsImplicitTransaction(recognized)) {
         session_->transactions().BeforeTransactionalStatement();

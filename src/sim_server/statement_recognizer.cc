@@ -38,6 +38,29 @@ RecognizedStatement RecognizeOne(const std::vector<SqlToken>& tokens, std::size_
   return UnknownStatement{tokens[at].Display(), FirstObject(tokens, begin, end)};
 }
 
+// Drops the database's own name from three-part names (`[sim].sys.fn_cdc_get_max_lsn()`,
+// `sim.cdc.lsn_time_mapping`, `sim..orders`), which then read as the two-part names the shapes
+// know. A four-part name, or one naming another database, is left as written.
+void DropDatabaseQualifiers(std::vector<SqlToken>& tokens, std::string_view database) {
+  if (database.empty()) return;
+  std::vector<SqlToken> kept;
+  kept.reserve(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const bool qualifies = tokens[i].IsName(database) && i + 3 < tokens.size() &&
+                           tokens[i + 1].IsPunct(".") && (i == 0 || !tokens[i - 1].IsPunct("."));
+    if (qualifies && tokens[i + 2].IsName() && tokens[i + 3].IsPunct(".")) {
+      ++i;  // the name and its dot; the schema follows
+      continue;
+    }
+    if (qualifies && tokens[i + 2].IsPunct(".") && tokens[i + 3].IsName()) {
+      i += 2;  // db..name: the default schema
+      continue;
+    }
+    kept.push_back(std::move(tokens[i]));
+  }
+  tokens = std::move(kept);
+}
+
 // The value of each parameter marker, by token index.
 std::vector<SqlValue> BindParameters(const std::vector<SqlToken>& tokens,
                                      const std::vector<tds::ParamValue>& params) {
@@ -70,9 +93,11 @@ std::vector<SqlValue> BindParameters(const std::vector<SqlToken>& tokens,
 }  // namespace
 
 std::vector<RecognizedStatement> RecognizeBatch(std::string_view sql,
-                                                const std::vector<tds::ParamValue>& params) {
+                                                const std::vector<tds::ParamValue>& params,
+                                                std::string_view database) {
   TokenizeResult tokenized = Tokenize(sql);
   if (tokenized.unclosed) throw SqlError(errors::UnclosedQuotation(*tokenized.unclosed));
+  DropDatabaseQualifiers(tokenized.tokens, database);
   const std::vector<SqlToken>& tokens = tokenized.tokens;
   const std::vector<SqlValue> values = BindParameters(tokens, params);
   std::vector<RecognizedStatement> statements;

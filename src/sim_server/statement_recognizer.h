@@ -16,9 +16,12 @@
 
 namespace mssql_cdc::sim_server {
 
+// `database` is the session's: three-part names that name it read as their last two parts
+// (`[sales].sys.fn_cdc_get_max_lsn()` as `sys.fn_cdc_get_max_lsn()`).
 // Throws SqlError when the text cannot be read (an unclosed quote: 105) or a parameter
 // marker has no value (137 for @P<n>, 102 for `?`).
 std::vector<RecognizedStatement> RecognizeBatch(std::string_view sql,
-                                                const std::vector<tds::ParamValue>& params);
+                                                const std::vector<tds::ParamValue>& params,
+                                                std::string_view database = {});
 
 }  // namespace mssql_cdc::sim_server

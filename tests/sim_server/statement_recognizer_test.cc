@@ -306,6 +306,22 @@ TEST(StatementRecognizerTest, MarkersBindByNameAndUnnamedValuesByPlace) {
   }
 }
 
+TEST(StatementRecognizerTest, ThreePartNamesOfTheSessionsDatabase) {
+  // Debezium names the database in every catalog and CDC statement.
+  const auto max = RecognizeBatch("SELECT [sales].sys.fn_cdc_get_max_lsn()", {}, "sales");
+  EXPECT_TRUE(std::holds_alternative<MaxLsnQuery>(max.at(0)));
+  const auto help = RecognizeBatch("EXEC [SALES].sys.sp_cdc_help_change_data_capture", {}, "sales");
+  EXPECT_TRUE(std::holds_alternative<ListCaptureInstancesQuery>(help.at(0)));
+  const auto step = RecognizeBatch("SELECT sales.sys.fn_cdc_increment_lsn(@P0)",
+                                   {LsnParam("@P0", kFrom)}, "sales");
+  EXPECT_EQ(std::get<LsnStepQuery>(step.at(0)).lsn.bytes, LsnParam("", kFrom).text);
+  // Another database's name, or a fourth part, is not dropped.
+  EXPECT_TRUE(std::holds_alternative<UnknownStatement>(
+      RecognizeBatch("SELECT [other].sys.fn_cdc_get_max_lsn()", {}, "sales").at(0)));
+  EXPECT_TRUE(std::holds_alternative<UnknownStatement>(
+      RecognizeBatch("SELECT srv.sales.sys.fn_cdc_get_max_lsn()", {}, "sales").at(0)));
+}
+
 TEST(StatementRecognizerTest, WhatDriversSendOnTheirOwn) {
   const auto sets = RecognizeBatch(
       "set textsize 2147483647; SET ANSI_NULLS ON;\nset quoted_identifier on", {});
