@@ -6,7 +6,8 @@
 //   answer_changes.cc   change rows (the odbc backend's join, cdc.fn_cdc_get_all_changes_*)
 //   answer_snapshot.cc  current rows of a source table, in key ranges; keyset seeks, row counts
 //   answer_key_stats.cc a key's extent, NTILE tiles and bucket counts (mssql-cdc-pyspark 0.8.0)
-//   answer_unknown.cc   statements of no known shape
+//   answer_query.cc     queries of no known shape, through the T-SQL front end (tsql/)
+//   answer_unknown.cc   statements of no known shape the front end does not read either
 // Each runs inside the read snapshot its caller opened on the session's connection and
 // answers through `reply`: result sets, an INFO message, or a SqlError thrown with SQL
 // Server's error.
@@ -57,6 +58,7 @@ void Answer(Session& session, const NetworkWaitQuery& query, tds::ReplyWriter& r
 void Answer(Session& session, const RangeOffsetQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const FallBackDropsQuery& query, tds::ReplyWriter& reply);
 
+void Answer(Session& session, const FrontEndQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);
 
 }  // namespace mssql_cdc::sim_server

@@ -15,6 +15,7 @@
 
 #include "core/sql_type.h"
 #include "sim_server/sql_value.h"
+#include "sim_server/tsql/ast.h"
 
 namespace mssql_cdc::sim_server {
 
@@ -258,6 +259,12 @@ struct FallBackDropsQuery {
   SqlValue from, to, upto;
 };
 
+// A query of no known shape that the T-SQL front end reads (tsql/parser.h), answered through
+// SQLite (tsql/translator.h).
+struct FrontEndQuery {
+  tsql::Query query;
+};
+
 // Matches no known shape: answered with 102 near `near`, or 208 when `object` (the first
 // object after FROM, "schema.name" as written) does not exist.
 struct UnknownStatement {
@@ -273,6 +280,7 @@ using RecognizedStatement =
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
                  LastKeyQuery, KeySlicesQuery, SpaceUsedQuery, LsnStepQuery,
                  AllChangesQuery, TableColumnsQuery, KeyRangeQuery, KeyTilesQuery, KeyBucketsQuery,
-                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, UnknownStatement>;
+                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, FrontEndQuery,
+                 UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

@@ -36,6 +36,9 @@ class Session {
   StatementCache& statements() { return statements_; }
   Source& source() { return *source_; }
   SessionTransactions& transactions() { return transactions_; }
+  // Whether the T-SQL front end's SQLite functions are registered on db() (tsql/functions.h).
+  bool query_functions_registered() const { return query_functions_registered_; }
+  void set_query_functions_registered() { query_functions_registered_ = true; }
 
  private:
   std::string database_name_;
@@ -46,6 +49,7 @@ class Session {
   StatementCache statements_;
   std::unique_ptr<Source> source_;
   SessionTransactions transactions_;
+  bool query_functions_registered_ = false;
 };
 
 }  // namespace mssql_cdc::sim_server

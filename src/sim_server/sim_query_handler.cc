@@ -13,6 +13,17 @@
 namespace mssql_cdc::sim_server {
 namespace {
 
+template <typename T>
+bool IsQueryOfNoTable(const T&) {
+  return false;
+}
+bool IsQueryOfNoTable(const FrontEndQuery& statement) {
+  for (const auto& select : statement.query.selects) {
+    if (!select.from.empty()) return false;
+  }
+  return statement.query.with.empty();
+}
+
 // Whether a statement opens a transaction under IMPLICIT_TRANSACTIONS, as a SELECT from a table
 // does; a SELECT of session values, of SERVERPROPERTY or of a CDC scalar function reads none.
 bool StartsImplicitTransaction(const RecognizedStatement& statement) {
@@ -24,7 +35,8 @@ bool StartsImplicitTransaction(const RecognizedStatement& statement) {
                  std::is_same_v<T, TimeZoneSupportQuery> || std::is_same_v<T, TimeZoneIdQuery> ||
                  std::is_same_v<T, MaxLsnQuery> || std::is_same_v<T, MinLsnQuery> ||
                  std::is_same_v<T, LsnStepQuery> || std::is_same_v<T, UserNameQuery> ||
-                 std::is_same_v<T, UnknownStatement>);
+                 std::is_same_v<T, UnknownStatement>) &&
+               !IsQueryOfNoTable(query);
       },
       statement);
 }

@@ -7,6 +7,7 @@
 #include "sim_server/server_errors.h"
 #include "sim_server/shapes.h"
 #include "sim_server/token_cursor.h"
+#include "sim_server/tsql/parser.h"
 
 namespace mssql_cdc::sim_server {
 namespace {
@@ -24,6 +25,18 @@ std::string FirstObject(const std::vector<SqlToken>& tokens, std::size_t begin, 
   return {};
 }
 
+// Whether a statement taken by a shape of source-table reads names a system schema instead: such
+// a read of a catalog view or a change table goes to the front end, which knows those.
+bool ReadsSystemSchema(const RecognizedStatement& statement) {
+  const std::string* schema = nullptr;
+  if (const auto* rows = std::get_if<SnapshotRowsQuery>(&statement)) schema = &rows->schema;
+  if (const auto* at = std::get_if<KeyAtQuery>(&statement)) schema = &at->schema;
+  if (const auto* last = std::get_if<LastKeyQuery>(&statement)) schema = &last->schema;
+  if (const auto* slices = std::get_if<KeySlicesQuery>(&statement)) schema = &slices->schema;
+  return schema != nullptr && (EqualsIgnoringCase(*schema, "sys") || EqualsIgnoringCase(*schema, "cdc") ||
+                               EqualsIgnoringCase(*schema, "INFORMATION_SCHEMA"));
+}
+
 RecognizedStatement RecognizeOne(const std::vector<SqlToken>& tokens, std::size_t begin,
                                  std::size_t end, const std::vector<SqlValue>& values) {
   std::size_t furthest = begin;
@@ -31,7 +44,14 @@ RecognizedStatement RecognizeOne(const std::vector<SqlToken>& tokens, std::size_
     for (Shape shape : shapes) {
       TokenCursor cursor(tokens, begin, end, values, &furthest);
       RecognizedStatement statement;
-      if (shape(cursor, &statement)) return statement;
+      if (shape(cursor, &statement) && !ReadsSystemSchema(statement)) return statement;
+    }
+  }
+  if (tsql::StartsQuery(tokens, begin, end)) {
+    try {
+      return FrontEndQuery{tsql::ParseQuery(tokens, begin, end, values)};
+    } catch (const SqlError&) {
+      // Beyond the front end's grammar too: answered as a statement of no known shape.
     }
   }
   const std::size_t at = furthest < end ? furthest : end - 1;

@@ -1,11 +1,10 @@
 #include "sim_server/token_cursor.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 
 namespace mssql_cdc::sim_server {
-namespace {
-
 bool LiteralValue(const SqlToken& token, SqlValue* value) {
   switch (token.kind) {
     case SqlToken::Kind::kNumber: {
@@ -13,9 +12,11 @@ bool LiteralValue(const SqlToken& token, SqlValue* value) {
       std::int64_t n = 0;
       auto [ptr, ec] = std::from_chars(token.text.data(), end, n);
       if (ec == std::errc() && ptr == end) {
-        *value = SqlValue{SqlValue::Kind::kInt, n, 0, {}, "int"};
+        const bool fits_int = n >= INT32_MIN && n <= INT32_MAX;
+        *value = SqlValue{SqlValue::Kind::kInt, n, 0, {}, fits_int ? "int" : "bigint"};
       } else {
-        *value = SqlValue{SqlValue::Kind::kFloat, 0, std::strtod(token.text.c_str(), nullptr), {},
+        // A numeric literal keeps its digits as written: its precision and scale are theirs.
+        *value = SqlValue{SqlValue::Kind::kFloat, 0, std::strtod(token.text.c_str(), nullptr), token.text,
                           "numeric"};
       }
       return true;
@@ -34,8 +35,6 @@ bool LiteralValue(const SqlToken& token, SqlValue* value) {
       return false;
   }
 }
-
-}  // namespace
 
 Phrase::Phrase(std::string_view text) : tokens_(Tokenize(text).tokens) {}
 

@@ -15,6 +15,10 @@
 
 namespace mssql_cdc::sim_server {
 
+// The value of a literal token: a number (int, bigint, or numeric with its digits kept), a
+// 0x binary, a string, NULL. False for any other token.
+bool LiteralValue(const SqlToken& token, SqlValue* value);
+
 // A fixed piece of a shape, written as T-SQL text (e.g. "FROM cdc.lsn_time_mapping WHERE
 // start_lsn = ?") and tokenized once. A `?` in it takes a value.
 class Phrase {
