@@ -1,14 +1,15 @@
 """Microsoft's JDBC driver (mssql-jdbc 12.4.2, the version Debezium 3.6.1 pulls) against `sim
 serve`, in plaintext and encrypted: the steps of tests/clients/java/JdbcChecks.java (the
-server's identity, prepared statements with parameters over the CDC functions, transactions
-and savepoints, SQL Server's errors, isValid), and the certificates the driver refuses."""
+server's identity, prepared statements with parameters over the CDC functions, catalog queries
+as Debezium's connector asks them, which the T-SQL front end answers, transactions and
+savepoints, SQL Server's errors, isValid), and the certificates the driver refuses."""
 
 import subprocess
 
 import pytest
 from sim_serving import BINARY, serving
 
-STEPS = ["ok server", "ok prepared statements", "ok transactions", "ok errors", "ok isValid"]
+STEPS = ["ok server", "ok prepared statements", "ok catalog queries", "ok transactions", "ok errors", "ok isValid"]
 
 
 def url(database, port, host="127.0.0.1", **options):

@@ -29,6 +29,7 @@ public class JdbcChecks {
       JdbcChecks checks = new JdbcChecks(connection);
       checks.server();
       checks.preparedStatements(args[1], args[2], Integer.parseInt(args[3]));
+      checks.catalogQueries(args[1]);
       checks.transactions();
       checks.errors();
       checks.valid();
@@ -110,6 +111,32 @@ public class JdbcChecks {
       }
     }
     ok("prepared statements");
+  }
+
+  // Queries of no fixed shape, as Debezium's connector asks the catalog (the T-SQL front end).
+  void catalogQueries(String instance) throws SQLException {
+    try (PreparedStatement database = connection.prepareStatement("SELECT name FROM sys.databases WHERE name = ?")) {
+      database.setString(1, "SIM");
+      try (ResultSet rows = database.executeQuery()) {
+        expect(rows.next() && "sim".equals(rows.getString(1)) && !rows.next(), "sys.databases has the database");
+      }
+    }
+    String changeTables = "WITH ordered AS (SELECT ROW_NUMBER() OVER (PARTITION BY ct.source_object_id, ct.start_lsn "
+        + "ORDER BY ct.create_date DESC) AS seq, ct.* FROM [sim].cdc.change_tables AS ct) "
+        + "SELECT OBJECT_SCHEMA_NAME(source_object_id, DB_ID(?)), OBJECT_NAME(source_object_id, DB_ID(?)), "
+        + "capture_instance, start_lsn FROM ordered WHERE seq = 1";
+    try (PreparedStatement tables = connection.prepareStatement(changeTables)) {
+      tables.setString(1, "sim");
+      tables.setString(2, "sim");
+      try (ResultSet rows = tables.executeQuery()) {
+        expect(rows.next(), "a capture instance");
+        String found = rows.getString(1) + "." + rows.getString(2) + " " + rows.getString(3);
+        expect(found.equals("dbo.orders " + instance), "capture instance: " + found);
+        expect(rows.getBytes(4).length == 10, "start_lsn is binary(10)");
+        expect(!rows.next(), "one capture instance");
+      }
+    }
+    ok("catalog queries");
   }
 
   void transactions() throws SQLException {
