@@ -3,6 +3,7 @@
 // the CDC functions a person types into a query tool.
 #include <utility>
 
+#include "sim_server/server_errors.h"
 #include "sim_server/shapes.h"
 
 namespace mssql_cdc::sim_server {
@@ -94,7 +95,55 @@ bool DatatypeInfo(TokenCursor& cursor, RecognizedStatement* out) {
   return true;
 }
 
-constexpr Shape kDriverShapes[] = {LsnStep, AllChanges, Use, SessionQueryShape, ServerProperty, DatatypeInfo};
+// sp_tables, sp_pkeys, sp_statistics[_100] with their parameters in signature order.
+bool CatalogProcedure(TokenCursor& cursor, RecognizedStatement* out) {
+  using Procedure = CatalogProcedureCall::Procedure;
+  struct Signature {
+    std::string_view name;
+    Procedure procedure;
+    std::vector<std::string_view> parameters;
+  };
+  static const Signature kSignatures[] = {
+      {"sp_tables", Procedure::kTables,
+       {"@table_name", "@table_owner", "@table_qualifier", "@table_type", "@fUsePattern"}},
+      {"sp_pkeys", Procedure::kPrimaryKeys, {"@table_name", "@table_owner", "@table_qualifier"}},
+      {"sp_statistics_100", Procedure::kStatistics,
+       {"@table_name", "@table_owner", "@table_qualifier", "@index_name", "@is_unique", "@accuracy"}},
+      {"sp_statistics", Procedure::kStatistics,
+       {"@table_name", "@table_owner", "@table_qualifier", "@index_name", "@is_unique", "@accuracy"}},
+  };
+  for (const Signature& signature : kSignatures) {
+    TokenCursor attempt = cursor;
+    std::vector<ProcedureArgument> arguments;
+    if (!ProcedureCall(attempt, signature.name, &arguments)) continue;
+    CatalogProcedureCall call{signature.procedure, std::vector<SqlValue>(signature.parameters.size())};
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      std::size_t place = i;
+      if (!arguments[i].name.empty()) {
+        place = signature.parameters.size();
+        for (std::size_t p = 0; p < signature.parameters.size(); ++p) {
+          if (EqualsIgnoringCase(signature.parameters[p], arguments[i].name)) place = p;
+        }
+        if (place == signature.parameters.size()) {
+          throw SqlError(tds::ServerError{8145, 2, 16, arguments[i].name + " is not a parameter for procedure " +
+                                                           std::string(signature.name) + "."});
+        }
+      }
+      if (place >= call.arguments.size()) {
+        throw SqlError(tds::ServerError{8144, 2, 16, "Procedure or function " + std::string(signature.name) +
+                                                         " has too many arguments specified."});
+      }
+      call.arguments[place] = std::move(arguments[i].value);
+    }
+    cursor = attempt;
+    *out = std::move(call);
+    return true;
+  }
+  return false;
+}
+
+constexpr Shape kDriverShapes[] = {LsnStep, AllChanges, Use, SessionQueryShape, ServerProperty, DatatypeInfo,
+                                   CatalogProcedure};
 
 }  // namespace
 

@@ -259,6 +259,15 @@ struct FallBackDropsQuery {
   SqlValue from, to, upto;
 };
 
+// The catalog procedures Microsoft's JDBC driver calls for DatabaseMetaData: sp_tables
+// (getTables), sp_pkeys (getPrimaryKeys), sp_statistics_100 (getIndexInfo). Arguments by their
+// position in the procedure's signature, named ones put in their place; absent ones NULL.
+struct CatalogProcedureCall {
+  enum class Procedure { kTables, kPrimaryKeys, kStatistics };
+  Procedure procedure = Procedure::kTables;
+  std::vector<SqlValue> arguments;
+};
+
 // A query of no known shape that the T-SQL front end reads (tsql/parser.h), answered through
 // SQLite (tsql/translator.h).
 struct FrontEndQuery {
@@ -280,7 +289,7 @@ using RecognizedStatement =
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
                  LastKeyQuery, KeySlicesQuery, SpaceUsedQuery, LsnStepQuery,
                  AllChangesQuery, TableColumnsQuery, KeyRangeQuery, KeyTilesQuery, KeyBucketsQuery,
-                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, FrontEndQuery,
+                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, CatalogProcedureCall, FrontEndQuery,
                  UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

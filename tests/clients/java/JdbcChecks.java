@@ -30,6 +30,7 @@ public class JdbcChecks {
       checks.server();
       checks.preparedStatements(args[1], args[2], Integer.parseInt(args[3]));
       checks.catalogQueries(args[1]);
+      checks.metadata();
       checks.transactions();
       checks.errors();
       checks.valid();
@@ -137,6 +138,30 @@ public class JdbcChecks {
       }
     }
     ok("catalog queries");
+  }
+
+  // DatabaseMetaData through sp_tables, sp_pkeys and sp_statistics_100.
+  void metadata() throws SQLException {
+    java.sql.DatabaseMetaData meta = connection.getMetaData();
+    try (ResultSet tables = meta.getTables("sim", "dbo", "%", new String[] {"TABLE"})) {
+      expect(tables.next() && "orders".equals(tables.getString("TABLE_NAME"))
+             && "dbo".equals(tables.getString("TABLE_SCHEM")) && "TABLE".equals(tables.getString("TABLE_TYPE")),
+             "getTables finds dbo.orders");
+      expect(!tables.next(), "getTables finds one table");
+    }
+    try (ResultSet keys = meta.getPrimaryKeys("sim", "dbo", "orders")) {
+      expect(keys.next() && "id".equals(keys.getString("COLUMN_NAME")) && keys.getInt("KEY_SEQ") == 1,
+             "getPrimaryKeys names id");
+      expect(!keys.next(), "one key column");
+    }
+    try (ResultSet indexes = meta.getIndexInfo("sim", "dbo", "orders", true, true)) {
+      boolean key = false;
+      while (indexes.next()) {
+        key = key || ("id".equals(indexes.getString("COLUMN_NAME")) && !indexes.getBoolean("NON_UNIQUE"));
+      }
+      expect(key, "getIndexInfo has the unique key on id");
+    }
+    ok("metadata");
   }
 
   void transactions() throws SQLException {
