@@ -6,7 +6,8 @@
 //   answer_changes.cc   change rows (the odbc backend's join, cdc.fn_cdc_get_all_changes_*)
 //   answer_snapshot.cc  current rows of a source table, in key ranges; keyset seeks, row counts
 //   answer_key_stats.cc a key's extent, NTILE tiles and bucket counts (mssql-cdc-pyspark 0.8.0)
-//   answer_catalog_procedures.cc  sp_tables, sp_pkeys, sp_statistics_100 (JDBC metadata)
+//   answer_catalog_procedures.cc  sp_tables, sp_columns_100, sp_pkeys, sp_statistics_100 (JDBC
+//                       metadata), and the table variable getColumns fills with sp_columns_100
 //   answer_query.cc     queries of no known shape, through the T-SQL front end (tsql/)
 //   answer_unknown.cc   statements of no known shape the front end does not read either
 // Each runs inside the read snapshot its caller opened on the session's connection and
@@ -60,6 +61,8 @@ void Answer(Session& session, const RangeOffsetQuery& query, tds::ReplyWriter& r
 void Answer(Session& session, const FallBackDropsQuery& query, tds::ReplyWriter& reply);
 
 void Answer(Session& session, const CatalogProcedureCall& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const DeclareTableVariable& query, tds::ReplyWriter& reply);
+void Answer(Session& session, const InsertExecute& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const FrontEndQuery& query, tds::ReplyWriter& reply);
 void Answer(Session& session, const UnknownStatement& query, tds::ReplyWriter& reply);
 

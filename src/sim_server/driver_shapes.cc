@@ -106,6 +106,9 @@ bool CatalogProcedure(TokenCursor& cursor, RecognizedStatement* out) {
   static const Signature kSignatures[] = {
       {"sp_tables", Procedure::kTables,
        {"@table_name", "@table_owner", "@table_qualifier", "@table_type", "@fUsePattern"}},
+      {"sp_columns_100", Procedure::kColumns,
+       {"@table_name", "@table_owner", "@table_qualifier", "@column_name", "@NameScope", "@ODBCVer",
+        "@fUsePattern"}},
       {"sp_pkeys", Procedure::kPrimaryKeys, {"@table_name", "@table_owner", "@table_qualifier"}},
       {"sp_statistics_100", Procedure::kStatistics,
        {"@table_name", "@table_owner", "@table_qualifier", "@index_name", "@is_unique", "@accuracy"}},

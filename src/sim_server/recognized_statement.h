@@ -260,12 +260,24 @@ struct FallBackDropsQuery {
 };
 
 // The catalog procedures Microsoft's JDBC driver calls for DatabaseMetaData: sp_tables
-// (getTables), sp_pkeys (getPrimaryKeys), sp_statistics_100 (getIndexInfo). Arguments by their
+// (getTables), sp_columns_100 (getColumns), sp_pkeys (getPrimaryKeys), sp_statistics_100
+// (getIndexInfo). Arguments by their
 // position in the procedure's signature, named ones put in their place; absent ones NULL.
 struct CatalogProcedureCall {
-  enum class Procedure { kTables, kPrimaryKeys, kStatistics };
+  enum class Procedure { kTables, kColumns, kPrimaryKeys, kStatistics };
   Procedure procedure = Procedure::kTables;
   std::vector<SqlValue> arguments;
+};
+
+// DECLARE @name TABLE(...) and INSERT [INTO] @name EXEC <catalog procedure>: the table variable
+// getColumns fills and reads in one batch (table_variables.h).
+struct DeclareTableVariable {
+  std::string name;
+  std::vector<tds::ResultColumn> columns;
+};
+struct InsertExecute {
+  std::string variable;
+  CatalogProcedureCall call;
 };
 
 // A query of no known shape that the T-SQL front end reads (tsql/parser.h), answered through
@@ -289,7 +301,7 @@ using RecognizedStatement =
                  SplitPointsQuery, ChangeRowsQuery, SnapshotRowsQuery, KeyAtQuery,
                  LastKeyQuery, KeySlicesQuery, SpaceUsedQuery, LsnStepQuery,
                  AllChangesQuery, TableColumnsQuery, KeyRangeQuery, KeyTilesQuery, KeyBucketsQuery,
-                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, CatalogProcedureCall, FrontEndQuery,
+                 NetworkWaitQuery, RangeOffsetQuery, FallBackDropsQuery, CatalogProcedureCall, DeclareTableVariable, InsertExecute, FrontEndQuery,
                  UnknownStatement>;
 
 }  // namespace mssql_cdc::sim_server

@@ -12,6 +12,7 @@ Session::Session(const std::string& path, std::string database_name, sim::LoginI
       catalog_(*db_),
       access_(catalog_, std::move(login)),
       statements_(*db_),
-      source_(OpenSimSource(path)) {}
+      source_(OpenSimSource(path)),
+      table_variables_(*db_) {}
 
 }  // namespace mssql_cdc::sim_server

@@ -1,8 +1,8 @@
 // What the statement handlers of one connection share: the login, the connection's own
 // read-only SQLite connection to the sim file (with its catalog reader, prepared statements and
 // permission checks), a Source over the same file, through which the sim backend answers the
-// CDC metadata questions with its own rules, and its transaction state. Used by the
-// connection's thread only.
+// CDC metadata questions with its own rules, its transaction state and the table variables of
+// the batch it runs. Used by the connection's thread only.
 #pragma once
 
 #include <memory>
@@ -13,6 +13,7 @@
 #include "sim/sqlite.h"
 #include "sim_server/access.h"
 #include "sim_server/statement_cache.h"
+#include "sim_server/table_variables.h"
 #include "sim_server/transactions.h"
 #include "source/source.h"
 
@@ -36,6 +37,7 @@ class Session {
   StatementCache& statements() { return statements_; }
   Source& source() { return *source_; }
   SessionTransactions& transactions() { return transactions_; }
+  TableVariables& table_variables() { return table_variables_; }
   // Whether the T-SQL front end's SQLite functions are registered on db() (tsql/functions.h).
   bool query_functions_registered() const { return query_functions_registered_; }
   void set_query_functions_registered() { query_functions_registered_ = true; }
@@ -49,6 +51,7 @@ class Session {
   StatementCache statements_;
   std::unique_ptr<Source> source_;
   SessionTransactions transactions_;
+  TableVariables table_variables_;
   bool query_functions_registered_ = false;
 };
 

@@ -31,6 +31,7 @@ bool StartsImplicitTransaction(const RecognizedStatement& statement) {
       [](const auto& query) {
         using T = std::decay_t<decltype(query)>;
         return !(std::is_same_v<T, ControlStatements> || std::is_same_v<T, UseDatabase> ||
+                 std::is_same_v<T, DeclareTableVariable> ||
                  std::is_same_v<T, SessionQuery> || std::is_same_v<T, ServerPropertyQuery> ||
                  std::is_same_v<T, TimeZoneSupportQuery> || std::is_same_v<T, TimeZoneIdQuery> ||
                  std::is_same_v<T, MaxLsnQuery> || std::is_same_v<T, MinLsnQuery> ||
@@ -44,6 +45,17 @@ bool StartsImplicitTransaction(const RecognizedStatement& statement) {
 }  // namespace
 
 void SimQueryHandler::Execute(const tds::Statement& statement, tds::ReplyWriter& reply) {
+  // Table variables live as long as their batch.
+  struct ClearTableVariables {
+    Session& session;
+    ~ClearTableVariables() {
+      try {
+        session.table_variables().Clear();
+      } catch (const std::exception& e) {
+        spdlog::warn("sim serve: dropping a batch's table variables: {}", e.what());
+      }
+    }
+  } clear{*session_};
   try {
     for (const RecognizedStatement& recognized : RecognizeBatch(statement.sql, statement.params,
                                                                      session_->database_name())) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sim_server/control_statements.h"
+#include "sim_server/result_types.h"
 #include "sim_server/server_errors.h"
 #include "sim_server/shapes.h"
 #include "sim_server/token_cursor.h"
@@ -25,26 +26,58 @@ std::string FirstObject(const std::vector<SqlToken>& tokens, std::size_t begin, 
   return {};
 }
 
-// Whether a statement taken by a shape of source-table reads names a system schema instead: such
-// a read of a catalog view or a change table goes to the front end, which knows those.
-bool ReadsSystemSchema(const RecognizedStatement& statement) {
+// Whether a statement taken by a shape of source-table reads names a system schema or a table
+// variable instead: such a read of a catalog view, a change table or a variable goes to the
+// front end, which knows those.
+bool ReadsNoSourceTable(const RecognizedStatement& statement) {
   const std::string* schema = nullptr;
-  if (const auto* rows = std::get_if<SnapshotRowsQuery>(&statement)) schema = &rows->schema;
-  if (const auto* at = std::get_if<KeyAtQuery>(&statement)) schema = &at->schema;
-  if (const auto* last = std::get_if<LastKeyQuery>(&statement)) schema = &last->schema;
-  if (const auto* slices = std::get_if<KeySlicesQuery>(&statement)) schema = &slices->schema;
-  return schema != nullptr && (EqualsIgnoringCase(*schema, "sys") || EqualsIgnoringCase(*schema, "cdc") ||
-                               EqualsIgnoringCase(*schema, "INFORMATION_SCHEMA"));
+  const std::string* table = nullptr;
+  if (const auto* rows = std::get_if<SnapshotRowsQuery>(&statement)) schema = &rows->schema, table = &rows->table;
+  if (const auto* at = std::get_if<KeyAtQuery>(&statement)) schema = &at->schema, table = &at->table;
+  if (const auto* last = std::get_if<LastKeyQuery>(&statement)) schema = &last->schema, table = &last->table;
+  if (const auto* slices = std::get_if<KeySlicesQuery>(&statement)) schema = &slices->schema, table = &slices->table;
+  if (schema == nullptr) return false;
+  return EqualsIgnoringCase(*schema, "sys") || EqualsIgnoringCase(*schema, "cdc") ||
+         EqualsIgnoringCase(*schema, "INFORMATION_SCHEMA") || table->starts_with('@');
+}
+
+RecognizedStatement RecognizeOne(const std::vector<SqlToken>& tokens, std::size_t begin,
+                                 std::size_t end, const std::vector<SqlValue>& values);
+
+// DECLARE @t TABLE(...), and INSERT [INTO] @t EXEC of a catalog procedure; nullopt for any
+// other statement.
+std::optional<RecognizedStatement> RecognizeTableVariable(const std::vector<SqlToken>& tokens,
+                                                          std::size_t begin, std::size_t end,
+                                                          const std::vector<SqlValue>& values) {
+  if (tokens[begin].IsName("declare") && begin + 2 < end && tokens[begin + 2].IsName("table")) {
+    tsql::TableDeclaration declaration = tsql::ParseTableDeclaration(tokens, begin, end);
+    DeclareTableVariable declare{declaration.name, {}};
+    for (auto& [name, type] : declaration.columns) {
+      declare.columns.push_back(Column(name, type.name == "sysname" ? types::Sysname() : type));
+    }
+    return declare;
+  }
+  if (!tokens[begin].IsName("insert")) return std::nullopt;
+  std::size_t at = begin + 1;
+  if (at < end && tokens[at].IsName("into")) ++at;
+  if (at >= end || tokens[at].kind != SqlToken::Kind::kWord || !tokens[at].text.starts_with('@')) {
+    return std::nullopt;
+  }
+  RecognizedStatement procedure = RecognizeOne(tokens, at + 1, end, values);
+  auto* call = std::get_if<CatalogProcedureCall>(&procedure);
+  if (call == nullptr) return std::nullopt;
+  return InsertExecute{tokens[at].text, std::move(*call)};
 }
 
 RecognizedStatement RecognizeOne(const std::vector<SqlToken>& tokens, std::size_t begin,
                                  std::size_t end, const std::vector<SqlValue>& values) {
+  if (auto table_variable = RecognizeTableVariable(tokens, begin, end, values)) return std::move(*table_variable);
   std::size_t furthest = begin;
   for (std::span<const Shape> shapes : {ClientShapes(), DriverShapes(), ReferenceShapes()}) {
     for (Shape shape : shapes) {
       TokenCursor cursor(tokens, begin, end, values, &furthest);
       RecognizedStatement statement;
-      if (shape(cursor, &statement) && !ReadsSystemSchema(statement)) return statement;
+      if (shape(cursor, &statement) && !ReadsNoSourceTable(statement)) return statement;
     }
   }
   if (tsql::StartsQuery(tokens, begin, end)) {

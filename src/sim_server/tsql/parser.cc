@@ -31,6 +31,33 @@ class Parser {
          const std::vector<SqlValue>& values)
       : tokens_(tokens), at_(begin), end_(end), values_(values) {}
 
+  TableDeclaration WholeTableDeclaration() {
+    ExpectWord("declare");
+    const SqlToken* name = Peek();
+    if (name == nullptr || name->kind != SqlToken::Kind::kWord || name->text.rfind('@', 0) != 0 ||
+        name->text.rfind("@@", 0) == 0) {
+      Fail();
+    }
+    TableDeclaration declaration{name->text, {}};
+    ++at_;
+    Word("as");
+    ExpectWord("table");
+    ExpectPunct("(");
+    do {
+      std::string column = ExpectAnyName();
+      SqlType type = ReadType();
+      if (Word("not")) {
+        ExpectWord("null");
+      } else {
+        Word("null");
+      }
+      declaration.columns.emplace_back(std::move(column), std::move(type));
+    } while (Punct(","));
+    ExpectPunct(")");
+    if (at_ != end_) Fail();
+    return declaration;
+  }
+
   Query WholeQuery() {
     Query query = ReadQuery();
     if (Word("option")) SkipParenthesized();
@@ -80,6 +107,13 @@ class Parser {
   std::string ExpectName() {
     if (!PeekName()) Fail();
     return tokens_[at_++].text;
+  }
+  // A column name of a declaration, which may be a reserved word (TYPE, PRECISION, ...).
+  std::string ExpectAnyName() {
+    const SqlToken* token = Peek();
+    if (token == nullptr || !token->IsName()) Fail();
+    ++at_;
+    return token->text;
   }
   // name[.name ...], empty parts allowed between dots (db..table).
   Name ReadName() {
@@ -291,6 +325,9 @@ class Parser {
         ExpectPunct(")");
         return table;
       }
+    } else if (Peek() != nullptr && Peek()->kind == SqlToken::Kind::kWord && Peek()->text.rfind('@', 0) == 0 &&
+               Peek()->text.rfind("@@", 0) != 0) {
+      table.name = {tokens_[at_++].text};  // a table variable
     } else {
       table.name = ReadName();
       if (Punct("(")) {
@@ -620,6 +657,11 @@ class Parser {
 };
 
 }  // namespace
+
+TableDeclaration ParseTableDeclaration(const std::vector<SqlToken>& tokens, std::size_t begin, std::size_t end) {
+  std::vector<SqlValue> values(tokens.size());
+  return Parser(tokens, begin, end, values).WholeTableDeclaration();
+}
 
 Query ParseQuery(const std::vector<SqlToken>& tokens, std::size_t begin, std::size_t end,
                  const std::vector<SqlValue>& values) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim_server/sql_tokens.h"
@@ -15,6 +17,14 @@ namespace mssql_cdc::sim_server::tsql {
 // is a parameter marker. Throws SqlError (102) when the tokens are not one query.
 Query ParseQuery(const std::vector<SqlToken>& tokens, std::size_t begin, std::size_t end,
                  const std::vector<SqlValue>& values);
+
+// DECLARE @name TABLE(column type [NULL | NOT NULL], ...), as Microsoft's JDBC driver declares
+// the table its getColumns fills. Throws SqlError (102) when the tokens are not one.
+struct TableDeclaration {
+  std::string name;
+  std::vector<std::pair<std::string, SqlType>> columns;
+};
+TableDeclaration ParseTableDeclaration(const std::vector<SqlToken>& tokens, std::size_t begin, std::size_t end);
 
 // Whether the tokens begin like a query the parser reads (SELECT or WITH): the front end is
 // asked only for those.

@@ -257,6 +257,18 @@ class Translator {
         }
       }
     }
+    if (table.name.size() == 1 && table.name[0].starts_with('@')) {
+      const TableVariable* variable = session_.table_variables().Find(table.name[0]);
+      if (variable == nullptr) {
+        throw SqlError(tds::ServerError{1087, 1, 15, "Must declare the table variable \"" + table.name[0] + "\"."});
+      }
+      Relation relation;
+      relation.from_sql = "temp." + variable->storage;
+      for (const auto& column : variable->columns) {
+        relation.columns.push_back({column.name, column.type, true, SqlName(column.name)});
+      }
+      return BindRelation(std::move(relation), table.alias.empty() ? table.name[0] : table.alias, "", scope);
+    }
     const std::string schema = table.name.size() >= 2 ? table.name[table.name.size() - 2] : "dbo";
     const std::string& name = table.name.back();
     if (table.name.size() > 2) throw SqlError(errors::InvalidObjectName(Joined(table.name)));
