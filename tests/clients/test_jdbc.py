@@ -2,7 +2,7 @@
 serve`, in plaintext and encrypted: the steps of tests/clients/java/JdbcChecks.java (the
 server's identity, prepared statements with parameters over the CDC functions, catalog queries
 as Debezium's connector asks them, which the T-SQL front end answers, DatabaseMetaData's tables,
-primary keys and indexes, transactions and savepoints, SQL Server's errors, isValid), and the
+columns, primary keys and indexes, transactions and savepoints, SQL Server's errors, isValid), and the
 certificates the driver refuses."""
 
 import subprocess

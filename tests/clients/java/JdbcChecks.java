@@ -149,6 +149,17 @@ public class JdbcChecks {
              "getTables finds dbo.orders");
       expect(!tables.next(), "getTables finds one table");
     }
+    try (ResultSet columns = meta.getColumns("sim", "dbo", "orders", null)) {
+      StringBuilder found = new StringBuilder();
+      while (columns.next()) {
+        found.append(columns.getString("COLUMN_NAME")).append(' ').append(columns.getString("TYPE_NAME")).append(' ')
+            .append(columns.getInt("DATA_TYPE")).append(' ').append(columns.getInt("COLUMN_SIZE")).append(' ')
+            .append(columns.getString("DECIMAL_DIGITS")).append(' ').append(columns.getString("IS_NULLABLE")).append(';');
+      }
+      // nvarchar(40) is NVARCHAR (-9); decimal(18,2) DECIMAL (3) with its scale.
+      expect(found.toString().equals("id int 4 10 0 NO;note nvarchar -9 40 null YES;amount decimal 3 18 2 YES;"),
+             "getColumns: " + found);
+    }
     try (ResultSet keys = meta.getPrimaryKeys("sim", "dbo", "orders")) {
       expect(keys.next() && "id".equals(keys.getString("COLUMN_NAME")) && keys.getInt("KEY_SEQ") == 1,
              "getPrimaryKeys names id");
